@@ -1,0 +1,32 @@
+/* libisaforge: Arm GEMM micro-kernels chosen at run time from the CPU's features. */
+#ifndef ISAFORGE_ISAFORGE_H
+#define ISAFORGE_ISAFORGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { ISF_OK = 0, ISF_ERR_INVALID_ARG = 1, ISF_ERR_NO_MEMORY = 2, ISF_ERR_UNSUPPORTED = 3 } isf_status;
+enum { ISF_FEATURE_NEON = 1u << 0, ISF_FEATURE_FP16 = 1u << 1, ISF_FEATURE_DOTPROD = 1u << 2,
+       ISF_FEATURE_I8MM = 1u << 3, ISF_FEATURE_BF16 = 1u << 4, ISF_FEATURE_SVE = 1u << 5,
+       ISF_FEATURE_SVE2 = 1u << 6 };
+typedef enum { ISF_OP_GEMM_F32, ISF_OP_GEMM_F16, ISF_OP_GEMM_BF16, ISF_OP_GEMM_S8 } isf_op;
+
+uint32_t    isf_cpu_features(void);              /* detected on this CPU */
+uint32_t    isf_active_features(void);           /* detected & allowed */
+isf_status  isf_set_feature_mask(uint32_t allowed); /* cap: only removes features; re-selects kernels */
+const char *isf_kernel_name(isf_op op);          /* micro-kernel chosen now, e.g. "gemm_s8_8x8x8_i8mm" */
+
+/* C[m×n] = A[m×k]·B[k×n], row-major, leading dimensions in elements; C is overwritten. */
+isf_status isf_gemm_f32(size_t m, size_t n, size_t k, const float *a, size_t lda,
+                        const float *b, size_t ldb, float *c, size_t ldc);
+isf_status isf_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a, size_t lda,
+                       const int8_t *b, size_t ldb, int32_t *c, size_t ldc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,129 @@
+/* CPU feature detection: AT_HWCAP/AT_HWCAP2 first, the /proc/cpuinfo Features line when those are empty (old
+ * kernels, some emulators) or when ISAFORGE_DETECT=cpuinfo asks for it. Bits and tokens come from the catalogue. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__linux__)
+#include <sys/auxv.h>
+#endif
+
+#include "isf_internal.h"
+
+static int has_token(const char *line, const char *token, size_t len) {
+    for (const char *p = line; (p = strstr(p, token)) != NULL; p += len) {
+        int starts = p == line || p[-1] == ' ' || p[-1] == '\t';
+        int ends = p[len] == '\0' || p[len] == ' ' || p[len] == '\t' || p[len] == '\n';
+        if (starts && ends) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int has_all_tokens(const char *line, const char *tokens) {
+    for (const char *t = tokens; *t;) {
+        size_t len = strcspn(t, " ");
+        char token[32];
+        if (len == 0 || len >= sizeof token) {
+            return 0;
+        }
+        memcpy(token, t, len);
+        token[len] = '\0';
+        if (!has_token(line, token, len)) {
+            return 0;
+        }
+        t += len + (t[len] == ' ');
+    }
+    return 1;
+}
+
+/* A feature counts only with everything it implies: a kernel for it may use those too. */
+static uint32_t drop_unsupported_implications(uint32_t mask) {
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (size_t i = 0; i < isf_feature_count; i++) {
+            const isf_feature_info *f = &isf_features[i];
+            if ((mask & f->bit) && (mask & f->implied) != f->implied) {
+                mask &= ~f->bit;
+                changed = 1;
+            }
+        }
+    }
+    return mask;
+}
+
+static uint32_t from_hwcap(uint64_t hw1, uint64_t hw2) {
+    uint32_t mask = 0;
+    for (size_t i = 0; i < isf_feature_count; i++) {
+        const isf_feature_info *f = &isf_features[i];
+        if ((hw1 & f->hwcap[0]) == f->hwcap[0] && (hw2 & f->hwcap[1]) == f->hwcap[1]) {
+            mask |= f->bit;
+        }
+    }
+    return mask;
+}
+
+static uint32_t from_cpuinfo(void) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL) {
+        return 0;
+    }
+    char line[4096];
+    uint32_t mask = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "Features", 8) != 0) {
+            continue;
+        }
+        for (size_t i = 0; i < isf_feature_count; i++) {
+            if (has_all_tokens(line, isf_features[i].cpuinfo_tokens)) {
+                mask |= isf_features[i].bit;
+            }
+        }
+        break;
+    }
+    fclose(f);
+    return mask;
+}
+
+uint32_t isf_detect_features(const char **source) {
+    if (isf_feature_count == 0) {
+        *source = "none";
+        return 0;
+    }
+    const char *mode = getenv("ISAFORGE_DETECT");
+    uint64_t hw1 = 0, hw2 = 0;
+#if defined(__linux__) && defined(AT_HWCAP2)
+    hw1 = getauxval(AT_HWCAP);
+    hw2 = getauxval(AT_HWCAP2);
+#endif
+    if ((mode != NULL && strcmp(mode, "cpuinfo") == 0) || hw1 == 0) {
+        *source = "cpuinfo";
+        return drop_unsupported_implications(from_cpuinfo());
+    }
+    *source = "hwcap";
+    return drop_unsupported_implications(from_hwcap(hw1, hw2));
+}
+
+uint32_t isf_close_features(uint32_t mask) { return drop_unsupported_implications(mask); }
+
+uint32_t isf_parse_feature_list(const char *list, void (*report_unknown)(const char *name, size_t len)) {
+    uint32_t mask = 0;
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ", ");
+        size_t i = 0;
+        while (i < isf_feature_count &&
+               !(strlen(isf_features[i].name) == len && strncmp(isf_features[i].name, p, len) == 0)) {
+            i++;
+        }
+        if (i < isf_feature_count) {
+            mask |= isf_features[i].bit;
+        } else if (len > 0 && report_unknown != NULL) {
+            report_unknown(p, len);
+        }
+        p += len;
+        p += strspn(p, ", ");
+    }
+    return mask;
+}

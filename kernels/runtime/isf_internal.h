@@ -1,0 +1,72 @@
+/* Internal contract between the runtime, the generated catalogue tables and the micro-kernels. */
+#ifndef ISAFORGE_INTERNAL_H
+#define ISAFORGE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "isaforge/isaforge.h"
+
+/*
+ * Micro-kernel ABI. Every kernel file kernels/<arch>/<variant>/<name>.c defines exactly one function
+ *
+ *     void isf_ukernel_<name>(size_t k_blocks, const void *a, const void *b, void *c, size_t ldc, int accumulate);
+ *
+ * where <name> follows docs/kernel_names.md, so MR, NR and KR come from the name (KR = 1 when omitted).
+ * It computes one full MR×NR tile of C from packed panels (packing is done by the runtime, at the baseline):
+ *   a: k_blocks × MR × KR input elements: for each block of KR steps of k, row 0's KR values, then row 1's, …
+ *   b: k_blocks × NR × KR input elements: for each block, column 0's KR values, then column 1's, …
+ * Rows, columns and k beyond the problem are zero in the panels. Both panels are 64-byte aligned.
+ * c: row-major output tile with row stride ldc (in output elements). accumulate = 0: C = A·B; else C += A·B.
+ * Edge tiles are handled by the driver through a scratch tile, so kernels always write the full MR×NR.
+ */
+typedef void (*isf_ukernel_fn)(size_t k_blocks, const void *a, const void *b, void *c, size_t ldc, int accumulate);
+
+#define ISF_UKERNEL(name) \
+    void isf_ukernel_##name(size_t k_blocks, const void *a, const void *b, void *c, size_t ldc, int accumulate)
+
+typedef struct {
+    const char *name;
+    uint32_t bit;
+    uint32_t implied;           /* this feature and everything it implies, as a mask */
+    uint64_t hwcap[2];          /* AT_HWCAP, AT_HWCAP2 bits; all must be set */
+    const char *cpuinfo_tokens; /* space-separated, all must appear on the Features line */
+} isf_feature_info;
+
+typedef struct {
+    const char *name;
+    uint32_t required; /* closed under implication */
+} isf_variant_info;
+
+typedef struct {
+    const char *name;
+    isf_op op;
+    unsigned mr, nr, kr;
+    uint32_t required;
+    unsigned rank; /* higher is preferred */
+    isf_ukernel_fn fn;
+} isf_kernel_info;
+
+typedef struct {
+    size_t in_bytes, out_bytes;
+} isf_op_info;
+
+/* Generated from src/isaforge/isa.toml by codegen.py for the arch being built. */
+extern const char isf_arch_name[];
+extern const isf_feature_info isf_features[];
+extern const size_t isf_feature_count;
+extern const isf_variant_info isf_variants[]; /* built variants, least preferred first */
+extern const size_t isf_variant_count;
+extern const isf_kernel_info isf_kernels[];
+extern const size_t isf_kernel_count;
+extern const isf_op_info isf_ops[];
+extern const size_t isf_op_count;
+
+/* Runtime internals shared by the runtime files and isaforge-info. */
+const isf_kernel_info *isf_selected_kernel(isf_op op);
+const char *isf_detect_source(void);
+uint32_t isf_detect_features(const char **source);
+uint32_t isf_close_features(uint32_t mask); /* drops features whose implied ones are missing */
+uint32_t isf_parse_feature_list(const char *list, void (*report_unknown)(const char *name, size_t len));
+
+#endif

@@ -1,0 +1,5 @@
+import sys
+
+from isaforge.cli import main
+
+sys.exit(main())

@@ -1,0 +1,335 @@
+"""The ISA catalogue (isa.toml) and everything derived from it.
+
+Standard library only: Meson reaches it through codegen.py from a bare source tree, with nothing installed.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+CATALOGUE_PATH = Path(__file__).with_name("isa.toml")
+HOST_ARCH = "host"
+REFERENCE = "ref"
+COMPILERS = ("gcc", "clang")
+
+# <op>_<dtype>_<MR>x<NR>[x<KR>]_<variant>: docs/kernel_names.md is the written grammar.
+KERNEL_NAME = re.compile(
+    r"^(?P<op>[a-z]+)_(?P<dtype>[a-z0-9]+)_(?P<mr>[1-9][0-9]*)x(?P<nr>[1-9][0-9]*)(?:x(?P<kr>[1-9][0-9]*))?"
+    r"_(?P<variant>[a-z0-9]+)$"
+)
+KERNEL_SUFFIXES = (".c", ".S")
+
+
+class CatalogueError(Exception):
+    """The catalogue, or a request against it, is inconsistent."""
+
+
+@dataclass(frozen=True)
+class Arch:
+    name: str
+    triple: str
+    kernel_dir: str
+    meson_cpu_family: str
+    meson_cpu: str
+    qemu: str
+    sysroot: str
+    baseline: tuple[str, ...]
+    variant_extra: tuple[str, ...]
+    assembler_all: tuple[str, ...]
+    debian_packages: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Compiler:
+    name: str
+    c: tuple[str, ...]
+    ar: str
+    strip: str
+    link_args: tuple[str, ...]
+    linker: str | None
+    debian_packages: tuple[str, ...]
+
+    def command(self, arch: Arch) -> list[str]:
+        return [part.format(triple=arch.triple) for part in self.c]
+
+    def tool(self, template: str, arch: Arch) -> str:
+        return template.format(triple=arch.triple)
+
+
+@dataclass(frozen=True)
+class FeatureOnArch:
+    march: str
+    ext: str
+    extra: dict[str, tuple[str, ...]]
+    hwcap: tuple[tuple[int, int], ...]
+    cpuinfo: tuple[str, ...]
+    implies: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Feature:
+    name: str
+    bit: int
+    title: str
+    per_arch: dict[str, FeatureOnArch]
+
+    @property
+    def mask(self) -> int:
+        return 1 << self.bit
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    requires: tuple[str, ...]
+    arches: tuple[str, ...]
+    probe: str
+    rank: int
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    index: int
+    in_bytes: int
+    out_bytes: int
+
+
+@dataclass(frozen=True)
+class KernelName:
+    name: str
+    op: str
+    mr: int
+    nr: int
+    kr: int
+    variant: str
+
+
+def parse_kernel_name(stem: str, ops: dict[str, Op] | None = None) -> KernelName:
+    """Split a kernel name by the grammar; `ops` (when given) must know `<op>_<dtype>`."""
+    m = KERNEL_NAME.match(stem)
+    if not m:
+        raise CatalogueError(f"kernel name {stem!r} does not follow <op>_<dtype>_<MR>x<NR>[x<KR>]_<variant>")
+    op = f"{m['op']}_{m['dtype']}"
+    if ops is not None and op not in ops:
+        raise CatalogueError(f"kernel {stem!r}: unknown op {op!r} (known: {', '.join(ops)})")
+    return KernelName(stem, op, int(m["mr"]), int(m["nr"]), int(m["kr"] or 1), m["variant"])
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    arches: dict[str, Arch]
+    compilers: dict[str, Compiler]
+    features: dict[str, Feature]
+    variants: dict[str, Variant]
+    ops: dict[str, Op]
+    cpus: dict[str, dict[str, tuple[str, ...]]]
+
+    # -- lookups with one-line errors -------------------------------------------------------------------------
+    def arch(self, name: str) -> Arch:
+        if name not in self.arches:
+            raise CatalogueError(f"unknown arch {name!r}; choose one of: {', '.join(self.arches)}")
+        return self.arches[name]
+
+    def arch_by_triple(self, triple: str) -> Arch:
+        for arch in self.arches.values():
+            if triple in (arch.triple, arch.name):
+                return arch
+        known = ", ".join(a.triple for a in self.arches.values())
+        raise CatalogueError(f"unknown target {triple!r}; choose one of: {known}")
+
+    def compiler(self, name: str) -> Compiler:
+        if name not in self.compilers:
+            raise CatalogueError(f"unknown compiler {name!r}; choose one of: {', '.join(self.compilers)}")
+        return self.compilers[name]
+
+    def cpu_features(self, arch: str, cpu: str) -> tuple[str, ...]:
+        models = self.cpus.get(arch, {})
+        if cpu not in models:
+            raise CatalogueError(f"unknown CPU model {cpu!r} for {arch}; choose one of: {', '.join(models)}")
+        return models[cpu]
+
+    def arch_of_cpu(self, cpu: str) -> list[str]:
+        return [arch for arch, models in self.cpus.items() if cpu in models]
+
+    # -- features ---------------------------------------------------------------------------------------------
+    def arch_features(self, arch: str) -> list[Feature]:
+        return [f for f in self.features.values() if arch in f.per_arch]
+
+    def implied_closure(self, arch: str, name: str) -> set[str]:
+        """`name` and every feature it cannot exist without, on `arch`."""
+        seen: set[str] = set()
+        todo = [name]
+        while todo:
+            cur = todo.pop()
+            if cur in seen:
+                continue
+            seen.add(cur)
+            todo.extend(self.features[cur].per_arch[arch].implies)
+        return seen
+
+    def mask(self, names: list[str] | tuple[str, ...] | set[str]) -> int:
+        return sum(self.features[n].mask for n in set(names))
+
+    def names(self, mask: int) -> list[str]:
+        return [f.name for f in sorted(self.features.values(), key=lambda f: f.bit) if mask & f.mask]
+
+    # -- variants ---------------------------------------------------------------------------------------------
+    def arch_variants(self, arch: str) -> list[Variant]:
+        return sorted((v for v in self.variants.values() if arch in v.arches), key=lambda v: v.rank)
+
+    def variant(self, name: str) -> Variant:
+        if name not in self.variants:
+            raise CatalogueError(f"unknown variant {name!r}; choose one of: {', '.join(self.variants)}")
+        return self.variants[name]
+
+    def variant_features(self, arch: str, variant: str) -> set[str]:
+        """Everything a variant's code may use: its required features and all they imply."""
+        out: set[str] = set()
+        for feat in self.variant(variant).requires:
+            out |= self.implied_closure(arch, feat)
+        return out
+
+    def variant_flags(self, arch_name: str, compiler: str, variant: str) -> list[str]:
+        """The compile flags of a variant: the baseline for `ref`/`neon`-level code, else one -march with the
+        variant's extensions and nothing else, so no other feature leaks into its objects."""
+        arch = self.arch(arch_name)
+        feats = [self.features[n] for n in sorted(self.variant_features(arch_name, variant))]
+        levels = {f.per_arch[arch_name].march for f in feats}
+        exts = [f.per_arch[arch_name].ext for f in feats if f.per_arch[arch_name].ext]
+        if not exts:
+            return list(arch.baseline)
+        march = max(levels, key=_march_key)
+        flags = [f"-march={march}{''.join(exts)}", *arch.variant_extra]
+        for f in feats:
+            flags += f.per_arch[arch_name].extra.get(compiler, ())
+        return flags
+
+    def baseline_flags(self, arch: str) -> list[str]:
+        return [] if arch == HOST_ARCH else list(self.arch(arch).baseline)
+
+    def feature_flags_allow(self, arch: str, flags: list[str]) -> set[str]:
+        """The features a compile command's flags enable: the reverse of variant_flags, used by check-isolation."""
+        march = ""
+        for flag in flags:
+            if flag.startswith("-march="):
+                march = flag.removeprefix("-march=")
+        exts = set(march.split("+")[1:])
+        out: set[str] = set()
+        for f in self.arch_features(arch):
+            ext = f.per_arch[arch].ext.lstrip("+")
+            if not ext or ext in exts:
+                out |= self.implied_closure(arch, f.name)
+        return out
+
+    # -- kernels ----------------------------------------------------------------------------------------------
+    def kernel_dir(self, source_root: Path, arch: str, variant: str) -> Path:
+        if variant == REFERENCE:
+            return source_root / "kernels" / "reference"
+        return source_root / "kernels" / self.arch(arch).kernel_dir / variant
+
+    def kernel_sources(self, source_root: Path, arch: str, variant: str) -> list[Path]:
+        folder = self.kernel_dir(source_root, arch, variant)
+        if not folder.is_dir():
+            return []
+        return sorted(p for p in folder.iterdir() if p.suffix in KERNEL_SUFFIXES)
+
+    def kernels(self, source_root: Path, arch: str, variants: list[str]) -> list[KernelName]:
+        out = []
+        for variant in variants:
+            for path in self.kernel_sources(source_root, arch, variant):
+                kernel = parse_kernel_name(path.stem, self.ops)
+                if kernel.variant != variant:
+                    raise CatalogueError(f"{path}: kernel variant {kernel.variant!r} is not its folder's {variant!r}")
+                out.append(kernel)
+        return out
+
+
+def _march_key(march: str) -> tuple[int, int]:
+    m = re.match(r"armv(\d+)(?:\.(\d+))?-a", march)
+    return (int(m[1]), int(m[2] or 0)) if m else (0, 0)
+
+
+@cache
+def load(path: Path = CATALOGUE_PATH) -> Catalogue:
+    raw = tomllib.loads(path.read_text())
+    arches = {
+        name: Arch(
+            name=name,
+            triple=a["triple"],
+            kernel_dir=a["kernel_dir"],
+            meson_cpu_family=a["meson_cpu_family"],
+            meson_cpu=a["meson_cpu"],
+            qemu=a["qemu"],
+            sysroot=a["sysroot"],
+            baseline=tuple(a["baseline"]),
+            variant_extra=tuple(a["variant_extra"]),
+            assembler_all=tuple(a["assembler_all"]),
+            debian_packages=tuple(a["debian_packages"]),
+        )
+        for name, a in raw["arch"].items()
+    }
+    compilers = {
+        name: Compiler(
+            name=name,
+            c=tuple(c["c"]),
+            ar=c["ar"],
+            strip=c["strip"],
+            link_args=tuple(c.get("link_args", ())),
+            linker=c.get("linker"),
+            debian_packages=tuple(c["debian_packages"]),
+        )
+        for name, c in raw["compiler"].items()
+    }
+    features = {}
+    for name, f in raw["feature"].items():
+        per_arch = {
+            arch: FeatureOnArch(
+                march=spec["march"],
+                ext=spec["ext"],
+                extra={k: tuple(v) for k, v in spec.get("extra", {}).items()},
+                hwcap=tuple((int(w), int(b)) for w, b in spec["hwcap"]),
+                cpuinfo=tuple(spec["cpuinfo"]),
+                implies=tuple(spec["implies"]),
+            )
+            for arch, spec in f.items()
+            if arch in arches
+        }
+        features[name] = Feature(name=name, bit=f["bit"], title=f["title"], per_arch=per_arch)
+    variants = {
+        name: Variant(
+            name=name,
+            requires=tuple(v["requires"]),
+            arches=tuple(v["arches"]),
+            probe=v.get("probe", ""),
+            rank=rank,
+        )
+        for rank, (name, v) in enumerate(raw["variant"].items())
+    }
+    ops = {name: Op(name, o["index"], o["in_bytes"], o["out_bytes"]) for name, o in raw["op"].items()}
+    cpus = {arch: {cpu: tuple(feats) for cpu, feats in models.items()} for arch, models in raw["cpu"].items()}
+    cat = Catalogue(arches, compilers, features, variants, ops, cpus)
+    _validate(cat)
+    return cat
+
+
+def _validate(cat: Catalogue) -> None:
+    bits = [f.bit for f in cat.features.values()]
+    if len(set(bits)) != len(bits):
+        raise CatalogueError("two features share a bit")
+    for v in cat.variants.values():
+        for feat in v.requires:
+            if feat not in cat.features:
+                raise CatalogueError(f"variant {v.name} requires unknown feature {feat}")
+            for arch in v.arches:
+                if arch != HOST_ARCH and arch not in cat.features[feat].per_arch:
+                    raise CatalogueError(f"variant {v.name} is built for {arch}, which lacks {feat}")
+    for arch, models in cat.cpus.items():
+        for cpu, feats in models.items():
+            for feat in feats:
+                if arch not in cat.features.get(feat, Feature("", 0, "", {})).per_arch:
+                    raise CatalogueError(f"cpu {cpu} ({arch}) lists unknown feature {feat}")

@@ -1,0 +1,1 @@
+"""Subcommands of `isaforge`; each is registered in isaforge.cli.SUBCOMMANDS."""

@@ -1,0 +1,78 @@
+/* Bad input never crashes and never touches C: NULLs, short leading dimensions, size_t overflow; empty sizes are
+ * fine and k = 0 writes zeros. Exit status is the number of failed checks (meson test reads it). */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "isaforge/isaforge.h"
+
+static int failures;
+
+#define CHECK(cond)                                                          \
+    do {                                                                     \
+        if (!(cond)) {                                                       \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            failures++;                                                      \
+        }                                                                    \
+    } while (0)
+
+static int untouched(const float *c, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        if (c[i] != -7.0f) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void reset(float *c, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        c[i] = -7.0f;
+    }
+}
+
+static void f32_errors(void) {
+    float a[16] = {1}, b[16] = {1}, c[16];
+    reset(c, 16);
+    CHECK(isf_gemm_f32(2, 2, 2, NULL, 2, b, 2, c, 2) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_f32(2, 2, 2, a, 2, NULL, 2, c, 2) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_f32(2, 2, 2, a, 2, b, 2, NULL, 2) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_f32(2, 2, 3, a, 2, b, 2, c, 2) == ISF_ERR_INVALID_ARG);  /* lda < k */
+    CHECK(isf_gemm_f32(2, 3, 2, a, 2, b, 2, c, 3) == ISF_ERR_INVALID_ARG);  /* ldb < n */
+    CHECK(isf_gemm_f32(2, 3, 2, a, 2, b, 3, c, 2) == ISF_ERR_INVALID_ARG);  /* ldc < n */
+    CHECK(isf_gemm_f32(SIZE_MAX / 2, 2, 2, a, SIZE_MAX / 2, b, 2, c, 2) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_f32(2, 2, SIZE_MAX / 4 + 1, a, SIZE_MAX / 4 + 1, b, 2, c, 2) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_f32(3, SIZE_MAX / 8, 1, a, 1, b, SIZE_MAX / 8, c, SIZE_MAX / 8) == ISF_ERR_INVALID_ARG);
+    CHECK(untouched(c, 16));
+    CHECK(isf_gemm_f32(0, 2, 2, NULL, 2, b, 2, NULL, 2) == ISF_OK);
+    CHECK(isf_gemm_f32(2, 0, 2, a, 2, NULL, 0, NULL, 0) == ISF_OK);
+    CHECK(untouched(c, 16));
+    CHECK(isf_gemm_f32(2, 3, 0, NULL, 0, NULL, 3, c, 4) == ISF_OK);
+    CHECK(c[0] == 0.0f && c[2] == 0.0f && c[3] == -7.0f && c[4] == 0.0f && c[6] == 0.0f && c[7] == -7.0f);
+}
+
+static void s8_errors(void) {
+    int8_t a[16] = {1}, b[16] = {1};
+    int32_t c[16];
+    memset(c, 0x5a, sizeof c);
+    CHECK(isf_gemm_s8(2, 2, 2, NULL, 2, b, 2, c, 2) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_s8(2, 2, 2, a, 1, b, 2, c, 2) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_s8(SIZE_MAX, 1, 1, a, 1, b, 1, c, 1) == ISF_ERR_INVALID_ARG);
+    CHECK(c[0] == 0x5a5a5a5a && c[15] == 0x5a5a5a5a);
+}
+
+static void api_errors(void) {
+    CHECK(isf_kernel_name((isf_op)99) == NULL);
+    CHECK((isf_active_features() & ~isf_cpu_features()) == 0);
+    CHECK(isf_set_feature_mask(0) == ISF_OK && isf_active_features() == 0);
+    CHECK(isf_kernel_name(ISF_OP_GEMM_F32) != NULL && strstr(isf_kernel_name(ISF_OP_GEMM_F32), "_ref") != NULL);
+    CHECK(isf_set_feature_mask(UINT32_MAX) == ISF_OK && isf_active_features() == isf_cpu_features());
+}
+
+int main(void) {
+    f32_errors();
+    s8_errors();
+    api_errors();
+    printf("%d failed\n", failures);
+    return failures != 0;
+}
