@@ -248,6 +248,17 @@ class Catalogue:
                 out.append(kernel)
         return out
 
+    def best_kernel(
+        self, source_root: Path, arch: str, built_variants: list[str], active: set[str], op: str
+    ) -> str | None:
+        """What dispatch must choose: the most preferred built kernel of `op` whose features are all active."""
+        fits = [
+            k
+            for k in self.kernels(source_root, arch, built_variants)
+            if k.op == op and self.variant_features(arch, k.variant) <= active
+        ]
+        return max(fits, key=lambda k: self.variant(k.variant).rank).name if fits else None
+
 
 def _march_key(march: str) -> tuple[int, int]:
     m = re.match(r"armv(\d+)(?:\.(\d+))?-a", march)

@@ -1,0 +1,99 @@
+"""Configure and build libisaforge with Meson for one toolchain (or the host), into build/<triple>-<compiler>."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from isaforge.catalogue import HOST_ARCH, Arch, load
+from isaforge.errors import IsaforgeError
+from isaforge.toolchains import Toolchain, probe, repo_root, toolchain
+
+
+@dataclass(frozen=True)
+class Build:
+    """One Meson build directory of the library; `toolchain` is None for the native host build."""
+
+    toolchain: Toolchain | None
+    options: tuple[tuple[str, str], ...] = ()
+    tag: str = ""
+    root: Path = field(default_factory=repo_root)
+
+    @property
+    def name(self) -> str:
+        base = self.toolchain.name if self.toolchain else "host"
+        return f"{base}-{self.tag}" if self.tag else base
+
+    @property
+    def arch_name(self) -> str:
+        return self.toolchain.arch.name if self.toolchain else HOST_ARCH
+
+    @property
+    def arch(self) -> Arch:
+        if self.toolchain is None:
+            raise IsaforgeError("the host build runs natively, not under QEMU")
+        return self.toolchain.arch
+
+    @property
+    def directory(self) -> Path:
+        return self.root / "build" / self.name
+
+    def program(self, relpath: str) -> Path:
+        return self.directory / relpath
+
+
+def build_for(target: str, compiler: str, options: dict[str, str] | None = None, tag: str = "") -> Build:
+    tc = None if target == HOST_ARCH else toolchain(target, compiler)
+    return Build(tc, tuple(sorted((options or {}).items())), tag)
+
+
+def all_builds() -> list[Build]:
+    """One build per toolchain of the catalogue."""
+    cat = load()
+    return [build_for(arch.triple, comp) for arch in cat.arches.values() for comp in cat.compilers]
+
+
+def _tool_env() -> dict[str, str]:
+    # meson and ninja live next to this interpreter in the venv; make sure the child finds them.
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def _meson() -> list[str]:
+    exe = shutil.which("meson", path=_tool_env()["PATH"])
+    if exe is None:
+        raise IsaforgeError("meson not found; run ci/install-toolchains.sh (it installs meson into .venv)")
+    return [exe]
+
+
+def _run_logged(cmd: list[str], what: str) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=_tool_env(), check=False)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
+        raise IsaforgeError(f"{what} failed ({' '.join(cmd)}):\n{tail}")
+
+
+def ensure_built(build: Build) -> Path:
+    """Configure (first time, or when the options changed) and compile; returns the build directory."""
+    if build.toolchain is not None:
+        found = probe(build.toolchain)
+        if not found.usable:
+            raise IsaforgeError(f"{build.toolchain.name} is unusable: {'; '.join(found.reasons)}")
+    options = [f"-D{k}={v}" for k, v in build.options]
+    stamp = build.directory / ".isaforge-options"
+    wanted = "\n".join(options)
+    configured = (build.directory / "build.ninja").is_file() and stamp.is_file() and stamp.read_text() == wanted
+    if not configured:
+        fresh = not (build.directory / "build.ninja").exists()
+        setup = [*_meson(), "setup", *([] if fresh else ["--reconfigure"])]
+        if build.toolchain is not None:
+            setup += ["--cross-file", str(build.root / build.toolchain.cross_file)]
+        _run_logged([*setup, *options, str(build.directory), str(build.root)], f"meson setup of {build.name}")
+        stamp.write_text(wanted)
+    _run_logged([*_meson(), "compile", "-C", str(build.directory)], f"build of {build.name}")
+    return build.directory

@@ -1,0 +1,62 @@
+"""Run cross-built programs under QEMU user mode with a chosen CPU model (no binfmt_misc needed)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from isaforge.catalogue import Arch, load
+from isaforge.errors import IsaforgeError
+
+DEFAULT_TIMEOUT = 300
+
+
+@dataclass(frozen=True)
+class QemuResult:
+    cpu: str
+    argv: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def signal_name(self) -> str | None:
+        """SIGILL and friends: qemu-user re-raises the guest's fatal signal on itself."""
+        if self.returncode < 0:
+            return signal.Signals(-self.returncode).name
+        if self.returncode > 128:
+            return signal.Signals(self.returncode - 128).name
+        return None
+
+    def describe(self) -> str:
+        how = self.signal_name or f"exit {self.returncode}"
+        return f"{' '.join(self.argv)} on {self.cpu}: {how}\nstdout: {self.stdout[-2000:]}\nstderr: {self.stderr[-2000:]}"
+
+
+def qemu_command(arch: Arch, cpu: str, program: Path, args: Sequence[str] = ()) -> list[str]:
+    """The full command line; `cpu` may carry QEMU properties, e.g. `max,sve-default-vector-length=64`."""
+    load().cpu_features(arch.name, cpu.split(",")[0])  # unknown model: one-line error naming the valid ones
+    if shutil.which(arch.qemu) is None:
+        raise IsaforgeError(f"{arch.qemu} not found; install it with ci/install-toolchains.sh (qemu-user >= 10)")
+    return [arch.qemu, "-L", arch.sysroot, "-cpu", cpu, str(program), *args]
+
+
+def run(
+    arch: Arch,
+    cpu: str,
+    program: Path,
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> QemuResult:
+    """Run `program` under `cpu`; never raises for the guest's own failure (see QemuResult.returncode)."""
+    cmd = qemu_command(arch, cpu, program, args)
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("QEMU_", "ISAFORGE_"))}
+    full_env.update(env or {})
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout, check=False)
+    return QemuResult(cpu, tuple(cmd), proc.returncode, proc.stdout, proc.stderr)

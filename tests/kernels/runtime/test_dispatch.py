@@ -1,0 +1,70 @@
+"""Detection, capping and kernel choice of the C runtime, CPU model by CPU model under QEMU."""
+
+from __future__ import annotations
+
+import pytest
+
+from isaforge.catalogue import load
+from isaforge.pytest_plugin import QemuRunner, TargetCpu
+from tests.conftest import ROOT
+
+OPS = ("gemm_f32", "gemm_f16", "gemm_bf16", "gemm_s8")
+
+
+def expected_kernels(tc: TargetCpu, built: list[str], active: list[str]) -> dict[str, str | None]:
+    cat = load()
+    return {op: cat.best_kernel(ROOT, tc.build.arch_name, built, set(active), op) for op in OPS}
+
+
+@pytest.mark.parametrize("source", ["hwcap", "cpuinfo"])
+def test_detects_the_models_features(target_cpu: TargetCpu, info, source: str) -> None:
+    env = {"ISAFORGE_DETECT": "cpuinfo"} if source == "cpuinfo" else {}
+    got = info(target_cpu, **env)
+    assert got["arch"] == target_cpu.build.arch_name
+    assert got["detect_source"] == source
+    assert set(got["detected"]) == set(target_cpu.expected_features)
+    assert got["active"] == got["detected"]
+
+
+def test_chooses_the_best_allowed_kernel(target_cpu: TargetCpu, info) -> None:
+    got = info(target_cpu)
+    assert got["kernels"] == expected_kernels(target_cpu, list(got["variants"]), got["active"])
+    assert got["kernels"]["gemm_f32"] is not None and got["kernels"]["gemm_s8"] is not None
+
+
+def test_every_buildable_variant_is_built(target_cpu: TargetCpu, info) -> None:
+    got = info(target_cpu)
+    cat = load()
+    arch = target_cpu.build.arch_name
+    with_kernels = [v.name for v in cat.arch_variants(arch) if cat.kernel_sources(ROOT, arch, v.name)]
+    assert list(got["variants"]) == with_kernels
+    for name, required in got["variants"].items():
+        assert set(required) == cat.variant_features(arch, name)
+
+
+@pytest.mark.cpus(["max"])
+def test_disable_env_caps_features_and_their_dependents(target_cpu: TargetCpu, info) -> None:
+    got = info(target_cpu, ISAFORGE_DISABLE="i8mm,dotprod")
+    assert {"i8mm", "dotprod"}.isdisjoint(got["active"])
+    assert set(got["detected"]) == set(target_cpu.expected_features)
+    assert got["kernels"] == expected_kernels(target_cpu, list(got["variants"]), got["active"])
+    assert not got["kernels"]["gemm_s8"].endswith(("_i8mm", "_dotprod"))
+
+    without_neon = info(target_cpu, ISAFORGE_DISABLE="neon")
+    assert without_neon["active"] == []  # every other feature implies neon
+    assert without_neon["kernels"]["gemm_f32"].endswith("_ref")
+
+
+@pytest.mark.cpus(["max"])
+def test_unknown_disable_names_are_reported_once_and_ignored(target_cpu: TargetCpu, qemu_run: QemuRunner) -> None:
+    result = qemu_run(target_cpu.build, target_cpu.cpu, "isaforge-info", env={"ISAFORGE_DISABLE": "avx512,i8mm"})
+    assert result.returncode == 0, result.describe()
+    lines = [line for line in result.stderr.splitlines() if "avx512" in line]
+    assert len(lines) == 1 and "unknown feature" in lines[0]
+    assert '"i8mm"' not in result.stdout.split('"active"')[1].split("\n")[0]
+
+
+def test_api_rejects_bad_input_and_never_touches_c(target_cpu: TargetCpu, qemu_run: QemuRunner) -> None:
+    result = qemu_run(target_cpu.build, target_cpu.cpu, "tests/kernels/test_api_errors")
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.strip().endswith("0 failed")
