@@ -12,6 +12,7 @@ from isaforge.errors import IsaforgeError
 
 # name -> module under isaforge.commands; each module has `add_arguments(parser)` and `run(args) -> int`.
 SUBCOMMANDS: dict[str, str] = {
+    "build": "build",
     "toolchain": "toolchain",
     "check-isolation": "check_isolation",
     "info": "info",
@@ -23,8 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module_name in SUBCOMMANDS.items():
         module = importlib.import_module(f"isaforge.commands.{module_name}")
-        p = sub.add_parser(name, help=module.__doc__.splitlines()[0] if module.__doc__ else None,
-                           description=module.__doc__)
+        p = sub.add_parser(
+            name, help=module.__doc__.splitlines()[0] if module.__doc__ else None, description=module.__doc__
+        )
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
     return parser

@@ -65,9 +65,7 @@ def _kernel_row(cat: Catalogue, arch: str, k: KernelName) -> str:
     op = f"ISF_OP_{k.op.upper()}"
     rank = cat.variant(k.variant).rank
     req = _required_mask(cat, arch, k.variant)
-    return (
-        f"    {{{_c_string(k.name)}, {op}, {k.mr}, {k.nr}, {k.kr}, 0x{req:x}u, {rank}, isf_ukernel_{k.name}}},"
-    )
+    return f"    {{{_c_string(k.name)}, {op}, {k.mr}, {k.nr}, {k.kr}, 0x{req:x}u, {rank}, isf_ukernel_{k.name}}},"
 
 
 def _table(c_type: str, name: str, rows: list[str]) -> list[str]:
@@ -133,6 +131,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _answer(cat: Catalogue, args: argparse.Namespace) -> str:
+    if args.arch != HOST_ARCH:
+        cat.arch(args.arch)  # unknown arch: CatalogueError naming the valid ones
     if args.cmd == "meson-options":
         return meson_options(cat)
     if args.cmd == "baseline":

@@ -3,7 +3,7 @@ models.
 
 Options: `--qemu-cpu a,b` (default: every model of the catalogue) and `--toolchains t1,t2` (default: every
 toolchain, `<triple>-<compiler>` names). Tests ask for `target_cpu` (parametrized over every selected toolchain ×
-CPU model of its arch) or `target` (every selected toolchain), and use `isaforge_build` / `qemu_run`.
+CPU model of its arch) or `cross_build` (every selected toolchain), and use `isaforge_build` / `qemu_run`.
 A session in which no test passed — all skipped, or none collected — fails.
 """
 
@@ -76,9 +76,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         for mark in metafunc.definition.iter_markers("cpus"):
             params = [p for p in params if p.cpu in mark.args[0]]
         metafunc.parametrize("target_cpu", params, ids=[p.id for p in params])
-    elif "target" in metafunc.fixturenames:
+    elif "cross_build" in metafunc.fixturenames:
         params = selected_builds(config)
-        metafunc.parametrize("target", params, ids=[b.name for b in params])
+        metafunc.parametrize("cross_build", params, ids=[b.name for b in params])
 
 
 def pytest_configure(config: pytest.Config) -> None:

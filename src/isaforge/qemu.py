@@ -35,12 +35,13 @@ class QemuResult:
 
     def describe(self) -> str:
         how = self.signal_name or f"exit {self.returncode}"
-        return f"{' '.join(self.argv)} on {self.cpu}: {how}\nstdout: {self.stdout[-2000:]}\nstderr: {self.stderr[-2000:]}"
+        tail = f"stdout: {self.stdout[-2000:]}\nstderr: {self.stderr[-2000:]}"
+        return f"{' '.join(self.argv)} on {self.cpu}: {how}\n{tail}"
 
 
 def qemu_command(arch: Arch, cpu: str, program: Path, args: Sequence[str] = ()) -> list[str]:
     """The full command line; `cpu` may carry QEMU properties, e.g. `max,sve-default-vector-length=64`."""
-    load().cpu_features(arch.name, cpu.split(",")[0])  # unknown model: one-line error naming the valid ones
+    load().cpu_features(arch.name, cpu.split(",", maxsplit=1)[0])  # unknown model: one-line error naming the valid ones
     if shutil.which(arch.qemu) is None:
         raise IsaforgeError(f"{arch.qemu} not found; install it with ci/install-toolchains.sh (qemu-user >= 10)")
     return [arch.qemu, "-L", arch.sysroot, "-cpu", cpu, str(program), *args]

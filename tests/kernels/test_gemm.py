@@ -15,13 +15,19 @@ from isaforge import gemmjob
 from isaforge.catalogue import load
 from isaforge.gemmjob import Case
 from isaforge.pytest_plugin import QemuRunner, TargetCpu
+from tests.conftest import ROOT
 
 OPS = ("gemm_f32", "gemm_s8")
 LARGE = [Case(70, 400, 300, 301, 403, 405), Case(33, 29, 1000, 1000, 29, 29), Case(128, 128, 128, 128, 128, 128)]
 
 
 def run_batch(
-    qemu_run: QemuRunner, tc: TargetCpu, tmp: Path, op: str, cases: list[Case], mask: int | None = None,
+    qemu_run: QemuRunner,
+    tc: TargetCpu,
+    tmp: Path,
+    op: str,
+    cases: list[Case],
+    mask: int | None = None,
     extremes: bool = False,
 ) -> str:
     """Run the cases, assert every result, and return the kernel the runner reports it used."""
@@ -65,7 +71,8 @@ def test_capping_walks_every_variant_down_to_ref(target_cpu: TargetCpu, qemu_run
         if variant.name == "ref":
             break
         mask &= ~cat.mask(variant.requires)
-    built = [k.name for k in cat.kernels(Path(__file__).resolve().parents[2], arch, [v.name for v in cat.arch_variants(arch)]) if k.op == op]
+    every_variant = [v.name for v in cat.arch_variants(arch)]
+    built = [k.name for k in cat.kernels(ROOT, arch, every_variant) if k.op == op]
     assert sorted(seen) == sorted(built), f"cap walk visited {seen}, kernels of {op}: {built}"
 
 

@@ -1,0 +1,114 @@
+"""List the cross toolchains, and write or show their Meson cross files.
+
+`list` tells, per target x compiler, whether this machine can build and QEMU-test with it (and what to install if
+not); `write` regenerates toolchains/meson/*.ini and meson.options from the catalogue (`--check`: only report what
+is out of date); `show` prints one cross file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path, PurePosixPath
+
+from isaforge import codegen, toolchains
+from isaforge.catalogue import load
+
+MESON_OPTIONS = PurePosixPath("meson.options")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    p = sub.add_parser("list", help="which target x compiler toolchains are usable here, and why not")
+    p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
+    p.set_defaults(_action=_list)
+    p = sub.add_parser("write", help="regenerate toolchains/meson/*.ini and meson.options in the source checkout")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 listing the out-of-date files")
+    p.set_defaults(_action=_write)
+    p = sub.add_parser("show", help="print the cross file of one target and compiler")
+    p.add_argument("--target", required=True, help="target triple (or catalogue arch name), e.g. aarch64-linux-gnu")
+    p.add_argument("--compiler", required=True, help="compiler name from the catalogue, e.g. gcc or clang")
+    p.set_defaults(_action=_show)
+
+
+def run(args: argparse.Namespace) -> int:
+    return int(args._action(args))
+
+
+def _list(args: argparse.Namespace) -> int:
+    probes = [toolchains.probe(tc) for tc in toolchains.toolchains()]
+    if args.json:
+        rows = [
+            {
+                "target": p.toolchain.triple,
+                "arch": p.toolchain.arch.name,
+                "compiler": p.toolchain.compiler.name,
+                "status": p.status,
+                "usable": p.usable,
+                "reasons": list(p.reasons),
+                "cross_file": str(p.toolchain.cross_file),
+            }
+            for p in probes
+        ]
+        print(json.dumps(rows, indent=2))
+        return 0
+    target_w = max(len("target"), *(len(p.toolchain.triple) for p in probes))
+    compiler_w = max(len("compiler"), *(len(p.toolchain.compiler.name) for p in probes))
+    print(f"{'target':<{target_w}}  {'compiler':<{compiler_w}}  status")
+    indent = " " * (target_w + compiler_w + 4)
+    for p in probes:
+        head = f"{p.toolchain.triple:<{target_w}}  {p.toolchain.compiler.name:<{compiler_w}}  "
+        if p.usable:
+            print(f"{head}usable")
+            continue
+        print(f"{head}unusable: {p.reasons[0]}")
+        for reason in p.reasons[1:]:
+            print(f"{indent}          {reason}")
+    return 0
+
+
+def generated_files() -> dict[PurePosixPath, str]:
+    """Every file `write` owns in a source checkout: repo-relative path -> text."""
+    cat = load()
+    return {**toolchains.cross_files(cat), MESON_OPTIONS: codegen.meson_options(cat)}
+
+
+def out_of_date(root: Path) -> tuple[dict[PurePosixPath, str], list[PurePosixPath]]:
+    """(files whose text differs from what the catalogue makes, stale generated cross files to delete)."""
+    changed = {
+        rel: text
+        for rel, text in generated_files().items()
+        if not (root / rel).is_file() or (root / rel).read_text() != text
+    }
+    return changed, toolchains.stale_cross_files(root)
+
+
+def _write(args: argparse.Namespace) -> int:
+    root = toolchains.repo_root()
+    changed, stale = out_of_date(root)
+    if args.check:
+        if not changed and not stale:
+            print("isaforge: generated files are up to date")
+            return 0
+        for rel in changed:
+            print(f"out of date: {rel}")
+        for rel in stale:
+            print(f"stale: {rel}")
+        print("isaforge: run `isaforge toolchain write` to regenerate them")
+        return 1
+    for rel, text in changed.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        print(f"wrote {rel}")
+    for rel in stale:
+        (root / rel).unlink()
+        print(f"removed {rel}")
+    if not changed and not stale:
+        print("isaforge: generated files are up to date")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    print(toolchains.render_cross_file(toolchains.toolchain(args.target, args.compiler)), end="")
+    return 0

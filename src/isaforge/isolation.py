@@ -1,0 +1,468 @@
+"""Static ISA isolation check: does every object contain only instructions its own compile flags allow?
+
+For each object of a build's compile_commands.json this disassembles the object with the target's GNU objdump and
+re-assembles every instruction with the target's GNU assembler, once with the object's own -march/-mfpu and once with
+the catalogue's `assembler_all` flags. An instruction the first rejects and the second accepts is a violation; one
+both reject cannot be written back as source (an objdump-only spelling) and is only counted. The feature a violation
+needs is named by assembling it under the catalogue's feature sets, smallest first. No instruction tables: the
+assembler is the judge, and the catalogue says which flags mean which feature.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+
+from isaforge.catalogue import Arch, Catalogue, CatalogueError, _march_key, load
+from isaforge.errors import IsaforgeError
+
+COMPILE_COMMANDS = "compile_commands.json"
+# The compile flags that decide what the assembler accepts; the last of each kind wins, as in the compilers.
+ASSEMBLER_FLAG_PREFIXES = ("-march=", "-mcpu=", "-mfpu=", "-mfloat-abi=")
+# Flags every arm re-assembly needs: the hard-float ABI of the triple, and IT blocks made for conditional Thumb
+# instructions (objdump's own `it` lines are dropped, so skipped lines cannot break an IT block).
+ARM_ASSEMBLER_EXTRA = ("-mfloat-abi=hard", "-mimplicit-it=always")
+
+_FUNCTION = re.compile(r"^[0-9a-fA-F]+ <(?P<name>.+)>:$")
+_INSN = re.compile(r"^\s*(?P<addr>[0-9a-fA-F]+):\t(?P<raw>[0-9a-fA-F]+(?: [0-9a-fA-F]+)*)\s*\t(?P<text>.*)$")
+# objdump's trailing comments: `// #0` (aarch64), `@ 0x5678` and `; undefined` (arm).
+_COMMENT = re.compile(r"\s+(?://|@|;)(?:\s.*)?$")
+# A symbolic target `34 <f+0x34>`: rewritten to `.+4`, a target every PC-relative form can reach.
+_SYMBOLIC = re.compile(r"\b[0-9a-fA-F]+ <[^>]*>")
+# objdump writes all-lanes register ranges as `{d0[]-d1[]}`; the assembler only takes the list `{d0[], d1[]}`.
+_LANE_RANGE = re.compile(r"\{d(?P<first>\d+)(?P<lane>\[\d*\])-d(?P<last>\d+)(?P=lane)\}")
+# objdump writes a VFP immediate as its encoding with the value in the comment: `vmov.f64 d16, #120 @ 0x3fc00000  1.5`.
+# NEON's vmov.f32 shows the value itself, as an integer the assembler only reads back as a float: `q9, #-7 @ 0x…`.
+_NEON_FLOAT_IMM = re.compile(r"^(?P<insn>vmov\.f32\s+[qd]\d+,\s*#)(?P<value>-?\d+)\s+@\s+0x[0-9a-fA-F]+\s*$")
+_VFP_IMM = re.compile(
+    r"^(?P<insn>vmov(?:[a-z]{2})?\.f\d+\s+\S+,\s*#)\d+\s+@\s+0x[0-9a-fA-F]+\s+(?P<value>-?[0-9.]+)\s*$"
+)
+_IT = re.compile(r"^it[te]{0,3}$")
+_ERROR = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+): Error: (?P<msg>.*)$")
+_HOST = "host"
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One disassembled instruction."""
+
+    function: str
+    address: int
+    text: str  # as objdump shows it, whitespace collapsed
+    source: str  # the line handed to the assembler
+    thumb: bool  # T32 encoding (arm only)
+
+
+@dataclass(frozen=True)
+class Violation:
+    """An instruction the object's own flags do not allow."""
+
+    object: str
+    source: str
+    function: str
+    address: int
+    instruction: str
+    needs: str  # a catalogue feature (`dotprod`), a feature set (`sve+bf16`), an -march level, or a description
+    allowed: tuple[str, ...]  # the catalogue features the object's flags allow
+
+    def describe(self) -> str:
+        allowed = ", ".join(self.allowed) or "no catalogue feature"
+        return f"{self.object}: {self.function}: {self.instruction} (needs {self.needs}, flags allow {allowed})"
+
+
+@dataclass(frozen=True)
+class ObjectReport:
+    object: str
+    source: str
+    arch: str
+    flags: tuple[str, ...]  # what the assembler got for "the object's own flags"
+    allowed: tuple[str, ...]
+    checked: int  # instructions re-assembled (allowed or violating)
+    violations: tuple[Violation, ...]
+    unparseable: tuple[Instruction, ...]  # rejected even with assembler_all: objdump-only spellings
+    data: int  # literal-pool words and undecodable encodings
+
+
+@dataclass(frozen=True)
+class Report:
+    objects: tuple[ObjectReport, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def violations(self) -> list[Violation]:
+        return [v for o in self.objects for v in o.violations]
+
+    @property
+    def checked(self) -> int:
+        return sum(o.checked for o in self.objects)
+
+    @property
+    def unparseable(self) -> int:
+        return sum(len(o.unparseable) for o in self.objects)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+@dataclass(frozen=True)
+class CompileEntry:
+    """One compile_commands.json entry that produced an object."""
+
+    directory: Path
+    file: str
+    output: Path  # absolute
+    args: tuple[str, ...]
+
+
+# -- compile_commands.json ------------------------------------------------------------------------------------
+def read_compile_commands(builddir: Path) -> list[CompileEntry]:
+    """The entries of `builddir`/compile_commands.json that produced an object."""
+    if not builddir.is_dir():
+        raise IsaforgeError(f"build directory {builddir} does not exist; configure it first with `meson setup`")
+    path = builddir / COMPILE_COMMANDS
+    if not path.is_file():
+        raise IsaforgeError(f"{path} not found; is {builddir} a Meson build directory? (`meson setup` writes it)")
+    try:
+        raw = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise IsaforgeError(f"{path} is not valid JSON ({exc}); re-run `meson setup --reconfigure`") from exc
+    if not isinstance(raw, list):
+        raise IsaforgeError(f"{path} is not a list of compile commands; re-run `meson setup --reconfigure`")
+    entries = []
+    for item in raw:
+        if not isinstance(item, dict):
+            raise IsaforgeError(f"{path}: an entry is not an object; re-run `meson setup --reconfigure`")
+        directory = Path(item.get("directory") or builddir)
+        if not directory.is_absolute():
+            directory = builddir / directory
+        command = item.get("arguments") or shlex.split(str(item.get("command", "")))
+        args = [str(a) for a in command]
+        output = item.get("output") or _output_flag(args)
+        if not output:
+            continue
+        out = Path(output)
+        entries.append(
+            CompileEntry(
+                directory, str(item.get("file", "")), out if out.is_absolute() else directory / out, tuple(args)
+            )
+        )
+    return entries
+
+
+def _output_flag(args: Sequence[str]) -> str | None:
+    out = None
+    for i, arg in enumerate(args):
+        if arg == "-o" and i + 1 < len(args):
+            out = args[i + 1]
+        elif arg.startswith("-o") and len(arg) > 2:
+            out = arg[2:]
+    return out
+
+
+def target_triple(args: Sequence[str]) -> str | None:
+    """The cross target of a compile command: clang's --target, or the `<triple>-gcc` (or -clang) driver name.
+    None for a host compiler."""
+    triple = None
+    for i, arg in enumerate(args):
+        if arg.startswith("--target="):
+            triple = arg.removeprefix("--target=")
+        elif arg in ("--target", "-target") and i + 1 < len(args):
+            triple = args[i + 1]
+    if triple:
+        return triple
+    # The driver (after wrappers such as ccache): everything before the first option.
+    for arg in args:
+        if arg.startswith("-"):
+            break
+        m = re.match(
+            r"^(?P<triple>[\w.]+(?:-[\w.]+){2,})-(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+)(?:-[\d.]+)?$", Path(arg).name
+        )
+        if m:
+            return m["triple"]
+    return None
+
+
+def assembler_flags(arch: Arch, args: Sequence[str]) -> list[str]:
+    """The object's own -march/-mcpu/-mfpu/-mfloat-abi (last of each wins); the arch baseline if it has none."""
+    last: dict[str, str] = {}
+    for arg in args:
+        for prefix in ASSEMBLER_FLAG_PREFIXES:
+            if arg.startswith(prefix):
+                last[prefix] = arg
+    if "-march=" not in last and "-mcpu=" not in last:
+        for flag in arch.baseline:
+            for prefix in ASSEMBLER_FLAG_PREFIXES:
+                if flag.startswith(prefix):
+                    last.setdefault(prefix, flag)
+    if last.get("-mfpu=") == "-mfpu=auto":
+        del last["-mfpu="]
+    return [last[p] for p in ASSEMBLER_FLAG_PREFIXES if p in last]
+
+
+def is_aarch32(arch: Arch) -> bool:
+    """A32/T32 code (Meson's `arm` CPU family): needs .arm/.thumb per instruction and the arm assembler flags."""
+    return arch.meson_cpu_family == "arm"
+
+
+# -- disassembly ------------------------------------------------------------------------------------------------
+def disassemble(obj: Path, arch: Arch) -> tuple[list[Instruction], int]:
+    """The instructions of every executable section of `obj`, and the number of data / undecodable words."""
+    objdump = _tool(arch, "objdump")
+    proc = subprocess.run([objdump, "-d", "-w", str(obj)], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise IsaforgeError(f"{objdump} cannot disassemble {obj}: {_first_line(proc.stderr)}; rebuild the object")
+    return parse_objdump(proc.stdout, arm=is_aarch32(arch))
+
+
+def parse_objdump(text: str, *, arm: bool) -> tuple[list[Instruction], int]:
+    """Instructions of `objdump -d -w` output (raw encodings shown), and the count of data words it skipped."""
+    insns: list[Instruction] = []
+    data = 0
+    function = "?"
+    for line in text.splitlines():
+        fm = _FUNCTION.match(line)
+        if fm:
+            function = fm["name"]
+            continue
+        m = _INSN.match(line)
+        if not m:
+            continue
+        body = m["text"]
+        mnemonic = body.split(maxsplit=1)[0] if body.strip() else ""
+        if not mnemonic or mnemonic.startswith(".") or "<UNDEFINED>" in body or "; undefined" in body:
+            data += 1  # .word/.short/.byte literal pools, `.inst 0x… ; undefined`, `<UNDEFINED> instruction`
+            continue
+        if arm and _IT.match(mnemonic):
+            continue
+        if vfp := _VFP_IMM.match(body):
+            code = vfp["insn"] + vfp["value"]
+        elif neon := _NEON_FLOAT_IMM.match(body):
+            code = f"{neon['insn']}{neon['value']}.0"
+        else:
+            code = _COMMENT.sub("", body)
+        source = _LANE_RANGE.sub(_lane_list, _SYMBOLIC.sub(".+4", code)).strip()
+        shown = " ".join(code.split())
+        # objdump prints an A32 word as 8 contiguous hex digits and T32 as 4-digit halfwords.
+        thumb = arm and all(len(group) == 4 for group in m["raw"].split())
+        insns.append(Instruction(function, int(m["addr"], 16), shown, source, thumb))
+    return insns, data
+
+
+def _lane_list(m: re.Match[str]) -> str:
+    regs = range(int(m["first"]), int(m["last"]) + 1)
+    return "{" + ", ".join(f"d{r}{m['lane']}" for r in regs) + "}"
+
+
+# -- assembling -------------------------------------------------------------------------------------------------
+def rejected(arch: Arch, insns: Sequence[Instruction], flags: Sequence[str], workdir: Path) -> set[int]:
+    """Indexes into `insns` the assembler rejects under `flags`: one assembler call for the whole batch."""
+    if not insns:
+        return set()
+    arm = is_aarch32(arch)
+    lines: list[str] = []
+    line_of: dict[int, int] = {}  # .s line number -> instruction index
+    mode: bool | None = None
+    if arm:
+        lines.append(".syntax unified")
+    for i, insn in enumerate(insns):
+        if arm and insn.thumb != mode:
+            mode = insn.thumb
+            lines.append(".thumb" if insn.thumb else ".arm")
+        lines.append(insn.source)
+        line_of[len(lines)] = i
+    src = workdir / "insns.s"
+    src.write_text("\n".join(lines) + "\n")
+    assembler = _tool(arch, "as")
+    cmd = [
+        assembler,
+        *flags,
+        *(ARM_ASSEMBLER_EXTRA if arm else ()),
+        "--no-warn",
+        "-o",
+        str(workdir / "insns.o"),
+        str(src),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    bad: set[int] = set()
+    stray: list[str] = []
+    for line in proc.stderr.splitlines():
+        m = _ERROR.match(line)
+        if m and int(m["line"]) in line_of:
+            bad.add(line_of[int(m["line"])])
+        elif "Error" in line or "error" in line:
+            stray.append(line.strip())
+    if stray:
+        raise IsaforgeError(
+            f"`{shlex.join(cmd[:-1])}` fails outside any instruction ({stray[0]}); "
+            "check the object's -march/-mfpu flags"
+        )
+    if proc.returncode != 0 and not bad:
+        raise IsaforgeError(f"`{shlex.join(cmd[:-1])}` failed: {_first_line(proc.stderr)}")
+    return bad
+
+
+def _tool(arch: Arch, name: str) -> str:
+    tool = f"{arch.triple}-{name}"
+    if shutil.which(tool) is None:
+        raise IsaforgeError(f"{tool} not found on PATH; install {' '.join(arch.debian_packages)}")
+    return tool
+
+
+def _first_line(text: str) -> str:
+    return next((ln.strip() for ln in text.splitlines() if ln.strip()), "no output")
+
+
+# -- naming the feature -----------------------------------------------------------------------------------------
+def feature_set_flags(cat: Catalogue, arch: Arch, features: Iterable[str]) -> list[str]:
+    """Assembler flags that enable exactly `features` (and what they imply) on `arch`, the way variants are built."""
+    closure: set[str] = set()
+    for name in features:
+        closure |= cat.implied_closure(arch.name, name)
+    per = [cat.features[n].per_arch[arch.name] for n in sorted(closure, key=lambda n: cat.features[n].bit)]
+    exts = [f.ext for f in per if f.ext]
+    if not exts:
+        return list(arch.baseline)
+    return [f"-march={_highest(f.march for f in per)}{''.join(exts)}", *arch.variant_extra]
+
+
+def _highest(levels: Iterable[str]) -> str:
+    return max(levels, key=_march_key)
+
+
+def _candidates(cat: Catalogue, arch: Arch) -> list[tuple[str, list[str]]]:
+    """(name, flags) to try for naming a violation, smallest first: bare architecture levels, then feature sets."""
+    feats = [f.name for f in sorted(cat.arch_features(arch.name), key=lambda f: f.bit)]
+    baseline_march = next((f.removeprefix("-march=") for f in arch.baseline if f.startswith("-march=")), "")
+    out: list[tuple[str, list[str]]] = []
+    levels = sorted({cat.features[n].per_arch[arch.name].march for n in feats}, key=_march_key)
+    for level in levels:
+        if _march_key(level) > _march_key(baseline_march):
+            out.append((level, [f"-march={level}", *arch.variant_extra]))
+    seen: set[frozenset[str]] = set()
+    for size in range(1, len(feats) + 1):
+        for combo in combinations(feats, size):
+            # Sets that imply the same features as a smaller one (sve+neon is sve) add nothing.
+            closure = frozenset().union(*(cat.implied_closure(arch.name, n) for n in combo))
+            if closure not in seen:
+                seen.add(closure)
+                out.append(("+".join(combo), feature_set_flags(cat, arch, combo)))
+    return out
+
+
+def name_needs(cat: Catalogue, arch: Arch, insns: Sequence[Instruction], workdir: Path) -> list[str]:
+    """For each instruction (each rejected by its object's flags, accepted by assembler_all), what it needs."""
+    todo = set(range(len(insns)))
+    needs = ["an extension outside the catalogue"] * len(insns)
+    every = feature_set_flags(cat, arch, [f.name for f in cat.arch_features(arch.name)])
+    outside = rejected(arch, insns, every, workdir)
+    todo -= outside
+    for name, flags in _candidates(cat, arch):
+        if not todo:
+            break
+        order = sorted(todo)
+        still = rejected(arch, [insns[i] for i in order], flags, workdir)
+        for k, i in enumerate(order):
+            if k not in still:
+                needs[i] = name
+                todo.discard(i)
+    return needs
+
+
+# -- the check --------------------------------------------------------------------------------------------------
+def check_object(
+    obj: Path,
+    arch: Arch,
+    compile_args: Sequence[str],
+    *,
+    cat: Catalogue | None = None,
+    label: str | None = None,
+    source: str = "",
+) -> ObjectReport:
+    """Check one object against the flags of the compile command that produced it."""
+    cat = cat or load()
+    flags = assembler_flags(arch, compile_args)
+    allowed = tuple(cat.names(cat.mask(cat.feature_flags_allow(arch.name, flags))))
+    label = label or str(obj)
+    insns, data = disassemble(obj, arch)
+    with tempfile.TemporaryDirectory(prefix="isaforge-iso-") as tmp:
+        work = Path(tmp)
+        own = rejected(arch, insns, flags, work)
+        suspects = sorted(own)
+        bad_all = rejected(arch, [insns[i] for i in suspects], arch.assembler_all, work)
+        unparseable = [insns[i] for k, i in enumerate(suspects) if k in bad_all]
+        violating = [insns[i] for k, i in enumerate(suspects) if k not in bad_all]
+        needs = name_needs(cat, arch, violating, work)
+    violations = tuple(
+        Violation(label, source, insn.function, insn.address, insn.text, need, allowed)
+        for insn, need in zip(violating, needs, strict=True)
+    )
+    return ObjectReport(
+        label,
+        source,
+        arch.name,
+        tuple(flags),
+        allowed,
+        len(insns) - len(unparseable),
+        violations,
+        tuple(unparseable),
+        data,
+    )
+
+
+def check_builddir(builddir: Path, *, cat: Catalogue | None = None, jobs: int | None = None) -> Report:
+    """Check every cross-compiled object of a Meson build directory."""
+    cat = cat or load()
+    builddir = Path(builddir)
+    entries = read_compile_commands(builddir)
+    notes: list[str] = []
+    work: list[tuple[CompileEntry, Arch]] = []
+    host = missing = 0
+    for entry in entries:
+        triple = target_triple(entry.args)
+        if triple is None:
+            host += 1
+            continue
+        try:
+            arch = cat.arch_by_triple(triple)
+        except CatalogueError as exc:
+            raise IsaforgeError(f"{entry.file}: {exc}") from exc
+        if not entry.output.is_file():
+            missing += 1
+            continue
+        work.append((entry, arch))
+    if host:
+        notes.append(f"skipped {host} host-build object(s): no cross target in the compile command")
+    if missing:
+        notes.append(f"skipped {missing} object(s) not built yet; run `ninja -C {builddir}` first")
+    if missing and not work:
+        raise IsaforgeError(
+            f"no cross-compiled object of {builddir / COMPILE_COMMANDS} exists yet; "
+            f"build first with `ninja -C {builddir}`"
+        )
+
+    def one(item: tuple[CompileEntry, Arch]) -> ObjectReport:
+        entry, arch = item
+        return check_object(
+            entry.output, arch, entry.args, cat=cat, label=_label(entry.output, builddir), source=entry.file
+        )
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        objects = tuple(pool.map(one, work))
+    return Report(objects, tuple(notes))
+
+
+def _label(path: Path, builddir: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(builddir.resolve()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,197 @@
+"""`isaforge toolchain list|write|show`, run as the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from isaforge import toolchains
+
+REPO = Path(toolchains.__file__).resolve().parents[2]
+SRC = REPO / "src"
+TRIPLES = ["aarch64-linux-gnu", "arm-linux-gnueabihf"]
+COMPILERS = ["gcc", "clang"]
+
+
+def isaforge(
+    *args: str, path: str | None = None, pythonpath: Path = SRC, cwd: Path = REPO
+) -> subprocess.CompletedProcess[str]:
+    """Run `python -m isaforge ARGS` with this Python (by absolute path, so PATH may be anything)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "QEMU_CPU")}
+    env["PYTHONPATH"] = str(pythonpath)
+    if path is not None:
+        env["PATH"] = path
+    return subprocess.run(
+        [sys.executable, "-m", "isaforge", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
+    )
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert proc.returncode == 2, proc
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("isaforge: error: ")
+    for word in words:
+        assert word in lines[0]
+
+
+# -- list -------------------------------------------------------------------------------------------------------
+
+
+def test_list_json_all_four_usable_here():
+    proc = isaforge("toolchain", "list", "--json")
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert {(r["target"], r["compiler"]) for r in rows} == {(t, c) for t in TRIPLES for c in COMPILERS}
+    for row in rows:
+        assert row["usable"] is True, f"{row['target']} {row['compiler']}: {row['reasons']}"
+        assert row["status"] == "usable"
+        assert row["reasons"] == []
+        assert row["cross_file"] == f"toolchains/meson/{row['target']}-{row['compiler']}.ini"
+
+
+def test_list_table_all_four_usable_here():
+    proc = isaforge("toolchain", "list")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["target", "compiler", "status"]
+    assert sorted(line.split() for line in lines[1:]) == sorted([t, c, "usable"] for t in TRIPLES for c in COMPILERS)
+
+
+def test_list_with_empty_path_names_what_to_install(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = isaforge("toolchain", "list", path=str(empty))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "usable" in out
+    assert " usable\n" not in out  # every row is unusable
+    assert out.count("unusable: ") == 4
+    assert "aarch64-linux-gnu-gcc not found; apt-get install gcc-aarch64-linux-gnu " in out
+    assert "arm-linux-gnueabihf-gcc not found; apt-get install gcc-arm-linux-gnueabihf " in out
+    assert "clang-19 not found; apt-get install clang-19 lld-19 llvm-19 (or run ci/install-toolchains.sh)" in out
+    assert "qemu-aarch64 not found" in out
+    assert "qemu-arm not found" in out
+
+    rows = json.loads(isaforge("toolchain", "list", "--json", path=str(empty)).stdout)
+    assert [r["usable"] for r in rows] == [False] * 4
+    assert all(r["status"] == "unusable" and r["reasons"] for r in rows)
+
+
+def test_list_with_only_clang_missing(tmp_path):
+    # Everything GCC needs is on PATH, clang/lld/llvm are not: gcc rows usable, clang rows say what to install.
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for tc in toolchains.toolchains():
+        if tc.compiler.name == "gcc":
+            for tool in [tc.c[0], tc.ar, tc.strip, tc.arch.qemu]:
+                if not (bindir / tool).exists():
+                    (bindir / tool).symlink_to(shutil.which(tool))
+    rows = json.loads(isaforge("toolchain", "list", "--json", path=str(bindir)).stdout)
+    by_key = {(r["target"], r["compiler"]): r for r in rows}
+    for triple in TRIPLES:
+        assert by_key[triple, "gcc"]["usable"], by_key[triple, "gcc"]["reasons"]
+        clang = by_key[triple, "clang"]
+        assert not clang["usable"]
+        assert clang["reasons"] == [
+            "clang-19 not found; apt-get install clang-19 lld-19 llvm-19 (or run ci/install-toolchains.sh)"
+        ]
+
+
+# -- show -------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+@pytest.mark.parametrize("target", TRIPLES)
+def test_show_prints_the_cross_file(target, compiler):
+    proc = isaforge("toolchain", "show", "--target", target, "--compiler", compiler)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == (REPO / "toolchains" / "meson" / f"{target}-{compiler}.ini").read_text()
+
+
+def test_show_unknown_target():
+    proc = isaforge("toolchain", "show", "--target", "riscv64-linux-gnu", "--compiler", "gcc")
+    assert_one_line_error(proc, "riscv64-linux-gnu", *TRIPLES)
+    assert proc.stdout == ""
+
+
+def test_show_unknown_compiler():
+    proc = isaforge("toolchain", "show", "--target", "aarch64-linux-gnu", "--compiler", "icc")
+    assert_one_line_error(proc, "icc", *COMPILERS)
+
+
+# -- write ------------------------------------------------------------------------------------------------------
+
+
+def test_write_check_passes_on_this_checkout():
+    proc = isaforge("toolchain", "write", "--check")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _copy_checkout(dest: Path) -> Path:
+    """A throwaway source checkout: pyproject.toml and src/isaforge only, so `write` has a root to write into."""
+    dest.mkdir()
+    shutil.copy(REPO / "pyproject.toml", dest / "pyproject.toml")
+    shutil.copytree(SRC / "isaforge", dest / "src" / "isaforge", ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_write_then_check_in_a_fresh_checkout(tmp_path):
+    root = _copy_checkout(tmp_path / "checkout")
+    src = root / "src"
+    before = _snapshot(root)
+
+    proc = isaforge("toolchain", "write", "--check", pythonpath=src, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert _snapshot(root) == before  # --check writes nothing
+    for triple in TRIPLES:
+        for compiler in COMPILERS:
+            assert f"out of date: toolchains/meson/{triple}-{compiler}.ini" in proc.stdout
+    assert "out of date: meson.options" in proc.stdout
+
+    proc = isaforge("toolchain", "write", pythonpath=src, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    for tc in toolchains.toolchains():
+        assert (root / tc.cross_file).read_text() == (REPO / tc.cross_file).read_text()
+    assert (root / "meson.options").read_text() == (REPO / "meson.options").read_text()
+
+    assert isaforge("toolchain", "write", "--check", pythonpath=src, cwd=tmp_path).returncode == 0
+
+    # One edited file and one stale generated file: --check names exactly those, write fixes both.
+    edited = root / "toolchains" / "meson" / "arm-linux-gnueabihf-clang.ini"
+    edited.write_text(edited.read_text().replace("qemu-arm", "qemu-armeb"))
+    stale = root / "toolchains" / "meson" / "mips-linux-gnu-gcc.ini"
+    stale.write_text(toolchains.CROSS_HEADER + "\n")
+    hand_written = root / "toolchains" / "meson" / "local.ini"
+    hand_written.write_text("[binaries]\n")
+    proc = isaforge("toolchain", "write", "--check", pythonpath=src, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert [line for line in proc.stdout.splitlines() if line.startswith(("out of date:", "stale:"))] == [
+        "out of date: toolchains/meson/arm-linux-gnueabihf-clang.ini",
+        "stale: toolchains/meson/mips-linux-gnu-gcc.ini",
+    ]
+    assert isaforge("toolchain", "write", pythonpath=src, cwd=tmp_path).returncode == 0
+    assert not stale.exists()
+    assert hand_written.exists()  # not generated by isaforge: left alone
+    assert "qemu-armeb" not in edited.read_text()
+    assert isaforge("toolchain", "write", "--check", pythonpath=src, cwd=tmp_path).returncode == 0
+
+
+def test_write_outside_a_source_checkout(tmp_path):
+    site = tmp_path / "site-packages"
+    shutil.copytree(SRC / "isaforge", site / "isaforge", ignore=shutil.ignore_patterns("__pycache__"))
+    for args in (["write"], ["write", "--check"]):
+        proc = isaforge("toolchain", *args, pythonpath=site, cwd=tmp_path)
+        assert_one_line_error(proc, "not from a source checkout")
+    assert not (tmp_path / "toolchains").exists()

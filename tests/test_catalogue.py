@@ -1,0 +1,90 @@
+"""The catalogue is consistent with itself and with the public header (the header's enum is the API contract)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from isaforge.catalogue import CatalogueError, load, parse_kernel_name
+from tests.conftest import ROOT
+
+
+def header_enum() -> dict[str, int]:
+    text = (ROOT / "include/isaforge/isaforge.h").read_text()
+    return {name.lower(): int(bit) for name, bit in re.findall(r"ISF_FEATURE_(\w+) = 1u << (\d+)", text)}
+
+
+def header_ops() -> list[str]:
+    text = (ROOT / "include/isaforge/isaforge.h").read_text()
+    body = re.search(r"typedef enum \{ (ISF_OP_[^}]*)\} isf_op;", text)
+    assert body is not None
+    return [op.strip().removeprefix("ISF_OP_").lower() for op in body[1].split(",") if op.strip()]
+
+
+def test_feature_bits_match_the_header() -> None:
+    assert {f.name: f.bit for f in load().features.values()} == header_enum()
+
+
+def test_ops_match_the_header_order() -> None:
+    ops = sorted(load().ops.values(), key=lambda o: o.index)
+    assert [o.name for o in ops] == header_ops()
+
+
+def test_sve_exists_only_on_aarch64() -> None:
+    cat = load()
+    assert "sve" not in [f.name for f in cat.arch_features("arm")]
+    assert [v.name for v in cat.arch_variants("arm") if "sve" in v.name] == []
+
+
+@pytest.mark.parametrize("arch", ["aarch64", "arm"])
+def test_variant_flags_enable_exactly_the_variants_features(arch: str) -> None:
+    cat = load()
+    for v in cat.arch_variants(arch):
+        for compiler in cat.compilers:
+            flags = cat.variant_flags(arch, compiler, v.name)
+            allowed = cat.feature_flags_allow(arch, flags)
+            assert allowed == cat.variant_features(arch, v.name) | {"neon"}, (v.name, flags)
+
+
+def test_baseline_flags() -> None:
+    cat = load()
+    assert cat.variant_flags("aarch64", "gcc", "ref") == ["-march=armv8-a"]
+    assert cat.variant_flags("arm", "gcc", "neon") == ["-march=armv7-a", "-mfpu=neon-vfpv4", "-mfloat-abi=hard"]
+
+
+def test_arm_fp16_gets_ieee_format_on_gcc_only() -> None:
+    cat = load()
+    assert "-mfp16-format=ieee" in cat.variant_flags("arm", "gcc", "fp16")
+    assert "-mfp16-format=ieee" not in cat.variant_flags("arm", "clang", "fp16")
+
+
+def test_implications_are_closed() -> None:
+    cat = load()
+    assert cat.implied_closure("aarch64", "sve2") == {"sve2", "sve", "fp16", "neon"}
+    assert cat.variant_features("aarch64", "svei8mm") == {"sve", "i8mm", "fp16", "neon"}
+
+
+def test_every_cpu_model_has_neon_and_only_arch_features() -> None:
+    cat = load()
+    for arch, models in cat.cpus.items():
+        names = {f.name for f in cat.arch_features(arch)}
+        for cpu, feats in models.items():
+            assert "neon" in feats and set(feats) <= names, cpu
+
+
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [("gemm_f32_8x12", "does not follow"), ("gemm_q4_4x4_neon", "unknown op"), ("gemm_f32_0x4_neon", "does not")],
+)
+def test_bad_kernel_names_are_refused(bad: str, why: str) -> None:
+    with pytest.raises(CatalogueError, match=why):
+        parse_kernel_name(bad, load().ops)
+
+
+def test_unknown_lookups_name_the_valid_values() -> None:
+    cat = load()
+    with pytest.raises(CatalogueError, match="choose one of: aarch64-linux-gnu, arm-linux-gnueabihf"):
+        cat.arch_by_triple("riscv64-linux-gnu")
+    with pytest.raises(CatalogueError, match="cortex-a53"):
+        cat.cpu_features("aarch64", "cortex-a7")

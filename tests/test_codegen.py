@@ -1,0 +1,55 @@
+"""Generated build inputs stay in step with the catalogue, and Meson's script interface answers as Meson expects."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from isaforge.catalogue import load
+from isaforge.codegen import meson_options, render_c
+from tests.conftest import ROOT
+
+CODEGEN = [sys.executable, str(ROOT / "src/isaforge/codegen.py")]
+
+
+def test_checked_in_meson_options_are_up_to_date() -> None:
+    assert (ROOT / "meson.options").read_text() == meson_options(load()), "run `isaforge toolchain write`"
+
+
+def test_every_variant_but_ref_has_an_option() -> None:
+    text = meson_options(load())
+    for v in load().variants:
+        assert (f"option('variant_{v}'" in text) == (v != "ref")
+
+
+def test_c_tables_list_only_the_built_variants_kernels() -> None:
+    text = render_c(load(), ROOT, "aarch64", ["ref", "neon"])
+    assert "isf_ukernel_gemm_f32_8x12_neon" in text
+    assert "_dotprod" not in text and "_i8mm" not in text
+    assert "const size_t isf_feature_count = 7;" in text
+
+
+def test_host_tables_have_reference_kernels_and_no_features() -> None:
+    text = render_c(load(), ROOT, "host", ["ref"])
+    assert "const size_t isf_feature_count = 0;" in text
+    assert "isf_ukernel_gemm_s8_4x4_ref" in text
+
+
+def test_script_mode_runs_without_the_package_installed(tmp_path) -> None:
+    # Meson runs codegen.py from a bare source tree: it must not need isaforge on sys.path.
+    env = {"PATH": "/usr/bin:/bin", "PYTHONNOUSERSITE": "1"}
+    out = subprocess.run(
+        [sys.executable, "-S", *CODEGEN[1:], "--arch", "arm", "--compiler", "gcc", "variants"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=True,
+    ).stdout
+    assert out.splitlines()[0] == "neon|-march=armv7-a -mfpu=neon-vfpv4 -mfloat-abi=hard|neon"
+
+
+def test_script_mode_error_is_one_line() -> None:
+    proc = subprocess.run([*CODEGEN, "--arch", "mips", "variants"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().count("\n") == 0 and "unknown arch 'mips'" in proc.stderr

@@ -1,0 +1,287 @@
+"""isaforge.toolchains: the toolchain list, probing, and the Meson cross files (checked in, and used for real)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+from isaforge import toolchains
+from isaforge.catalogue import CatalogueError, load
+
+REPO = Path(toolchains.__file__).resolve().parents[2]
+ALL = toolchains.toolchains()
+IDS = [tc.name for tc in ALL]
+
+
+def test_one_toolchain_per_arch_and_compiler():
+    cat = load()
+    assert len(ALL) == len(cat.arches) * len(cat.compilers) == 4
+    assert {(tc.arch.name, tc.compiler.name) for tc in ALL} == {(a, c) for a in cat.arches for c in cat.compilers}
+    assert len(set(IDS)) == len(IDS)
+
+
+def test_cross_file_path():
+    expected = PurePosixPath("toolchains/meson/aarch64-linux-gnu-gcc.ini")
+    assert toolchains.cross_file_path("aarch64-linux-gnu", "gcc") == expected
+    assert toolchains.cross_file_path("aarch64", "gcc") == expected  # the catalogue arch name works too
+    assert toolchains.cross_file_path("arm-linux-gnueabihf", "clang") == PurePosixPath(
+        "toolchains/meson/arm-linux-gnueabihf-clang.ini"
+    )
+
+
+@pytest.mark.parametrize(
+    ("target", "compiler", "word"), [("riscv64-linux-gnu", "gcc", "target"), ("arm", "icc", "compiler")]
+)
+def test_unknown_target_or_compiler_is_one_line(target, compiler, word):
+    with pytest.raises(CatalogueError) as err:
+        toolchains.cross_file_path(target, compiler)
+    message = str(err.value)
+    assert "\n" not in message
+    assert f"unknown {word}" in message
+    assert "choose one of" in message
+
+
+def test_repo_root_is_this_checkout():
+    assert toolchains.repo_root() == REPO
+    assert (REPO / "src" / "isaforge" / "isa.toml").is_file()
+
+
+@pytest.mark.parametrize("tc", ALL, ids=IDS)
+def test_checked_in_cross_file_is_up_to_date(tc):
+    path = REPO / tc.cross_file
+    assert path.is_file(), f"{tc.cross_file} missing: run `isaforge toolchain write`"
+    assert path.read_text() == toolchains.render_cross_file(tc), (
+        f"{tc.cross_file} is out of date: run `isaforge toolchain write`"
+    )
+
+
+def test_no_stale_cross_files():
+    assert toolchains.stale_cross_files(REPO) == []
+    assert sorted(p.name for p in (REPO / toolchains.CROSS_DIR).glob("*.ini")) == sorted(f"{n}.ini" for n in IDS)
+
+
+@pytest.mark.parametrize("tc", ALL, ids=IDS)
+def test_render_cross_file(tc):
+    text = toolchains.render_cross_file(tc)
+    assert text == toolchains.render_cross_file(tc)
+    assert text.startswith(toolchains.CROSS_HEADER + "\n")
+    assert text.endswith("\n") and not text.endswith("\n\n")
+    lines = text.splitlines()
+    c_line = "c = [" + ", ".join(f"'{part}'" for part in tc.compiler.command(tc.arch)) + "]"
+    assert c_line in lines
+    assert f"exe_wrapper = ['{tc.arch.qemu}', '-L', '{tc.arch.sysroot}']" in lines
+    assert "-cpu" not in text  # the CPU model comes from QEMU_CPU at test time
+    assert "pkg-config = 'pkg-config'" in lines
+    assert f"isaforge_arch = '{tc.arch.name}'" in lines
+    assert f"isaforge_triple = '{tc.triple}'" in lines
+    assert f"cpu_family = '{tc.arch.meson_cpu_family}'" in lines
+    assert f"cpu = '{tc.arch.meson_cpu}'" in lines
+    assert "endian = 'little'" in lines
+    assert "system = 'linux'" in lines
+    if tc.compiler.name == "clang":
+        assert "c_link_args = ['-fuse-ld=lld']" in lines
+        assert "ar = 'llvm-ar-19'" in lines
+    else:
+        assert "[built-in options]" not in lines
+        assert f"ar = '{tc.triple}-gcc-ar'" in lines
+
+
+@pytest.mark.parametrize(
+    ("text", "version"),
+    [
+        ("qemu-aarch64 version 10.0.2 (Debian 1:10.0.2+ds-2+deb13u1~bpo12+1)\nCopyright (c) 2003-2025", (10, 0, 2)),
+        ("qemu-arm version 7.2.0 (Debian 1:7.2+dfsg-7)", (7, 2, 0)),
+        ("qemu-arm version 9.1", (9, 1, 0)),
+        ("no version here", None),
+    ],
+)
+def test_parse_qemu_version(text, version):
+    assert toolchains.parse_qemu_version(text) == version
+
+
+# -- probing ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tc", ALL, ids=IDS)
+def test_probe_usable_here(tc):
+    result = toolchains.probe(tc)
+    assert result.usable, f"{tc.name}: {'; '.join(result.reasons)}"
+    assert result.status == "usable"
+
+
+@pytest.mark.parametrize("tc", ALL, ids=IDS)
+def test_probe_with_nothing_on_path(tc, tmp_path):
+    result = toolchains.probe(tc, path=str(tmp_path))
+    assert not result.usable
+    assert result.status == "unusable"
+    text = "\n".join(result.reasons)
+    assert f"{tc.compiler.command(tc.arch)[0]} not found" in text
+    packages = tc.compiler.debian_packages or tc.arch.debian_packages
+    assert f"apt-get install {' '.join(packages)}" in text
+    assert "ci/install-toolchains.sh" in text
+    assert f"{tc.arch.qemu} not found" in text
+
+
+def _link_tools(folder: Path, names: list[str]) -> None:
+    for name in names:
+        found = shutil.which(name)
+        assert found, name
+        (folder / name).symlink_to(found)
+
+
+def _tools(tc: toolchains.Toolchain) -> list[str]:
+    return [tc.c[0], tc.ar, tc.strip, *([tc.linker] if tc.linker else []), tc.arch.qemu]
+
+
+@pytest.mark.parametrize("tc", [tc for tc in ALL if tc.linker], ids=[tc.name for tc in ALL if tc.linker])
+def test_probe_reports_missing_linker(tc, tmp_path):
+    _link_tools(tmp_path, [t for t in _tools(tc) if t != tc.linker])
+    result = toolchains.probe(tc, path=str(tmp_path))
+    assert result.reasons == (
+        f"{tc.linker} not found; apt-get install clang-19 lld-19 llvm-19 (or run ci/install-toolchains.sh)",
+    )
+
+
+@pytest.mark.parametrize("version", ["7.2.0", "9.2.4"])
+def test_probe_reports_old_qemu(tmp_path, version):
+    tc = toolchains.toolchain("aarch64-linux-gnu", "gcc")
+    _link_tools(tmp_path, [t for t in _tools(tc) if t != tc.arch.qemu])
+    fake = tmp_path / tc.arch.qemu
+    fake.write_text(f"#!/bin/sh\necho 'qemu-aarch64 version {version} (Debian)'\n")
+    fake.chmod(0o755)
+    result = toolchains.probe(tc, path=str(tmp_path))
+    assert len(result.reasons) == 1
+    assert f"qemu-aarch64 is version {version}, older than 10" in result.reasons[0]
+
+
+def test_probe_reports_unparseable_qemu(tmp_path):
+    tc = toolchains.toolchain("arm-linux-gnueabihf", "gcc")
+    _link_tools(tmp_path, [t for t in _tools(tc) if t != tc.arch.qemu])
+    fake = tmp_path / tc.arch.qemu
+    fake.write_text("#!/bin/sh\necho 'something else'\n")
+    fake.chmod(0o755)
+    (reason,) = toolchains.probe(tc, path=str(tmp_path)).reasons
+    assert reason.startswith("`qemu-arm --version` reports no version")
+
+
+def test_probe_reports_missing_sysroot(tmp_path):
+    tc = toolchains.toolchain("aarch64-linux-gnu", "gcc")
+    gone = tmp_path / "no-sysroot"
+    moved = toolchains.Toolchain(dataclasses.replace(tc.arch, sysroot=str(gone)), tc.compiler)
+    (reason,) = toolchains.probe(moved).reasons
+    assert reason == (
+        f"sysroot {gone} missing; apt-get install gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu "
+        "libc6-dev-arm64-cross (or run ci/install-toolchains.sh)"
+    )
+
+
+# -- the cross files, used for real: meson setup, compile, link, and `meson test` under QEMU ----------------------
+
+HELLO_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/auxv.h>
+
+#if defined(ISF_EXPECT_AARCH64) && !defined(__aarch64__)
+#error "not compiled for aarch64"
+#endif
+#if defined(ISF_EXPECT_ARM) && !(defined(__arm__) && defined(__ARM_PCS_VFP) && __ARM_ARCH >= 7)
+#error "not compiled for armv7 hard-float"
+#endif
+
+int main(int argc, char **argv) {
+  if (argc != 3) return 2;
+  unsigned long want1 = strtoul(argv[1], NULL, 0), want2 = strtoul(argv[2], NULL, 0);
+  unsigned long have1 = getauxval(AT_HWCAP), have2 = getauxval(AT_HWCAP2);
+  printf("hwcap=%#lx hwcap2=%#lx\n", have1, have2);
+  if ((have1 & want1) != want1 || (have2 & want2) != want2) {
+    printf("missing hwcap bits %#lx hwcap2 bits %#lx\n", want1 & ~have1, want2 & ~have2);
+    return 1;
+  }
+  puts("isaforge cross test ok");
+  return 0;
+}
+"""
+
+MESON_BUILD = """\
+project('t', 'c')
+assert(meson.is_cross_build(), 'not a cross build')
+assert(meson.get_external_property('isaforge_arch') == '{arch}')
+assert(meson.get_external_property('isaforge_triple') == '{triple}')
+assert(host_machine.cpu_family() == '{family}')
+assert(meson.get_compiler('c').get_id() == '{compiler}')
+exe = executable('hello', 'hello.c', c_args: ['-DISF_EXPECT_{macro}'])
+test('hello', exe, args: ['{hwcap1:#x}', '{hwcap2:#x}'])
+"""
+
+
+def _max_cpu_hwcaps(arch: str) -> tuple[int, int]:
+    """The AT_HWCAP / AT_HWCAP2 bits QEMU's `max` CPU must show, from the catalogue."""
+    cat = load()
+    words = {1: 0, 2: 0}
+    for feat in cat.cpu_features(arch, "max"):
+        for word, bit in cat.features[feat].per_arch[arch].hwcap:
+            words[word] |= 1 << bit
+    return words[1], words[2]
+
+
+def _meson() -> tuple[list[str], dict[str, str]]:
+    # Meson and Ninja from the Python running the tests (a venv) first, then $PATH.
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    meson = shutil.which("meson", path=env["PATH"])
+    if meson is None or shutil.which("ninja", path=env["PATH"]) is None:
+        pytest.skip("meson and ninja are needed: pip install meson ninja")
+    env["QEMU_CPU"] = "max"
+    return [meson], env
+
+
+@pytest.mark.parametrize("tc", ALL, ids=IDS)
+def test_cross_file_builds_and_runs_under_qemu(tc, tmp_path):
+    result = toolchains.probe(tc)
+    if not result.usable:
+        pytest.skip(f"{tc.name} unusable here: {'; '.join(result.reasons)}")
+    meson, env = _meson()
+    src = tmp_path / "src"
+    src.mkdir()
+    hwcap1, hwcap2 = _max_cpu_hwcaps(tc.arch.name)
+    (src / "meson.build").write_text(
+        MESON_BUILD.format(
+            arch=tc.arch.name,
+            triple=tc.triple,
+            family=tc.arch.meson_cpu_family,
+            compiler=tc.compiler.name,
+            macro=tc.arch.name.upper(),
+            hwcap1=hwcap1,
+            hwcap2=hwcap2,
+        )
+    )
+    (src / "hello.c").write_text(HELLO_C)
+    build = tmp_path / "build"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run([*meson, *args], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, f"meson {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
+        return proc
+
+    run("setup", "--cross-file", str(REPO / tc.cross_file), str(build), str(src))
+    run("compile", "-C", str(build))
+    proc = run("test", "-C", str(build), "--print-errorlogs", "--verbose")
+    assert "isaforge cross test ok" in proc.stdout
+    assert re.search(r"^Ok:\s+1\s*$", proc.stdout, re.MULTILINE), proc.stdout
+    log = (build / "meson-logs" / "testlog.txt").read_text()
+    assert tc.arch.qemu in log  # the test really went through the exe_wrapper
+    if tc.compiler.link_args:
+        # lld, not the GNU linker, made the executable
+        comment = subprocess.run(
+            ["llvm-readelf-19", "-p", ".comment", str(build / "hello")], capture_output=True, text=True, check=False
+        )
+        if comment.returncode == 0:
+            assert re.search(r"Linker: .*LLD", comment.stdout), comment.stdout
