@@ -40,6 +40,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (IsaforgeError, CatalogueError) as exc:
         print(f"isaforge: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # `isaforge … | head`: the reader left; nothing is wrong with the command.
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print("isaforge: interrupted", file=sys.stderr)
         return 130

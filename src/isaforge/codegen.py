@@ -122,7 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--arch", default=HOST_ARCH)
     parser.add_argument("--compiler", default="gcc")
     sub = parser.add_subparsers(dest="cmd", required=True)
-    for name in ("meson-options", "baseline", "variants", "probe", "sources", "c-source"):
+    for name in ("meson-options", "baseline", "variants", "probe", "sources", "c-source", "cpus"):
         p = sub.add_parser(name)
         p.add_argument("--variant", default=REFERENCE)
         p.add_argument("--variants", default="", help="comma-separated built variants (c-source)")
@@ -133,18 +133,18 @@ def _parser() -> argparse.ArgumentParser:
 def _answer(cat: Catalogue, args: argparse.Namespace) -> str:
     if args.arch != HOST_ARCH:
         cat.arch(args.arch)  # unknown arch: CatalogueError naming the valid ones
-    if args.cmd == "meson-options":
-        return meson_options(cat)
-    if args.cmd == "baseline":
-        return "\n".join(cat.baseline_flags(args.arch)) + "\n"
-    if args.cmd == "variants":
-        return _variants_answer(cat, args.arch, args.compiler)
-    if args.cmd == "probe":
-        return cat.variant(args.variant).probe
-    if args.cmd == "sources":
-        return _sources_answer(cat, args.source_root, args.arch, args.variant)
-    variants = [REFERENCE, *[v for v in args.variants.split(",") if v]]
-    return render_c(cat, args.source_root, args.arch, variants)
+    answers = {
+        "meson-options": lambda: meson_options(cat),
+        "baseline": lambda: "".join(f"{flag}\n" for flag in cat.baseline_flags(args.arch)),
+        "variants": lambda: _variants_answer(cat, args.arch, args.compiler),
+        "cpus": lambda: "".join(f"{cpu}\n" for cpu in cat.cpus.get(args.arch, {})),
+        "probe": lambda: cat.variant(args.variant).probe,
+        "sources": lambda: _sources_answer(cat, args.source_root, args.arch, args.variant),
+        "c-source": lambda: render_c(
+            cat, args.source_root, args.arch, [REFERENCE, *[v for v in args.variants.split(",") if v]]
+        ),
+    }
+    return answers[args.cmd]()
 
 
 def main(argv: list[str] | None = None) -> int:

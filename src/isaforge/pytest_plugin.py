@@ -83,6 +83,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cpus(models): run a target_cpu test only on these CPU models")
+    # Bad selections stop the run before collection, as one line.
+    if config.getoption("--qemu-cpu"):
+        selected_cpus(config)
+    if config.getoption("--toolchains"):
+        selected_builds(config)
 
 
 _built: dict[Build, Path] = {}

@@ -1,0 +1,113 @@
+"""The Meson build itself: variant options, probes that drop what the toolchain cannot build, the host build."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import pytest
+
+from isaforge import builds, qemu
+from isaforge.catalogue import load
+from isaforge.pytest_plugin import QemuRunner
+from tests.conftest import ROOT
+
+AARCH64 = "aarch64-linux-gnu"
+
+
+def compile_commands(directory) -> list[dict]:
+    return json.loads((directory / "compile_commands.json").read_text())
+
+
+def info_on_max(qemu_run: QemuRunner, build: builds.Build) -> dict:
+    result = qemu_run(build, "max", "isaforge-info")
+    assert result.returncode == 0, result.describe()
+    return json.loads(result.stdout)
+
+
+def test_disabling_a_variant_removes_its_objects_and_flags(isaforge_build, qemu_run: QemuRunner) -> None:
+    build = builds.build_for(AARCH64, "gcc", {"variant_i8mm": "disabled"}, tag="no-i8mm")
+    directory = isaforge_build(build)
+    commands = " ".join(c["command"] for c in compile_commands(directory))
+    assert "+i8mm" not in commands and "+dotprod" in commands
+    info = info_on_max(qemu_run, build)
+    assert "i8mm" not in info["variants"]
+    assert info["kernels"]["gemm_s8"].endswith("_dotprod")
+
+
+OLD_GCC = """#!/bin/sh
+# GCC 9 knows neither i8mm nor bf16: it stops with this error (its real wording), otherwise it is the real GCC.
+for arg in "$@"; do
+  case "$arg" in *+i8mm*|*+bf16*) echo "cc1: error: invalid feature modifier in '$arg'" >&2; exit 1;; esac
+done
+exec aarch64-linux-gnu-gcc "$@"
+"""
+
+
+def configure_with_old_gcc(tmp_path, *options: str) -> tuple[subprocess.CompletedProcess, object]:
+    wrapper = tmp_path / "aarch64-linux-gnu-gcc-9"
+    wrapper.write_text(OLD_GCC)
+    wrapper.chmod(0o755)
+    cross = (ROOT / builds.build_for(AARCH64, "gcc").toolchain.cross_file).read_text()
+    cross_file = tmp_path / "old-gcc.ini"
+    cross_file.write_text(cross.replace("c = ['aarch64-linux-gnu-gcc']", f"c = ['{wrapper}']"))
+    directory = tmp_path / "build"
+    cmd = [*builds._meson(), "setup", str(directory), str(ROOT), "--cross-file", str(cross_file), *options]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=builds._tool_env(), check=False)
+    return proc, directory
+
+
+def test_variants_an_old_compiler_cannot_build_are_dropped_and_the_library_still_builds(tmp_path) -> None:
+    proc, directory = configure_with_old_gcc(tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "variant i8mm dropped: gcc" in proc.stdout and "cannot compile i8mm code" in proc.stdout
+    subprocess.run([*builds._meson(), "compile", "-C", str(directory)], env=builds._tool_env(), check=True,
+                   capture_output=True)  # fmt: skip
+    result = qemu.run(load().arch("aarch64"), "max", directory / "isaforge-info")
+    info = json.loads(result.stdout)
+    assert "i8mm" not in info["variants"] and "dotprod" in info["variants"]
+    assert info["kernels"]["gemm_s8"].endswith("_dotprod")
+
+
+def test_a_variant_required_but_unbuildable_is_a_configure_error(tmp_path) -> None:
+    proc, _ = configure_with_old_gcc(tmp_path, "-Dvariant_i8mm=enabled")
+    assert proc.returncode != 0
+    assert "variant i8mm dropped: gcc" in proc.stdout + proc.stderr
+
+
+def test_host_build_has_reference_kernels_only_and_runs_natively(isaforge_build) -> None:
+    build = builds.build_for("host", "gcc")
+    directory = isaforge_build(build)
+    info = json.loads(subprocess.run([directory / "isaforge-info"], capture_output=True, check=True).stdout)
+    assert info["variants"] == {"ref": []} and info["detected"] == []
+    assert info["kernels"]["gemm_s8"] == "gemm_s8_4x4_ref"
+    errors = subprocess.run([directory / "tests/kernels/test_api_errors"], capture_output=True, text=True, check=False)
+    assert errors.returncode == 0, errors.stderr
+
+
+@pytest.mark.parametrize("kind", ["static", "shared", "header", "pkg-config"])
+def test_install_ships_the_library_header_and_pkg_config(isaforge_build, tmp_path, kind: str) -> None:
+    directory = isaforge_build(builds.build_for(AARCH64, "gcc"))
+    dest = tmp_path / "root"
+    subprocess.run(
+        [*builds._meson(), "install", "-C", str(directory), "--destdir", str(dest), "--quiet"],
+        env=builds._tool_env(), check=True, capture_output=True,
+    )  # fmt: skip
+    files = {p.relative_to(dest).as_posix().split("/", 2)[-1] for p in dest.rglob("*") if p.is_file()}
+    wanted = {"static": "libisaforge.a", "shared": "libisaforge.so", "header": "isaforge/isaforge.h",
+              "pkg-config": "isaforge.pc"}[kind]  # fmt: skip
+    assert any(f.endswith(wanted) for f in files), sorted(files)
+
+
+@pytest.mark.parametrize("setup", ["cortex_a7", "max"])
+def test_meson_test_runs_under_each_cpu_model_setup(isaforge_build, setup: str) -> None:
+    directory = isaforge_build(builds.build_for("arm-linux-gnueabihf", "clang"))
+    proc = subprocess.run(
+        [*builds._meson(), "test", "-C", str(directory), "--setup", setup],
+        capture_output=True, text=True, env=builds._tool_env(), check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout
+    assert re.search(r"^Ok:\s+2\s*$", proc.stdout, re.MULTILINE), proc.stdout
+    log = (directory / f"meson-logs/testlog-{setup}.txt").read_text()
+    assert f"QEMU_CPU={setup.replace('_', '-')}" in log
