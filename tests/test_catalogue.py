@@ -50,7 +50,9 @@ def test_variant_flags_enable_exactly_the_variants_features(arch: str) -> None:
 def test_baseline_flags() -> None:
     cat = load()
     assert cat.variant_flags("aarch64", "gcc", "ref") == ["-march=armv8-a"]
-    assert cat.variant_flags("arm", "gcc", "neon") == ["-march=armv7-a", "-mfpu=neon-vfpv4", "-mfloat-abi=hard"]
+    arm_baseline = ["-march=armv7-a", "-mfpu=neon-vfpv4", "-mfloat-abi=hard"]
+    assert cat.variant_flags("arm", "clang", "neon") == arm_baseline
+    assert cat.variant_flags("arm", "gcc", "neon") == [*arm_baseline, "-mfp16-format=ieee"]
 
 
 def test_arm_fp16_gets_ieee_format_on_gcc_only() -> None:

@@ -46,7 +46,7 @@ def test_script_mode_runs_without_the_package_installed(tmp_path) -> None:
         cwd=tmp_path,
         check=True,
     ).stdout
-    assert out.splitlines()[0] == "neon|-march=armv7-a -mfpu=neon-vfpv4 -mfloat-abi=hard|neon"
+    assert out.splitlines()[0] == "neon|-march=armv7-a -mfpu=neon-vfpv4 -mfloat-abi=hard -mfp16-format=ieee|neon"
 
 
 def test_script_mode_error_is_one_line() -> None:

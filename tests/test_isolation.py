@@ -86,7 +86,7 @@ def planted(arch: str) -> str:
 # -- (1) a planted violation ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("arch", ["aarch64", "arm"])
 def test_planted_dotprod_at_baseline_is_a_violation(tmp_path, arch):
-    flags = [*CAT.baseline_flags(arch), *MODE_FLAGS[arch]]
+    flags = [*CAT.baseline_flags(arch, "gcc"), *MODE_FLAGS[arch]]
     write_commands(tmp_path, [compile_entry(tmp_path, arch, "gcc", flags, planted(arch), name="leaky")])
 
     report = isolation.check_builddir(tmp_path)
@@ -118,7 +118,7 @@ def test_planted_thumb_word_is_a_violation(tmp_path):
     """Debian's arm default is Thumb-2: the same word planted in T32 code is found too."""
     source = PLANTED.replace(".inst WORD", f".inst.w {DOT_WORD['arm']}")
     write_commands(
-        tmp_path, [compile_entry(tmp_path, "arm", "gcc", [*CAT.baseline_flags("arm"), "-mthumb"], source, name="thumb")]
+        tmp_path, [compile_entry(tmp_path, "arm", "gcc", [*CAT.baseline_flags("arm", "gcc"), "-mthumb"], source, name="thumb")]
     )
     [violation] = isolation.check_builddir(tmp_path).violations
     assert (violation.function, violation.instruction.split()[0], violation.needs) == ("planted", "vsdot.s8", "dotprod")
@@ -143,7 +143,7 @@ def test_planted_dotprod_with_variant_flags_is_allowed(tmp_path, arch):
 # -- (3) clean baseline code, both compilers ------------------------------------------------------------------------
 def test_clean_baseline_code_has_no_violations(tmp_path):
     entries = [
-        compile_entry(tmp_path, arch, compiler, CAT.baseline_flags(arch), CLEAN, name=f"{arch}-{compiler}")
+        compile_entry(tmp_path, arch, compiler, CAT.baseline_flags(arch, compiler), CLEAN, name=f"{arch}-{compiler}")
         for arch in CAT.arches
         for compiler in CAT.compilers
     ]
@@ -166,7 +166,7 @@ def test_clean_baseline_code_has_no_violations(tmp_path):
 
 
 def test_host_entries_are_skipped_with_a_note(tmp_path):
-    entry = compile_entry(tmp_path, "aarch64", "clang", CAT.baseline_flags("aarch64"), CLEAN, name="cross")
+    entry = compile_entry(tmp_path, "aarch64", "clang", CAT.baseline_flags("aarch64", "clang"), CLEAN, name="cross")
     host = {"directory": str(tmp_path), "command": "cc -O2 -o host.o -c host.c", "file": "host.c", "output": "host.o"}
     write_commands(tmp_path, [entry, host])
 
@@ -271,7 +271,7 @@ def test_every_variant_probe_is_clean_with_its_flags_and_caught_at_the_baseline(
     assert isolation.check_builddir(tmp_path).ok
     for entry in entries:
         baseline = isolation.check_object(
-            tmp_path / entry["output"], CAT.arch(arch), CAT.baseline_flags(arch), label=entry["output"]
+            tmp_path / entry["output"], CAT.arch(arch), CAT.baseline_flags(arch, compiler), label=entry["output"]
         )
         needs = {v.needs for v in baseline.violations}
         if expected[entry["output"]] == "neon":

@@ -26,6 +26,18 @@ isf_status isf_gemm_f32(size_t m, size_t n, size_t k, const float *a, size_t lda
 isf_status isf_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a, size_t lda,
                        const int8_t *b, size_t ldb, int32_t *c, size_t ldc);
 
+/* IEEE binary16 in and out; accumulation precision documented per variant. */
+isf_status isf_gemm_f16(size_t m, size_t n, size_t k, const uint16_t *a, size_t lda,
+                        const uint16_t *b, size_t ldb, uint16_t *c, size_t ldc);
+/* bfloat16 in, fp32 out. */
+isf_status isf_gemm_bf16(size_t m, size_t n, size_t k, const uint16_t *a, size_t lda,
+                         const uint16_t *b, size_t ldb, float *c, size_t ldc);
+/* Pre-packed B (weights), packed once for the kernel selected at packing time. */
+size_t     isf_packed_b_size(isf_op op, size_t n, size_t k);
+isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, void *packed);
+isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda,
+                           const void *packed_b, void *c, size_t ldc);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,14 @@
 
 #include "isf_internal.h"
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/prctl.h>
+#ifndef PR_SVE_GET_VL
+#define PR_SVE_GET_VL 51
+#define PR_SVE_VL_LEN_MASK 0xffff
+#endif
+#endif
+
 enum { OP_COUNT = ISF_OP_GEMM_S8 + 1 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -14,6 +22,7 @@ static pthread_mutex_t select_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t detected;
 static uint32_t env_allowed = UINT32_MAX;
 static const char *source = "none";
+static size_t sve_bytes;
 static _Atomic uint32_t active;
 static _Atomic(const isf_kernel_info *) selected[OP_COUNT];
 
@@ -44,8 +53,26 @@ static void select_kernels(uint32_t allowed) {
     }
 }
 
+/* The SVE vector length, read without executing an SVE instruction (this file is compiled at the baseline). */
+static size_t read_sve_vector_bytes(void) {
+#if defined(__aarch64__) && defined(__linux__)
+    int vl = prctl(PR_SVE_GET_VL, 0, 0, 0, 0);
+    return vl < 0 ? 0 : (size_t)(vl & PR_SVE_VL_LEN_MASK);
+#else
+    return 0;
+#endif
+}
+
 static void initialise(void) {
     detected = isf_detect_features(&source);
+    if (detected & ISF_FEATURE_SVE) {
+        sve_bytes = read_sve_vector_bytes();
+        if (sve_bytes == 0 || sve_bytes % 16 != 0) {
+            /* Scalable kernels cannot size their tiles: treat SVE as absent rather than guess. */
+            detected = isf_close_features(detected & ~(uint32_t)ISF_FEATURE_SVE);
+            sve_bytes = 0;
+        }
+    }
     const char *disable = getenv("ISAFORGE_DISABLE");
     if (disable != NULL) {
         env_allowed = ~isf_parse_feature_list(disable, report_unknown);
@@ -84,6 +111,15 @@ const isf_kernel_info *isf_selected_kernel(isf_op op) {
 const char *isf_kernel_name(isf_op op) {
     const isf_kernel_info *k = isf_selected_kernel(op);
     return k != NULL ? k->name : NULL;
+}
+
+size_t isf_vector_bytes(void) {
+    ensure_initialised();
+    return sve_bytes;
+}
+
+unsigned isf_kernel_nr(const isf_kernel_info *k) {
+    return k->scalable ? k->nr * (unsigned)(isf_vector_bytes() / 16) : k->nr;
 }
 
 const char *isf_detect_source(void) {

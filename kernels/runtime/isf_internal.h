@@ -19,6 +19,14 @@
  * Rows, columns and k beyond the problem are zero in the panels. Both panels are 64-byte aligned.
  * c: row-major output tile with row stride ldc (in output elements). accumulate = 0: C = A·B; else C += A·B.
  * Edge tiles are handled by the driver through a scratch tile, so kernels always write the full MR×NR.
+ *
+ * Element types: gemm_f32 float → float; gemm_f16 IEEE binary16 bits (uint16_t) → binary16; gemm_bf16 bfloat16
+ * bits (uint16_t) → float; gemm_s8 int8_t → int32_t. For gemm_f16 the driver never splits k (one call covers all
+ * of k, accumulate = 0), so a variant that accumulates in fp32 rounds to binary16 once, at the store.
+ *
+ * Scalable variants (catalogue `scalable = true`, the SVE ones): NR in the name is the tile width at a 128-bit
+ * vector length and scales with it: NR = name's NR × VL / 128. The kernel reads VL itself (svcntb()); the
+ * runtime reads it with prctl(PR_SVE_GET_VL) and packs B for that width.
  */
 typedef void (*isf_ukernel_fn)(size_t k_blocks, const void *a, const void *b, void *c, size_t ldc, int accumulate);
 
@@ -41,7 +49,8 @@ typedef struct {
 typedef struct {
     const char *name;
     isf_op op;
-    unsigned mr, nr, kr;
+    unsigned mr, nr, kr; /* nr at 128-bit vectors when scalable */
+    int scalable;
     uint32_t required;
     unsigned rank; /* higher is preferred */
     isf_ukernel_fn fn;
@@ -49,6 +58,7 @@ typedef struct {
 
 typedef struct {
     size_t in_bytes, out_bytes;
+    int whole_k; /* never split k (binary16 output: round once) */
 } isf_op_info;
 
 /* Generated from src/isaforge/isa.toml by codegen.py for the arch being built. */
@@ -65,6 +75,8 @@ extern const size_t isf_op_count;
 /* Runtime internals shared by the runtime files and isaforge-info. */
 const isf_kernel_info *isf_selected_kernel(isf_op op);
 const char *isf_detect_source(void);
+size_t isf_vector_bytes(void);   /* SVE vector length of this thread, 0 without SVE */
+unsigned isf_kernel_nr(const isf_kernel_info *k); /* NR at the current vector length */
 uint32_t isf_detect_features(const char **source);
 uint32_t isf_close_features(uint32_t mask); /* drops features whose implied ones are missing */
 uint32_t isf_parse_feature_list(const char *list, void (*report_unknown)(const char *name, size_t len));

@@ -78,6 +78,10 @@ def _run_logged(cmd: list[str], what: str) -> None:
         raise IsaforgeError(f"{what} failed ({' '.join(cmd)}):\n{tail}")
 
 
+def kernel_files(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in (root / "kernels").rglob("gemm_*.[cS]"))
+
+
 def ensure_built(build: Build) -> Path:
     """Configure (first time, or when the options changed) and compile; returns the build directory."""
     if build.toolchain is not None:
@@ -86,7 +90,8 @@ def ensure_built(build: Build) -> Path:
             raise IsaforgeError(f"{build.toolchain.name} is unusable: {'; '.join(found.reasons)}")
     options = [f"-D{k}={v}" for k, v in build.options]
     stamp = build.directory / ".isaforge-options"
-    wanted = "\n".join(options)
+    # Meson lists kernel files at configure time: a new or removed kernel needs a reconfigure.
+    wanted = "\n".join([*options, *kernel_files(build.root)])
     configured = (build.directory / "build.ninja").is_file() and stamp.is_file() and stamp.read_text() == wanted
     if not configured:
         fresh = not (build.directory / "build.ninja").exists()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -38,6 +38,7 @@ class Arch:
     qemu: str
     sysroot: str
     baseline: tuple[str, ...]
+    baseline_extra: dict[str, tuple[str, ...]] = field(compare=False)  # per compiler; kept out of the hash
     variant_extra: tuple[str, ...]
     assembler_all: tuple[str, ...]
     debian_packages: tuple[str, ...]
@@ -89,6 +90,7 @@ class Variant:
     arches: tuple[str, ...]
     probe: str
     rank: int
+    scalable: bool
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,8 @@ class Op:
     index: int
     in_bytes: int
     out_bytes: int
+    narrow_accumulation: tuple[str, ...]
+    whole_k: bool
 
 
 @dataclass(frozen=True)
@@ -202,15 +206,18 @@ class Catalogue:
         levels = {f.per_arch[arch_name].march for f in feats}
         exts = [f.per_arch[arch_name].ext for f in feats if f.per_arch[arch_name].ext]
         if not exts:
-            return list(arch.baseline)
+            return self.baseline_flags(arch_name, compiler)
         march = max(levels, key=_march_key)
         flags = [f"-march={march}{''.join(exts)}", *arch.variant_extra]
         for f in feats:
             flags += f.per_arch[arch_name].extra.get(compiler, ())
         return flags
 
-    def baseline_flags(self, arch: str) -> list[str]:
-        return [] if arch == HOST_ARCH else list(self.arch(arch).baseline)
+    def baseline_flags(self, arch: str, compiler: str) -> list[str]:
+        if arch == HOST_ARCH:
+            return []
+        spec = self.arch(arch)
+        return [*spec.baseline, *spec.baseline_extra.get(compiler, ())]
 
     def feature_flags_allow(self, arch: str, flags: list[str]) -> set[str]:
         """The features a compile command's flags enable: the reverse of variant_flags, used by check-isolation."""
@@ -278,6 +285,7 @@ def load(path: Path = CATALOGUE_PATH) -> Catalogue:
             qemu=a["qemu"],
             sysroot=a["sysroot"],
             baseline=tuple(a["baseline"]),
+            baseline_extra={k: tuple(v) for k, v in a.get("baseline_extra", {}).items()},
             variant_extra=tuple(a["variant_extra"]),
             assembler_all=tuple(a["assembler_all"]),
             debian_packages=tuple(a["debian_packages"]),
@@ -318,10 +326,21 @@ def load(path: Path = CATALOGUE_PATH) -> Catalogue:
             arches=tuple(v["arches"]),
             probe=v.get("probe", ""),
             rank=rank,
+            scalable=bool(v.get("scalable", False)),
         )
         for rank, (name, v) in enumerate(raw["variant"].items())
     }
-    ops = {name: Op(name, o["index"], o["in_bytes"], o["out_bytes"]) for name, o in raw["op"].items()}
+    ops = {
+        name: Op(
+            name,
+            o["index"],
+            o["in_bytes"],
+            o["out_bytes"],
+            tuple(o.get("narrow_accumulation", ())),
+            bool(o.get("whole_k", False)),
+        )
+        for name, o in raw["op"].items()
+    }
     cpus = {arch: {cpu: tuple(feats) for cpu, feats in models.items()} for arch, models in raw["cpu"].items()}
     cat = Catalogue(arches, compilers, features, variants, ops, cpus)
     _validate(cat)

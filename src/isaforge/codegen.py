@@ -65,7 +65,9 @@ def _kernel_row(cat: Catalogue, arch: str, k: KernelName) -> str:
     op = f"ISF_OP_{k.op.upper()}"
     rank = cat.variant(k.variant).rank
     req = _required_mask(cat, arch, k.variant)
-    return f"    {{{_c_string(k.name)}, {op}, {k.mr}, {k.nr}, {k.kr}, 0x{req:x}u, {rank}, isf_ukernel_{k.name}}},"
+    scalable = int(cat.variant(k.variant).scalable)
+    fields = f"{op}, {k.mr}, {k.nr}, {k.kr}, {scalable}, 0x{req:x}u, {rank}, isf_ukernel_{k.name}"
+    return f"    {{{_c_string(k.name)}, {fields}}},"
 
 
 def _table(c_type: str, name: str, rows: list[str]) -> list[str]:
@@ -95,7 +97,8 @@ def render_c(cat: Catalogue, source_root: Path, arch: str, variants: list[str]) 
     ]
     out += _table("isf_variant_info", "isf_variants", variant_rows)
     out += _table("isf_kernel_info", "isf_kernels", [_kernel_row(cat, arch, k) for k in kernels])
-    out += _table("isf_op_info", "isf_ops", [f"    {{{o.in_bytes}, {o.out_bytes}}}, /* {o.name} */" for o in ops])
+    op_rows = [f"    {{{o.in_bytes}, {o.out_bytes}, {int(o.whole_k)}}}, /* {o.name} */" for o in ops]
+    out += _table("isf_op_info", "isf_ops", op_rows)
     return "\n".join(out)
 
 
@@ -135,7 +138,7 @@ def _answer(cat: Catalogue, args: argparse.Namespace) -> str:
         cat.arch(args.arch)  # unknown arch: CatalogueError naming the valid ones
     answers = {
         "meson-options": lambda: meson_options(cat),
-        "baseline": lambda: "".join(f"{flag}\n" for flag in cat.baseline_flags(args.arch)),
+        "baseline": lambda: "".join(f"{flag}\n" for flag in cat.baseline_flags(args.arch, args.compiler)),
         "variants": lambda: _variants_answer(cat, args.arch, args.compiler),
         "cpus": lambda: "".join(f"{cpu}\n" for cpu in cat.cpus.get(args.arch, {})),
         "probe": lambda: cat.variant(args.variant).probe,

@@ -16,6 +16,8 @@ from isaforge.catalogue import load
 
 SENTINEL_BYTE = 0xA5
 F32_UNIT_ROUNDOFF = 2.0**-24
+F16_UNIT_ROUNDOFF = 2.0**-11
+PACKED_FLAG = 1
 
 
 @dataclass(frozen=True)
@@ -30,18 +32,41 @@ class Case:
 
 @dataclass(frozen=True)
 class OpTypes:
+    """How an op's operands travel: `in_dtype`/`out_dtype` are the wire types (bfloat16 travels as uint16)."""
+
     op: str
     index: int
     in_dtype: np.dtype
     out_dtype: np.dtype
 
+    @property
+    def bfloat16(self) -> bool:
+        return self.op == "gemm_bf16"
+
+
+_WIRE_TYPES = {
+    "gemm_f32": (np.float32, np.float32),
+    "gemm_f16": (np.float16, np.float16),
+    "gemm_bf16": (np.uint16, np.float32),
+    "gemm_s8": (np.int8, np.int32),
+}
+
 
 def op_types(op: str) -> OpTypes:
-    dtypes = {"gemm_f32": (np.float32, np.float32), "gemm_s8": (np.int8, np.int32)}
-    if op not in dtypes:
-        raise ValueError(f"gemm_runner does not drive {op} yet")
     spec = load().ops[op]
-    return OpTypes(op, spec.index, np.dtype(dtypes[op][0]), np.dtype(dtypes[op][1]))
+    wire_in, wire_out = _WIRE_TYPES[op]
+    return OpTypes(op, spec.index, np.dtype(wire_in), np.dtype(wire_out))
+
+
+def bf16_bits(x: np.ndarray) -> np.ndarray:
+    """float32 → bfloat16 bits by truncation (the values used are exactly representable)."""
+    return (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+def to_float64(types: OpTypes, x: np.ndarray) -> np.ndarray:
+    if types.bfloat16:
+        return (x.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return x.astype(np.float64)
 
 
 def sweep_cases(max_mn: int = 17, max_k: int = 33, pad: int = 0) -> list[Case]:
@@ -63,11 +88,24 @@ def random_operands(types: OpTypes, cases: list[Case], seed: int, extremes: bool
         if extremes:
             return np.full(a_len, -128, np.int8), np.full(b_len, -128, np.int8)
         return (rng.integers(-128, 128, a_len, dtype=np.int8), rng.integers(-128, 128, b_len, dtype=np.int8))
-    return (rng.standard_normal(a_len).astype(np.float32), rng.standard_normal(b_len).astype(np.float32))
+    a, b = rng.standard_normal(a_len), rng.standard_normal(b_len)
+    if types.bfloat16:
+        return bf16_bits(a), bf16_bits(b)
+    return a.astype(types.in_dtype), b.astype(types.in_dtype)
 
 
-def write_job(path: Path, types: OpTypes, a: np.ndarray, b: np.ndarray, cases: list[Case]) -> None:
-    header = b"ISFJ" + struct.pack("<III", types.index, len(cases), 0) + struct.pack("<QQ", a.nbytes, b.nbytes)
+def plant_non_finite(types: OpTypes, a: np.ndarray, b: np.ndarray, case: Case) -> None:
+    """A NaN in A's row 0 and an infinity in B's last column, so whole rows and columns must turn non-finite."""
+    nan, inf = (0x7FC0, 0x7F80) if types.bfloat16 else (np.nan, np.inf)
+    a[case.k - 1] = nan
+    b[(case.k - 1) * case.ldb + case.n - 1] = inf
+
+
+def write_job(
+    path: Path, types: OpTypes, a: np.ndarray, b: np.ndarray, cases: list[Case], packed: bool = False
+) -> None:
+    flags = PACKED_FLAG if packed else 0
+    header = b"ISFJ" + struct.pack("<III", types.index, len(cases), flags) + struct.pack("<QQ", a.nbytes, b.nbytes)
     table = np.array([[c.m, c.n, c.k, c.lda, c.ldb, c.ldc] for c in cases], dtype="<u8")
     path.write_bytes(header + a.tobytes() + b.tobytes() + table.tobytes())
 
@@ -94,32 +132,71 @@ def operand_views(a: np.ndarray, b: np.ndarray, c: Case) -> tuple[np.ndarray, np
     return av, bv
 
 
-def f32_error_bound(av: np.ndarray, bv: np.ndarray, k: int) -> np.ndarray:
-    """|computed − exact| ≤ γ(k+1)·Σ|a||b| with γ(j) = j·u/(1 − j·u): every variant sums k products in fp32 (fused
-    or not, in any order, split into Kc blocks), so the classic recursive-summation bound holds for all of them."""
-    j = (k + 1) * F32_UNIT_ROUNDOFF
-    gamma = j / (1 - j)
-    return gamma * (np.abs(av.astype(np.float64)) @ np.abs(bv.astype(np.float64))) + np.finfo(np.float32).tiny
+def error_bound(types: OpTypes, variant: str, av: np.ndarray, bv: np.ndarray, k: int) -> np.ndarray:
+    """|computed − exact| ≤ γ(k+1)·Σ|a||b| (+ the final rounding to binary16), γ(j) = j·u/(1 − j·u).
+
+    Every float variant sums k products in its accumulation type — fused or not, in any order, split into Kc
+    blocks — so the classic recursive-summation bound holds for all, with u the unit roundoff of that type:
+    2^-24 for fp32; 2^-11 for the variants the catalogue lists under the op's `narrow_accumulation`; bfloat16
+    matrix instructions (BFMMLA) may round to odd inside, so bf16 gets u = 2^-23.
+    """
+    u = F32_UNIT_ROUNDOFF
+    if variant in load().ops[types.op].narrow_accumulation:
+        u = F16_UNIT_ROUNDOFF
+    elif types.bfloat16:
+        u = 2 * F32_UNIT_ROUNDOFF
+    j = (k + 1) * u
+    magnitude = np.abs(av) @ np.abs(bv)
+    bound = j / (1 - j) * magnitude + np.finfo(np.float32).tiny
+    if types.out_dtype == np.float16:
+        bound = bound + F16_UNIT_ROUNDOFF * (np.abs(av @ bv) + bound) + 2.0**-25
+    return bound
 
 
-def check_case(types: OpTypes, a: np.ndarray, b: np.ndarray, c: Case, status: int, got: np.ndarray) -> str | None:
+def _same_non_finite(result: np.ndarray, exact: np.ndarray) -> bool:
+    finite = np.isfinite(exact)
+    if not np.array_equal(np.isnan(result), np.isnan(exact)):
+        return False
+    return bool(np.array_equal(result[np.isinf(exact)], exact[np.isinf(exact)]) and np.all(np.isfinite(result[finite])))
+
+
+def _wrong_int(c: Case, result: np.ndarray, exact: np.ndarray) -> str | None:
+    if np.array_equal(result, exact):
+        return None
+    bad = tuple(np.argwhere(result != exact)[0])
+    return f"{c}: C{bad} = {result[bad]:.0f}, expected {exact[bad]:.0f}"
+
+
+def _wrong_float(types: OpTypes, variant: str, c: Case, av: np.ndarray, bv: np.ndarray, result: np.ndarray,
+                 exact: np.ndarray) -> str | None:  # fmt: skip
+    if not _same_non_finite(result, exact):
+        return f"{c}: NaN/Inf pattern differs from IEEE arithmetic"
+    finite = np.isfinite(exact)
+    with np.errstate(invalid="ignore"):
+        err = np.where(finite, np.abs(result - exact), 0.0)
+        # Only finite results are bounded, and no NaN or Inf reaches those: zero them for the magnitudes.
+        fa, fb = np.where(np.isfinite(av), av, 0.0), np.where(np.isfinite(bv), bv, 0.0)
+        bound = np.where(finite, error_bound(types, variant, fa, fb, c.k), 1.0)
+    if np.all(err <= bound):
+        return None
+    bad = tuple(np.argwhere(err > bound)[0])
+    return f"{c}: C{bad} = {result[bad]!r}, expected {exact[bad]!r} (error {err[bad]:.3g} > bound {bound[bad]:.3g})"
+
+
+def check_case(
+    types: OpTypes, variant: str, a: np.ndarray, b: np.ndarray, c: Case, status: int, got: np.ndarray
+) -> str | None:
     """None when the result is right, else one line saying what is wrong."""
     if status != 0:
         return f"{c}: status {status}"
     sentinel = np.frombuffer(bytes([SENTINEL_BYTE]) * types.out_dtype.itemsize, types.out_dtype)[0]
-    if c.ldc > c.n and not np.array_equal(got[:, c.n :], np.full((c.m, c.ldc - c.n), sentinel, types.out_dtype)):
+    padding = got[:, c.n :]
+    if c.ldc > c.n and not np.array_equal(padding.view(np.uint8), np.full(padding.shape, sentinel).view(np.uint8)):
         return f"{c}: wrote into the ldc padding"
-    av, bv = operand_views(a, b, c)
-    exact = av.astype(np.float64) @ bv.astype(np.float64)
+    av, bv = (to_float64(types, x) for x in operand_views(a, b, c))
+    with np.errstate(invalid="ignore", over="ignore"):
+        exact = av @ bv
     result = got[:, : c.n].astype(np.float64)
     if types.out_dtype == np.int32:
-        if not np.array_equal(result, exact):
-            bad = np.argwhere(result != exact)[0]
-            return f"{c}: C{tuple(bad)} = {result[tuple(bad)]:.0f}, expected {exact[tuple(bad)]:.0f}"
-        return None
-    err = np.abs(result - exact)
-    bound = f32_error_bound(av, bv, c.k)
-    if not np.all(err <= bound):
-        bad = tuple(np.argwhere(err > bound)[0])
-        return f"{c}: C{bad} = {result[bad]!r}, expected {exact[bad]!r} (error {err[bad]:.3g} > bound {bound[bad]:.3g})"
-    return None
+        return _wrong_int(c, result, exact)
+    return _wrong_float(types, variant, c, av, bv, result, exact)

@@ -75,6 +75,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         params = [TargetCpu(b, cpu) for b in selected_builds(config) for cpu in cpus[b.arch_name]]
         for mark in metafunc.definition.iter_markers("cpus"):
             params = [p for p in params if p.cpu in mark.args[0]]
+        for mark in metafunc.definition.iter_markers("arch"):
+            params = [p for p in params if p.build.arch_name == mark.args[0]]
         metafunc.parametrize("target_cpu", params, ids=[p.id for p in params])
     elif "cross_build" in metafunc.fixturenames:
         params = selected_builds(config)
@@ -83,6 +85,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cpus(models): run a target_cpu test only on these CPU models")
+    config.addinivalue_line("markers", "arch(name): run a target_cpu test only on toolchains of this arch")
     # Bad selections stop the run before collection, as one line.
     if config.getoption("--qemu-cpu"):
         selected_cpus(config)

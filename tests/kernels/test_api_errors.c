@@ -61,6 +61,47 @@ static void s8_errors(void) {
     CHECK(c[0] == 0x5a5a5a5a && c[15] == 0x5a5a5a5a);
 }
 
+static void packed_errors(void) {
+    float a[16] = {1}, b[16] = {1}, c[16];
+    size_t bytes = isf_packed_b_size(ISF_OP_GEMM_F32, 4, 4);
+    static unsigned char packed[1 << 16];
+    CHECK(bytes > 0 && bytes <= sizeof packed);
+    CHECK(isf_packed_b_size((isf_op)42, 4, 4) == 0);
+    CHECK(isf_packed_b_size(ISF_OP_GEMM_F32, SIZE_MAX, SIZE_MAX / 2) == 0);
+    CHECK(isf_pack_b(ISF_OP_GEMM_F32, 4, 4, NULL, 4, packed) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_pack_b(ISF_OP_GEMM_F32, 4, 4, b, 3, packed) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_pack_b(ISF_OP_GEMM_F32, 4, 4, b, 4, NULL) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_pack_b(ISF_OP_GEMM_F32, 4, 4, b, 4, packed) == ISF_OK);
+    reset(c, 16);
+    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 5, 4, a, 4, packed, c, 5) == ISF_ERR_INVALID_ARG); /* n differs */
+    CHECK(isf_gemm_packed(ISF_OP_GEMM_S8, 4, 4, 4, a, 4, packed, c, 4) == ISF_ERR_INVALID_ARG);  /* op differs */
+    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, a, 4, NULL, c, 4) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, NULL, 4, packed, c, 4) == ISF_ERR_INVALID_ARG);
+    CHECK(untouched(c, 16));
+    /* Packed for one kernel, used after the cap chose another: refused, C untouched. */
+    const char *before = isf_kernel_name(ISF_OP_GEMM_F32);
+    isf_set_feature_mask(0);
+    int changed = strcmp(before, isf_kernel_name(ISF_OP_GEMM_F32)) != 0;
+    isf_status st = isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, a, 4, packed, c, 4);
+    CHECK(changed ? st == ISF_ERR_UNSUPPORTED && untouched(c, 16) : st == ISF_OK);
+    isf_set_feature_mask(UINT32_MAX);
+    reset(c, 16);
+    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, a, 4, packed, c, 4) == ISF_OK && c[0] == 1.0f && c[1] == 0.0f);
+}
+
+static void f16_bf16_errors(void) {
+    uint16_t a[16] = {0x3c00}, b[16] = {0x3c00}, c16[16];
+    float c32[16];
+    memset(c16, 0x77, sizeof c16);
+    reset(c32, 16);
+    CHECK(isf_gemm_f16(2, 2, 2, a, 2, NULL, 2, c16, 2) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_bf16(2, 2, 2, a, 2, b, 1, c32, 2) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_f16(SIZE_MAX / 2, 2, 2, a, SIZE_MAX / 2, b, 2, c16, 2) == ISF_ERR_INVALID_ARG);
+    CHECK(c16[0] == 0x7777 && untouched(c32, 16));
+    CHECK(isf_gemm_f16(1, 1, 1, a, 1, b, 1, c16, 1) == ISF_OK && c16[0] == 0x3c00);    /* 1·1 = 1 */
+    CHECK(isf_gemm_bf16(1, 1, 1, b, 1, b, 1, c32, 1) == ISF_OK && c32[0] == 0x1p-14f); /* 0x3c00 as bf16 */
+}
+
 static void api_errors(void) {
     CHECK(isf_kernel_name((isf_op)99) == NULL);
     CHECK((isf_active_features() & ~isf_cpu_features()) == 0);
@@ -72,6 +113,8 @@ static void api_errors(void) {
 int main(void) {
     f32_errors();
     s8_errors();
+    packed_errors();
+    f16_bf16_errors();
     api_errors();
     printf("%d failed\n", failures);
     return failures != 0;

@@ -1,7 +1,8 @@
 """Numerics of every GEMM variant against a float64 numpy oracle, under QEMU.
 
-int8 must be exact; fp32 must stay within γ(k+1)·Σ|a||b| (isaforge.gemmjob.f32_error_bound). Shapes: every m, n
-in 1..17 × k in 1..33, the same with padded leading dimensions, and large shapes that cross the Kc/Nc blocks.
+int8 must be exact; float variants must stay within isaforge.gemmjob.error_bound (γ(k+1)·Σ|a||b| in the variant's
+accumulation precision) and give NaN/Inf where IEEE arithmetic does. Shapes: every m, n in 1..17 × k in 1..33, the
+same with padded leading dimensions, and large shapes that cross the Kc/Nc blocks.
 """
 
 from __future__ import annotations
@@ -12,13 +13,15 @@ from pathlib import Path
 import pytest
 
 from isaforge import gemmjob
-from isaforge.catalogue import load
+from isaforge.catalogue import KernelName, load
 from isaforge.gemmjob import Case
 from isaforge.pytest_plugin import QemuRunner, TargetCpu
 from tests.conftest import ROOT
 
-OPS = ("gemm_f32", "gemm_s8")
+OPS = ("gemm_f32", "gemm_f16", "gemm_bf16", "gemm_s8")
+FLOAT_OPS = ("gemm_f32", "gemm_f16", "gemm_bf16")
 LARGE = [Case(70, 400, 300, 301, 403, 405), Case(33, 29, 1000, 1000, 29, 29), Case(128, 128, 128, 128, 128, 128)]
+SVE_VECTOR_BYTES = (16, 32, 64, 256)
 
 
 def run_batch(
@@ -28,62 +31,105 @@ def run_batch(
     op: str,
     cases: list[Case],
     mask: int | None = None,
-    extremes: bool = False,
+    operands: tuple | None = None,
+    packed: bool = False,
 ) -> str:
     """Run the cases, assert every result, and return the kernel the runner reports it used."""
     types = gemmjob.op_types(op)
-    a, b = gemmjob.random_operands(types, cases, seed=len(cases) + types.index, extremes=extremes)
+    a, b = operands or gemmjob.random_operands(types, cases, seed=len(cases) + types.index)
     job, out = tmp / f"{op}.job", tmp / f"{op}.out"
-    gemmjob.write_job(job, types, a, b, cases)
+    gemmjob.write_job(job, types, a, b, cases, packed=packed)
     args = [str(job), str(out)] + ([hex(mask)] if mask is not None else [])
     result = qemu_run(tc.build, tc.cpu, "tests/kernels/gemm_runner", args)
     assert result.returncode == 0, result.describe()
+    kernel = json.loads(result.stdout)["kernel"]
+    variant = kernel.rsplit("_", 1)[1]
     failures = [
         msg
         for case, (status, got) in zip(cases, gemmjob.read_results(out, types, cases), strict=True)
-        if (msg := gemmjob.check_case(types, a, b, case, status, got)) is not None
+        if (msg := gemmjob.check_case(types, variant, a, b, case, status, got)) is not None
     ]
-    kernel = json.loads(result.stdout)["kernel"]
     assert not failures, f"{kernel} on {tc.id}: {len(failures)} wrong, first: {failures[0]}"
     return kernel
+
+
+def kernels_of(tc: TargetCpu, op: str) -> list[KernelName]:
+    """The op's kernels this toolchain builds and this CPU model can run, most preferred first."""
+    cat = load()
+    arch = tc.build.arch_name
+    every_variant = [v.name for v in cat.arch_variants(arch)]
+    runnable = [
+        k
+        for k in cat.kernels(ROOT, arch, every_variant)
+        if k.op == op and cat.variant_features(arch, k.variant) <= set(tc.expected_features)
+    ]
+    return sorted(runnable, key=lambda k: -cat.variant(k.variant).rank)
+
+
+def every_variant(
+    qemu_run: QemuRunner, tc: TargetCpu, tmp: Path, op: str, cases: list[Case], scalable_only: bool = False, **kw
+) -> list[str]:
+    """Cap the features to each kernel's own in turn, down to none (ref); dispatch must pick exactly that kernel,
+    and its results must be right."""
+    cat = load()
+    seen = []
+    for kernel in kernels_of(tc, op):
+        if scalable_only and not cat.variant(kernel.variant).scalable:
+            continue
+        mask = cat.mask(cat.variant_features(tc.build.arch_name, kernel.variant))
+        seen.append(run_batch(qemu_run, tc, tmp, op, cases, mask, **kw))
+        assert seen[-1] == kernel.name, f"capped to {kernel.variant}'s features, dispatch chose {seen[-1]}"
+    assert seen, f"no kernel of {op} ran"
+    return seen
 
 
 @pytest.mark.parametrize("op", OPS)
 def test_default_kernel_is_right_on_every_model(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op) -> None:
     """Also the negative leg: on cortex-a53 / cortex-a7 nothing may raise SIGILL."""
     cases = gemmjob.sweep_cases() + gemmjob.sweep_cases(9, 17, pad=3) + LARGE
-    kernel = run_batch(qemu_run, target_cpu, tmp_path, op, cases)
-    assert kernel.startswith(op)
+    assert run_batch(qemu_run, target_cpu, tmp_path, op, cases).startswith(op)
 
 
 @pytest.mark.cpus(["max"])
 @pytest.mark.parametrize("op", OPS)
 def test_capping_walks_every_variant_down_to_ref(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op) -> None:
-    cat = load()
-    arch = target_cpu.build.arch_name
-    cases = gemmjob.sweep_cases() + LARGE
-    mask = cat.mask(target_cpu.expected_features)
-    seen = []
-    while True:
-        kernel = run_batch(qemu_run, target_cpu, tmp_path, op, cases, mask)
-        seen.append(kernel)
-        variant = cat.variant(kernel.rsplit("_", 1)[1])
-        if variant.name == "ref":
-            break
-        mask &= ~cat.mask(variant.requires)
-    every_variant = [v.name for v in cat.arch_variants(arch)]
-    built = [k.name for k in cat.kernels(ROOT, arch, every_variant) if k.op == op]
-    assert sorted(seen) == sorted(built), f"cap walk visited {seen}, kernels of {op}: {built}"
+    seen = every_variant(qemu_run, target_cpu, tmp_path, op, gemmjob.sweep_cases() + LARGE)
+    assert seen[-1].endswith("_ref") and len(seen) >= 2
+
+
+@pytest.mark.arch("aarch64")
+@pytest.mark.cpus(["max"])
+@pytest.mark.parametrize("vector_bytes", SVE_VECTOR_BYTES)
+@pytest.mark.parametrize("op", OPS)
+def test_scalable_kernels_at_every_vector_length(
+    target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op, vector_bytes
+) -> None:
+    tc = TargetCpu(target_cpu.build, f"max,sve-default-vector-length={vector_bytes}")
+    cases = gemmjob.sweep_cases(17, 19) + LARGE[1:]
+    every_variant(qemu_run, tc, tmp_path, op, cases, scalable_only=True)
+
+
+@pytest.mark.cpus(["max"])
+@pytest.mark.parametrize("op", FLOAT_OPS)
+def test_nan_and_inf_propagate_in_every_variant(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op) -> None:
+    types = gemmjob.op_types(op)
+    cases = [Case(m, n, k, k, n, n) for m, n, k in [(9, 13, 7), (17, 30, 40), (1, 1, 1)]]
+    for case in cases:
+        a, b = gemmjob.random_operands(types, [case], seed=7)
+        gemmjob.plant_non_finite(types, a, b, case)
+        every_variant(qemu_run, target_cpu, tmp_path, op, [case], operands=(a, b))
+
+
+@pytest.mark.cpus(["cortex-a53", "a64fx", "cortex-a7", "max"])
+@pytest.mark.parametrize("op", OPS)
+def test_prepacked_b_gives_the_same_results(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op) -> None:
+    cases = gemmjob.sweep_cases(9, 17, pad=2) + LARGE
+    every_variant(qemu_run, target_cpu, tmp_path, op, cases, packed=True)
 
 
 @pytest.mark.cpus(["max"])
 def test_int8_extremes_are_exact(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path) -> None:
-    cat = load()
+    types = gemmjob.op_types("gemm_s8")
     cases = [Case(9, 13, 4099, 4099, 13, 13), Case(17, 17, 33, 33, 17, 17)]
-    mask = cat.mask(target_cpu.expected_features)
-    while True:
-        kernel = run_batch(qemu_run, target_cpu, tmp_path, "gemm_s8", cases, mask, extremes=True)
-        variant = cat.variant(kernel.rsplit("_", 1)[1])
-        if variant.name == "ref":
-            break
-        mask &= ~cat.mask(variant.requires)
+    operands = gemmjob.random_operands(types, cases, seed=0, extremes=True)
+    every_variant(qemu_run, target_cpu, tmp_path, "gemm_s8", cases, operands=operands)
