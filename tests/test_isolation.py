@@ -118,7 +118,8 @@ def test_planted_thumb_word_is_a_violation(tmp_path):
     """Debian's arm default is Thumb-2: the same word planted in T32 code is found too."""
     source = PLANTED.replace(".inst WORD", f".inst.w {DOT_WORD['arm']}")
     write_commands(
-        tmp_path, [compile_entry(tmp_path, "arm", "gcc", [*CAT.baseline_flags("arm", "gcc"), "-mthumb"], source, name="thumb")]
+        tmp_path,
+        [compile_entry(tmp_path, "arm", "gcc", [*CAT.baseline_flags("arm", "gcc"), "-mthumb"], source, name="thumb")],
     )
     [violation] = isolation.check_builddir(tmp_path).violations
     assert (violation.function, violation.instruction.split()[0], violation.needs) == ("planted", "vsdot.s8", "dotprod")

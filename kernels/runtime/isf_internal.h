@@ -16,7 +16,7 @@
  * It computes one full MR×NR tile of C from packed panels (packing is done by the runtime, at the baseline):
  *   a: k_blocks × MR × KR input elements: for each block of KR steps of k, row 0's KR values, then row 1's, …
  *   b: k_blocks × NR × KR input elements: for each block, column 0's KR values, then column 1's, …
- * Rows, columns and k beyond the problem are zero in the panels. Both panels are 64-byte aligned.
+ * Rows, columns and k beyond the problem are zero in the panels. Every panel starts 64-byte aligned.
  * c: row-major output tile with row stride ldc (in output elements). accumulate = 0: C = A·B; else C += A·B.
  * Edge tiles are handled by the driver through a scratch tile, so kernels always write the full MR×NR.
  *

@@ -15,26 +15,35 @@ SUBCOMMANDS: dict[str, str] = {
     "build": "build",
     "toolchain": "toolchain",
     "check-isolation": "check_isolation",
+    "bench": "bench",
     "info": "info",
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with `only`, just that subcommand's module is imported (the others stay unloaded)."""
     parser = argparse.ArgumentParser(prog="isaforge", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module_name in SUBCOMMANDS.items():
+        if only is not None and name != only:
+            sub.add_parser(name)
+            continue
         module = importlib.import_module(f"isaforge.commands.{module_name}")
-        p = sub.add_parser(
-            name, help=module.__doc__.splitlines()[0] if module.__doc__ else None, description=module.__doc__
-        )
+        doc = module.__doc__ or ""
+        p = sub.add_parser(name, help=doc.splitlines()[0] if doc else None, description=doc)
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
     return parser
 
 
+def _chosen(argv: Sequence[str]) -> str | None:
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return first if first in SUBCOMMANDS else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(_chosen(argv)).parse_args(argv)
     try:
         return int(args._run(args))
     except (IsaforgeError, CatalogueError) as exc:

@@ -1,0 +1,75 @@
+"""`isaforge bench`: how close the micro-kernels come to the machine, by two measures that need no Arm hardware.
+
+- `mca`: the modeled efficiency of every kernel's hot loop on Arm cores, from LLVM's scheduling models
+  (llvm-mca-19), as MACs per cycle and as a share of the core's peak for the kernel's MAC instruction, the peak
+  itself measured by llvm-mca on a stream of independent MAC instructions.
+- `qemu_count`: the guest instructions one GEMM executes inside libisaforge, counted from QEMU's translation and
+  execution logs, per MAC: what the packing and driver cost on top of the hot loops.
+- `report`: the goals, the markdown tables, JSON and the plot.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+
+from isaforge.errors import IsaforgeError
+
+# The tools and the Debian package each comes from: a missing tool is one line naming the package.
+TOOL_PACKAGES = {
+    "llvm-mca-19": "llvm-19",
+    "llvm-objdump-19": "llvm-19",
+    "llvm-nm-19": "llvm-19",
+    "clang-19": "clang-19",
+    "qemu-aarch64": "qemu-user",
+}
+
+
+def require(tool: str) -> str:
+    """The tool's path, or a one-line error naming the Debian package that provides it."""
+    path = shutil.which(tool)
+    if path is None:
+        package = TOOL_PACKAGES.get(tool, tool)
+        raise IsaforgeError(f"{tool} not found; install the Debian package {package} (apt-get install {package})")
+    return path
+
+
+def run_tool(cmd: Sequence[str], what: str, stdin: str | None = None) -> str:
+    """Run a tool that must succeed; its stdout, or a one-line error with the first line it complained with."""
+    require(cmd[0])
+    proc = subprocess.run(list(cmd), input=stdin, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        first = next((ln for ln in proc.stderr.splitlines() if ln.strip()), f"exit {proc.returncode}")
+        raise IsaforgeError(f"{what} failed: {' '.join(cmd[:3])} …: {first.strip()}")
+    return proc.stdout
+
+
+class Progress:
+    """One progress line on stderr: redrawn in place on a terminal, one line per stage otherwise."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.tty = sys.stderr.isatty()
+        self._stage = ""
+        self._width = 0
+
+    def update(self, stage: str, done: int, total: int, detail: str = "") -> None:
+        if not self.enabled:
+            return
+        if self.tty:
+            line = f"bench: {stage} {done}/{total} {detail}"[:118]
+            sys.stderr.write("\r" + line.ljust(self._width))
+            sys.stderr.flush()
+            self._width = len(line)
+        elif stage != self._stage:
+            sys.stderr.write(f"bench: {stage} ({total} steps)\n")
+            sys.stderr.flush()
+        self._stage = stage
+
+    def done(self) -> None:
+        if self.enabled and self.tty and self._width:
+            sys.stderr.write("\r" + " " * self._width + "\r")
+            sys.stderr.flush()
+        self._width = 0

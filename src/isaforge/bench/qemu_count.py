@@ -1,0 +1,417 @@
+"""Executed instructions of one GEMM inside libisaforge, counted under QEMU user mode.
+
+gemm_runner is linked statically (from the build's own object and libisaforge.a) so libisaforge's code sits at
+fixed addresses: the range spans the isf_* functions of the symbol table (and the library's static functions next
+to them). QEMU runs it with `-d in_asm,exec,nochain -dfilter <range>`: every translated block in the range is logged
+once with its instructions' addresses, and, with chaining off, every execution of a block leaves one `Trace` line
+with its start address. Executions per address × the instruction llvm-objdump decodes there (QEMU's own
+disassembler cannot read SVE) give the counts: all instructions, MAC instructions and their MACs, loads, and those
+outside the micro-kernels (packing and driver). The encodings in QEMU's log are checked against llvm-objdump's.
+
+Only libisaforge's own code is counted: the libc calls it makes (memcpy and memset in packing, aligned_alloc) are
+outside the range.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from isaforge import gemmjob, qemu
+from isaforge.bench import mca, run_tool
+from isaforge.builds import Build
+from isaforge.catalogue import REFERENCE, KernelName, load, parse_kernel_name
+from isaforge.errors import IsaforgeError
+
+LLVM_NM = "llvm-nm-19"
+RUNNER_OBJECT = "tests/kernels/gemm_runner.p/gemm_runner.c.o"
+LIBRARY = "libisaforge.a"
+CPU = "max"
+DEFAULT_SVE_BITS = 128
+MAX_ALIGN_GAP = 64  # bytes of padding tolerated between the library's functions
+MAC_CHECK_TOLERANCE = 0.02
+
+
+@dataclass(frozen=True)
+class Shape:
+    m: int
+    n: int
+    k: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.m}x{self.n}x{self.k}"
+
+    @property
+    def macs(self) -> int:
+        return self.m * self.n * self.k
+
+
+DEFAULT_SHAPES = (Shape(64, 64, 64), Shape(128, 128, 128), Shape(256, 256, 64))
+
+
+def parse_shapes(text: str) -> list[Shape]:
+    """`64x64x64,256x256x64` (M×N×K) or `128` (a cube)."""
+    out = []
+    for item in (s.strip() for s in text.split(",")):
+        if not item:
+            continue
+        parts = item.lower().split("x")
+        if len(parts) == 1:
+            parts *= 3
+        if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+            raise IsaforgeError(f"bad shape {item!r}; write MxNxK with positive integers, e.g. 128x128x128")
+        out.append(Shape(*(int(p) for p in parts)))
+    if not out:
+        raise IsaforgeError("no shape given; write MxNxK, e.g. --shapes 64x64x64,256x256x64")
+    return out
+
+
+# -- the static runner and its code range -------------------------------------------------------------------------
+def link_static_runner(build: Build, directory: Path, out: Path) -> Path:
+    """gemm_runner linked statically from the build's object and libisaforge.a, with the build's compiler."""
+    if build.toolchain is None:
+        raise IsaforgeError("bench counts instructions of cross builds only")
+    obj, lib = directory / RUNNER_OBJECT, directory / LIBRARY
+    for path in (obj, lib):
+        if not path.is_file():
+            raise IsaforgeError(f"{path} is missing; build {build.name} first (isaforge build)")
+    cat, tc = load(), build.toolchain
+    cmd = [
+        *tc.compiler.command(tc.arch),
+        *tc.compiler.link_args,
+        *cat.baseline_flags(tc.arch.name, tc.compiler.name),
+        "-static",
+        "-pthread",
+        str(obj),
+        str(lib),
+        "-o",
+        str(out),
+    ]
+    run_tool(cmd, f"static link of gemm_runner ({build.name})")
+    return out
+
+
+@dataclass(frozen=True)
+class CodeRange:
+    lo: int
+    hi: int  # exclusive
+    functions: tuple[tuple[int, int, str], ...]  # (start, end, name), sorted
+
+    def function_at(self, addr: int) -> str:
+        for start, end, name in self.functions:
+            if start <= addr < end:
+                return name
+        return "?"
+
+    @property
+    def dfilter(self) -> str:
+        return f"0x{self.lo:x}..0x{self.hi - 1:x}"
+
+
+def parse_nm(text: str) -> list[tuple[int, int, str, str]]:
+    """`llvm-nm -S` lines → (address, size, type, name); lines without a size are skipped."""
+    out = []
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and all(re.fullmatch(r"[0-9a-f]+", p) for p in parts[:2]):
+            out.append((int(parts[0], 16), int(parts[1], 16), parts[2], parts[3]))
+    return out
+
+
+def code_range(exe: Path, lib: Path) -> CodeRange:
+    """From the executable's symbol table: the isf_* functions' span, widened over the library's other (static)
+    functions that sit right next to it."""
+    lib_names = {p[-1] for p in (ln.split() for ln in run_tool([LLVM_NM, "--defined-only", str(lib)], "nm").splitlines())
+                 if len(p) >= 2 and p[-2] in "tT"}  # fmt: skip
+    funcs = sorted((a, a + s, n) for a, s, t, n in parse_nm(run_tool([LLVM_NM, "-S", "--defined-only", str(exe)], "nm"))
+                   if t in "tT" and s > 0)  # fmt: skip
+    isf = [f for f in funcs if f[2].startswith("isf_")]
+    if not isf:
+        raise IsaforgeError(f"{exe.name} has no isf_* functions in its symbol table (stripped?)")
+    lo, hi = min(f[0] for f in isf), max(f[1] for f in isf)
+    while True:  # library functions adjacent to the span (a static function last in its object, say)
+        new_lo, new_hi = lo, hi
+        for start, end, name in funcs:
+            if name in lib_names and hi <= start <= hi + MAX_ALIGN_GAP:
+                new_hi = max(new_hi, end)
+            if name in lib_names and lo - MAX_ALIGN_GAP <= end <= lo:
+                new_lo = min(new_lo, start)
+        if (new_lo, new_hi) == (lo, hi):
+            break
+        lo, hi = new_lo, new_hi
+    inside = tuple(f for f in funcs if lo <= f[0] < hi)
+    return CodeRange(lo, hi, inside)
+
+
+# -- QEMU's log ---------------------------------------------------------------------------------------------------
+IN_INSN = re.compile(r"^0x([0-9a-f]+):\s+([0-9a-f]{8})\b")
+TRACE = re.compile(r"^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/")
+
+
+@dataclass
+class ExecLog:
+    executions: Counter[int] = field(default_factory=Counter)  # guest address → times executed
+    encodings: dict[int, str] = field(default_factory=dict)  # guest address → instruction word as QEMU read it
+    blocks: int = 0  # translations logged
+    traces: int = 0  # block executions logged
+    unknown_traces: int = 0  # executions of a block whose translation was not in the log
+
+
+def parse_log(lines: Iterable[str]) -> ExecLog:
+    """Executions per instruction address from `-d in_asm,exec,nochain` output."""
+    log = ExecLog()
+    current: dict[int, tuple[int, ...]] = {}  # block start → addresses of its latest translation
+    runs: Counter[tuple[int, ...]] = Counter()
+    block: list[int] | None = None
+    for line in lines:
+        if block is not None:
+            m = IN_INSN.match(line)
+            if m:
+                addr = int(m[1], 16)
+                block.append(addr)
+                log.encodings[addr] = m[2]
+                continue
+            if block:
+                current[block[0]] = tuple(block)
+                log.blocks += 1
+            block = None
+        if line.startswith("IN:"):
+            block = []
+        elif line.startswith("Trace "):
+            t = TRACE.match(line)
+            if t is None:
+                continue
+            log.traces += 1
+            tb = current.get(int(t[1], 16))
+            if tb is None:
+                log.unknown_traces += 1
+            else:
+                runs[tb] += 1
+    if block:
+        current[block[0]] = tuple(block)
+        log.blocks += 1
+    for tb, n in runs.items():
+        for addr in tb:
+            log.executions[addr] += n
+    return log
+
+
+# -- one run ------------------------------------------------------------------------------------------------------
+@dataclass
+class RunCount:
+    op: str
+    variant: str
+    kernel: str
+    shape: str
+    sve_bits: int
+    useful_macs: int  # M·N·K
+    padded_macs: int  # rounded up to whole MR×NR×KR tiles: what the kernels must execute
+    instructions: int = 0
+    kernel_instructions: int = 0  # inside isf_ukernel_* functions
+    mac_instructions: int = 0
+    macs_executed: int = 0
+    loads: int = 0
+    hot_loop_instructions_per_mac: float = 0.0  # the selected kernel's hot loop, as compiled
+    by_function: dict[str, int] = field(default_factory=dict)
+    mac_mnemonics: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def instructions_per_mac(self) -> float:
+        return self.instructions / self.useful_macs
+
+    @property
+    def mac_share(self) -> float:
+        return self.mac_instructions / self.instructions if self.instructions else 0.0
+
+    @property
+    def loads_per_mac(self) -> float:
+        return self.loads / self.useful_macs
+
+    @property
+    def packing_share(self) -> float:
+        """Instructions outside the micro-kernels (packing, driver, dispatch)."""
+        return 1.0 - self.kernel_instructions / self.instructions if self.instructions else 0.0
+
+    @property
+    def mac_check(self) -> float:
+        """MACs executed / MACs of the padded tiles: 1.0 when every tile's MACs were counted once."""
+        return self.macs_executed / self.padded_macs if self.padded_macs else 0.0
+
+    @property
+    def mac_check_ok(self) -> bool:
+        return abs(self.mac_check - 1.0) <= MAC_CHECK_TOLERANCE
+
+    def as_dict(self) -> dict[str, object]:
+        out = dict(self.__dict__)
+        for name in ("instructions_per_mac", "mac_share", "loads_per_mac", "packing_share", "mac_check"):
+            out[name] = round(getattr(self, name), 6)
+        out["mac_check_ok"] = self.mac_check_ok
+        return out
+
+
+def _round_up(x: int, to: int) -> int:
+    return (x + to - 1) // to * to
+
+
+def padded_macs(kernel: KernelName, shape: Shape, sve_bits: int) -> int:
+    nr = kernel.nr * sve_bits // 128 if load().variant(kernel.variant).scalable else kernel.nr
+    return _round_up(shape.m, kernel.mr) * _round_up(shape.n, nr) * _round_up(shape.k, kernel.kr)
+
+
+@dataclass
+class StaticRunner:
+    """The static runner of one build, its code and its disassembly: what every run of that build shares."""
+
+    build: Build
+    exe: Path
+    lib: Path
+    code: CodeRange
+    insns: dict[int, mca.Insn]
+    functions: dict[str, list[mca.Insn]]
+    sve_bits: int
+
+    @classmethod
+    def prepare(cls, build: Build, directory: Path, workdir: Path, sve_bits: int) -> StaticRunner:
+        exe = link_static_runner(build, directory, workdir / f"gemm_runner-{build.name}")
+        lib = directory / LIBRARY
+        code = code_range(exe, lib)
+        text = run_tool(
+            [mca.LLVM_OBJDUMP, "-d", f"--start-address=0x{code.lo:x}", f"--stop-address=0x{code.hi:x}", str(exe)],
+            "disassembly of the static gemm_runner",
+        )
+        functions = mca.parse_objdump(text)
+        insns = {i.addr: i for body in functions.values() for i in body}
+        return cls(build, exe, lib, code, insns, functions, sve_bits)
+
+    def kernels(self) -> list[KernelName]:
+        cat = load()
+        names = [n.removeprefix(mca.KERNEL_PREFIX) for n in self.functions if n.startswith(mca.KERNEL_PREFIX)]
+        return sorted((parse_kernel_name(n, cat.ops) for n in names), key=lambda k: (k.op, cat.variant(k.variant).rank))
+
+    def hot_loop_ideal(self, kernel: KernelName) -> float:
+        body = self.functions.get(mca.KERNEL_PREFIX + kernel.name, [])
+        loop = mca.hot_loop(body, mca.kernel_kind(body))
+        if loop is None:
+            return 0.0
+        return len(loop.body) / max(1, sum(mca.macs(i, self.sve_bits) for i in loop.body))
+
+    @property
+    def cpu(self) -> str:
+        return f"{CPU},sve-default-vector-length={self.sve_bits // 8}"
+
+    def run(self, kernel: KernelName, shape: Shape, workdir: Path) -> RunCount:
+        cat = load()
+        arch = self.build.arch
+        types = gemmjob.op_types(kernel.op)
+        case = gemmjob.Case(shape.m, shape.n, shape.k, shape.k, shape.n, shape.n)
+        a, b = gemmjob.random_operands(types, [case], seed=1)
+        stem = f"{kernel.name}-{shape.label}"
+        job, out, log_path = (workdir / f"{stem}.{ext}" for ext in ("job", "out", "log"))
+        gemmjob.write_job(job, types, a, b, [case])
+        mask = cat.mask(cat.variant_features(arch.name, kernel.variant))
+        cmd = qemu.qemu_command(arch, self.cpu, self.exe, [str(job), str(out), str(mask)])
+        at = cmd.index(str(self.exe))
+        cmd[at:at] = ["-d", "in_asm,exec,nochain", "-dfilter", self.code.dfilter, "-D", str(log_path)]
+        result = _run(cmd)
+        if result[0] != 0:
+            raise IsaforgeError(f"gemm_runner failed for {kernel.name} at {shape.label}: exit {result[0]}: {result[2]}")
+        chosen = json.loads(result[1].strip().splitlines()[-1])["kernel"]
+        if chosen != kernel.name:
+            raise IsaforgeError(f"mask {mask:#x} selected {chosen}, not {kernel.name}")
+        status = int(np.frombuffer(out.read_bytes()[:4], "<i4")[0])
+        if status != 0:
+            raise IsaforgeError(f"gemm {kernel.name} at {shape.label} returned status {status}")
+        with log_path.open(errors="replace") as fh:
+            log = parse_log(fh)
+        for path in (job, out, log_path):
+            path.unlink()
+        return self.tally(kernel, shape, log)
+
+    def tally(self, kernel: KernelName, shape: Shape, log: ExecLog) -> RunCount:
+        if log.unknown_traces:
+            raise IsaforgeError(f"{log.unknown_traces} executed blocks of {kernel.name} had no translation in the log")
+        rc = RunCount(
+            kernel.op,
+            kernel.variant,
+            kernel.name,
+            shape.label,
+            self.sve_bits,
+            shape.macs,
+            padded_macs(kernel, shape, self.sve_bits),
+            hot_loop_instructions_per_mac=self.hot_loop_ideal(kernel),
+        )
+        by_function: Counter[str] = Counter()
+        mnemonics: Counter[str] = Counter()
+        for addr, n in log.executions.items():
+            insn = self.insns.get(addr)
+            if insn is None:
+                raise IsaforgeError(f"QEMU executed 0x{addr:x}, which llvm-objdump does not decode as an instruction")
+            if insn.raw and log.encodings.get(addr, insn.raw) != insn.raw:
+                raise IsaforgeError(f"0x{addr:x}: QEMU read {log.encodings[addr]}, the executable has {insn.raw}")
+            rc.instructions += n
+            function = self.code.function_at(addr)
+            by_function[function] += n
+            if function.startswith(mca.KERNEL_PREFIX):
+                rc.kernel_instructions += n
+            if insn.is_load:
+                rc.loads += n
+            if mca.mac_kind(insn):
+                rc.mac_instructions += n
+                rc.macs_executed += n * mca.macs(insn, self.sve_bits)
+                mnemonics[insn.mnemonic] += n
+        rc.by_function = dict(by_function.most_common())
+        rc.mac_mnemonics = dict(mnemonics.most_common())
+        return rc
+
+
+def _run(cmd: list[str]) -> tuple[int, str, str]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=qemu.DEFAULT_TIMEOUT, check=False)
+    return proc.returncode, proc.stdout, proc.stderr[-500:]
+
+
+def select(
+    kernels: Sequence[KernelName], ops: Sequence[str] | None, variants: Sequence[str] | None
+) -> list[KernelName]:
+    """Kernels of the chosen ops and variants (default: every variant but the portable reference)."""
+    return [
+        k
+        for k in kernels
+        if (not ops or k.op in ops) and (k.variant in variants if variants else k.variant != REFERENCE)
+    ]
+
+
+def count_all(
+    build: Build,
+    directory: Path,
+    ops: Sequence[str] | None,
+    variants: Sequence[str] | None,
+    shapes: Sequence[Shape],
+    sve_bits: int = DEFAULT_SVE_BITS,
+    jobs: int = 2,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> tuple[list[RunCount], StaticRunner]:
+    with tempfile.TemporaryDirectory(prefix="isaforge-bench-") as tmp:
+        work = Path(tmp)
+        counter = StaticRunner.prepare(build, directory, work, sve_bits)
+        todo = [(k, s) for k in select(counter.kernels(), ops, variants) for s in shapes]
+
+        def one(item: tuple[KernelName, Shape]) -> RunCount:
+            return counter.run(item[0], item[1], work)
+
+        out = []
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for n, rc in enumerate(pool.map(one, todo), 1):
+                out.append(rc)
+                if progress:
+                    progress(n, len(todo), f"{rc.kernel} {rc.shape}")
+    return out, counter
