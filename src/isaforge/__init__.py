@@ -1,3 +1,8 @@
 """isaforge: cross-build, dispatch and QEMU-test Arm kernel libraries."""
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("isaforge")  # from VERSION, the one place the project's version is written
+except PackageNotFoundError:  # a bare source tree (Meson running codegen.py)
+    __version__ = "0+unknown"

@@ -91,6 +91,7 @@ class Variant:
     probe: str
     rank: int
     scalable: bool
+    asm_probe: dict[str, str] = field(compare=False)
 
 
 @dataclass(frozen=True)
@@ -327,6 +328,7 @@ def load(path: Path = CATALOGUE_PATH) -> Catalogue:
             probe=v.get("probe", ""),
             rank=rank,
             scalable=bool(v.get("scalable", False)),
+            asm_probe=dict(v.get("asm_probe", {})),
         )
         for rank, (name, v) in enumerate(raw["variant"].items())
     }

@@ -16,6 +16,9 @@ SUBCOMMANDS: dict[str, str] = {
     "toolchain": "toolchain",
     "check-isolation": "check_isolation",
     "bench": "bench",
+    "inst": "inst",
+    "conan": "conan",
+    "matrix": "matrix",
     "info": "info",
 }
 

@@ -33,8 +33,18 @@ def test_kernel_file_follows_the_grammar(path) -> None:
         arch = next(a for a in cat.arches.values() if a.kernel_dir == rel[0])
         assert len(rel) == 3 and rel[1] == kernel.variant
         assert arch.name in cat.variant(kernel.variant).arches
-    entry_points = re.findall(r"^(?:\w+ )*ISF_UKERNEL\((\w+)\)\s*\{", path.read_text(), re.MULTILINE)
-    assert entry_points == [kernel.name], "one kernel per file, defined with ISF_UKERNEL(<file stem>)"
+    text = path.read_text()
+    if path.suffix == ".S":
+        entry_points = re.findall(r"^\s*\.globl\s+isf_ukernel_(\w+)", text, re.MULTILINE)
+        assert re.search(rf"^isf_ukernel_{kernel.name}:", text, re.MULTILINE), "the entry label is missing"
+    else:
+        entry_points = re.findall(r"^(?:\w+ )*ISF_UKERNEL\((\w+)\)\s*\{", text, re.MULTILINE)
+    assert entry_points == [kernel.name], "one kernel per file: ISF_UKERNEL(<file stem>) or .globl isf_ukernel_<stem>"
+
+
+def test_one_file_per_kernel_name() -> None:
+    stems = [p.stem for p in kernel_files()]
+    assert sorted(stems) == sorted(set(stems)), "a kernel exists both as .c and .S"
 
 
 def test_no_stray_files_in_kernel_folders() -> None:
