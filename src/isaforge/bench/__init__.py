@@ -64,7 +64,7 @@ class Progress:
             sys.stderr.flush()
             self._width = len(line)
         elif stage != self._stage:
-            sys.stderr.write(f"bench: {stage} ({total} steps)\n")
+            sys.stderr.write(f"bench: {stage}" + (f" ({total} steps)\n" if total > 1 else "\n"))
             sys.stderr.flush()
         self._stage = stage
 

@@ -292,7 +292,8 @@ def parse_mca(text: str) -> McaResult:
             raise IsaforgeError(f"llvm-mca output has no {key!r} line")
         head[key] = m[1]
     resources = tuple(
-        (m[1], m[2]) for m in re.finditer(r"^(\[\d+(?:\.\d+)?\])\s+-\s+(\S+)", text.split("Resource pressure")[0], re.M)
+        (m[1], m[2])
+        for m in re.finditer(r"^(\[\d+(?:\.\d+)?\])\s+-\s+(\S+)", text.split("Resource pressure", maxsplit=1)[0], re.M)
     )
     labels = [r[0] for r in resources]
     pressure: tuple[float, ...] = tuple(0.0 for _ in labels)
@@ -477,8 +478,8 @@ def reference_stream(body: Sequence[Insn], kind: str, registers: int = 32) -> St
     return Stream(kind, tuple(insns), f"{len(insns)} independent {kind} (one accumulator each)")
 
 
-def measure_peak(stream: Stream, core: str, mattr: str) -> Peak:
-    result, _ = run_mca(stream.source(), core, mattr)
+def peak_from(stream: Stream, core: str, mattr: str, result: McaResult) -> Peak:
+    """The peak llvm-mca's run of `stream` on `core` shows."""
     return Peak(
         core,
         stream.kind,
@@ -491,6 +492,11 @@ def measure_peak(stream: Stream, core: str, mattr: str) -> Peak:
     )
 
 
+def measure_peak(stream: Stream, core: str, mattr: str) -> Peak:
+    result, _ = run_mca(stream.source(), core, mattr)
+    return peak_from(stream, core, mattr, result)
+
+
 # -- per kernel ---------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class KernelLoop:
@@ -500,6 +506,7 @@ class KernelLoop:
     kind: str | None
     loop: Loop | None
     function_instructions: int
+    function_start: int = 0
 
     @property
     def found(self) -> bool:
@@ -539,8 +546,10 @@ class CoreResult:
         return self.status == "ok" and self.percent_of_peak >= GOAL_PERCENT
 
 
-def find_kernels(lib: Path, ops: Sequence[str] | None = None) -> tuple[list[KernelLoop], dict[str, list[Insn]]]:
-    """Every non-reference micro-kernel defined in `lib`, with its hot loop."""
+def find_kernels(
+    lib: Path, ops: Sequence[str] | None = None, variants: Sequence[str] | None = None
+) -> tuple[list[KernelLoop], dict[str, list[Insn]]]:
+    """Every non-reference micro-kernel defined in `lib` (of `ops` and `variants` when given), with its hot loop."""
     cat = load()
     funcs = disassemble(lib)
     out = []
@@ -548,10 +557,15 @@ def find_kernels(lib: Path, ops: Sequence[str] | None = None) -> tuple[list[Kern
         if not name.startswith(KERNEL_PREFIX):
             continue
         kernel = parse_kernel_name(name.removeprefix(KERNEL_PREFIX), cat.ops)
-        if kernel.variant == REFERENCE or (ops and kernel.op not in ops):
+        if (
+            kernel.variant == REFERENCE
+            or (ops and kernel.op not in ops)
+            or (variants and kernel.variant not in variants)
+        ):
             continue
         kind = kernel_kind(insns)
-        out.append(KernelLoop(kernel, kind, hot_loop(insns, kind), len(insns)))
+        out.append(KernelLoop(kernel, kind, hot_loop(insns, kind), len(insns), insns[0].addr if insns else 0))
+    out.sort(key=lambda kl: (list(cat.ops).index(kl.kernel.op), cat.variant(kl.kernel.variant).rank))
     return out, funcs
 
 
@@ -568,7 +582,9 @@ def explain(result: McaResult, kind: str) -> str:
     for text, row in result.by_insn:
         mnemonic = text.split()[0] if text else ""
         insn = Insn(0, mnemonic, split_operands(text[len(mnemonic) :].strip()))
-        in_mix = mac_kind(insn) == kind or (_base(kind.split()[0]) in PRODUCT_ONLY and mnemonic in ACCUMULATE_ONLY)
+        in_mix = mac_kind(insn) == kind or (
+            _base(kind.split(maxsplit=1)[0]) in PRODUCT_ONLY and mnemonic in ACCUMULATE_ONLY
+        )
         if not in_mix and any(row[i] > 0 for i in cols):
             others[mnemonic] += 1
     shared = ", ".join(f"{n}×{m}" for m, n in sorted(others.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -578,11 +594,28 @@ def explain(result: McaResult, kind: str) -> str:
     return what + (f"; shared with {shared}" if shared else "")
 
 
+def fill(res: CoreResult, kl: KernelLoop, result: McaResult, peak: Peak) -> CoreResult:
+    """`res` completed from llvm-mca's run of the kernel's hot loop and the peak of its MAC kind on that core."""
+    assert kl.loop is not None and kl.kind is not None
+    res.loop_instructions = len(kl.loop.body)
+    res.mac_instructions = kl.loop_mac_instructions
+    res.macs_per_iteration = kl.loop_macs(SVE_BITS[res.core])
+    res.cycles_per_iteration = result.cycles_per_iteration
+    res.block_rthroughput = result.block_rthroughput
+    res.macs_per_cycle = res.macs_per_iteration / res.cycles_per_iteration
+    res.peak_macs_per_cycle = peak.macs_per_cycle
+    res.percent_of_peak = 100.0 * res.macs_per_cycle / peak.macs_per_cycle
+    res.bottleneck = explain(result, kl.kind)
+    res.resource_pressure = {k: round(v, 2) for k, v in result.unit_pressure().items() if v}
+    return res
+
+
 def analyse(
     lib: Path,
     compiler: str,
     cores: Sequence[str],
     ops: Sequence[str] | None = None,
+    variants: Sequence[str] | None = None,
     jobs: int = 2,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> tuple[list[CoreResult], list[Peak], list[KernelLoop]]:
@@ -590,7 +623,7 @@ def analyse(
     cat = load()
     require(LLVM_MCA)
     require(CLANG)
-    kernels, _ = find_kernels(lib, ops)
+    kernels, _ = find_kernels(lib, ops, variants)
     results: list[CoreResult] = []
     todo: list[tuple[KernelLoop, CoreResult]] = []
     peak_bodies: dict[tuple[str, str, str], Sequence[Insn]] = {}
@@ -618,18 +651,7 @@ def analyse(
         kl, res = item
         assert kl.loop is not None and kl.kind is not None
         result, _ = run_mca(mca_source(kl.loop), res.core, res.mattr)
-        peak = peaks[(res.core, kl.kind, res.mattr)]
-        res.loop_instructions = len(kl.loop.body)
-        res.mac_instructions = kl.loop_mac_instructions
-        res.macs_per_iteration = kl.loop_macs(SVE_BITS[res.core])
-        res.cycles_per_iteration = result.cycles_per_iteration
-        res.block_rthroughput = result.block_rthroughput
-        res.macs_per_cycle = res.macs_per_iteration / res.cycles_per_iteration
-        res.peak_macs_per_cycle = peak.macs_per_cycle
-        res.percent_of_peak = 100.0 * res.macs_per_cycle / peak.macs_per_cycle
-        res.bottleneck = explain(result, kl.kind)
-        res.resource_pressure = {k: round(v, 2) for k, v in result.unit_pressure().items() if v}
-        return res
+        return fill(res, kl, result, peaks[(res.core, kl.kind, res.mattr)])
 
     peaks: dict[tuple[str, str, str], Peak] = {}
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:

@@ -131,10 +131,10 @@ def parse_nm(text: str) -> list[tuple[int, int, str, str]]:
 def code_range(exe: Path, lib: Path) -> CodeRange:
     """From the executable's symbol table: the isf_* functions' span, widened over the library's other (static)
     functions that sit right next to it."""
-    lib_names = {p[-1] for p in (ln.split() for ln in run_tool([LLVM_NM, "--defined-only", str(lib)], "nm").splitlines())
-                 if len(p) >= 2 and p[-2] in "tT"}  # fmt: skip
-    funcs = sorted((a, a + s, n) for a, s, t, n in parse_nm(run_tool([LLVM_NM, "-S", "--defined-only", str(exe)], "nm"))
-                   if t in "tT" and s > 0)  # fmt: skip
+    lib_nm = run_tool([LLVM_NM, "--defined-only", str(lib)], f"symbols of {lib.name}")
+    lib_names = {p[-1] for p in map(str.split, lib_nm.splitlines()) if len(p) >= 2 and p[-2] in "tT"}
+    exe_nm = run_tool([LLVM_NM, "-S", "--defined-only", str(exe)], f"symbols of {exe.name}")
+    funcs = sorted((a, a + s, n) for a, s, t, n in parse_nm(exe_nm) if t in "tT" and s > 0)
     isf = [f for f in funcs if f[2].startswith("isf_")]
     if not isf:
         raise IsaforgeError(f"{exe.name} has no isf_* functions in its symbol table (stripped?)")
@@ -216,6 +216,7 @@ class RunCount:
     sve_bits: int
     useful_macs: int  # M·N·K
     padded_macs: int  # rounded up to whole MR×NR×KR tiles: what the kernels must execute
+    compiler: str = ""
     instructions: int = 0
     kernel_instructions: int = 0  # inside isf_ukernel_* functions
     mac_instructions: int = 0
@@ -348,6 +349,7 @@ class StaticRunner:
             self.sve_bits,
             shape.macs,
             padded_macs(kernel, shape, self.sve_bits),
+            compiler=self.build.toolchain.compiler.name if self.build.toolchain else "",
             hot_loop_instructions_per_mac=self.hot_loop_ideal(kernel),
         )
         by_function: Counter[str] = Counter()

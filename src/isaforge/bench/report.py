@@ -1,0 +1,414 @@
+"""The bench report: goals checked against the figures, as markdown, JSON and a bar chart."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from isaforge.bench.mca import CORES, GOAL_PERCENT, SVE_BITS, CoreResult, KernelLoop, Peak
+from isaforge.bench.qemu_count import RunCount
+from isaforge.errors import IsaforgeError
+
+RATIO_GOAL = 0.55
+IDEAL_TOLERANCE = 0.10
+GOAL_SHAPE = "128x128x128"
+IDEAL_SHAPE = "256x256x64"
+SHORT_CORE = {"neoverse-n1": "N1", "neoverse-n2": "N2", "neoverse-v1": "V1", "neoverse-v2": "V2"}
+
+
+@dataclass
+class HotLoop:
+    """A kernel's hot loop as found in one build's object code."""
+
+    compiler: str
+    kernel: str
+    kind: str | None
+    start: int | None  # offsets from the function's entry
+    end: int | None
+    instructions: int
+    mac_instructions: int
+    macs_at_128: int  # per iteration, SVE at 128-bit
+
+    @classmethod
+    def of(cls, compiler: str, kl: KernelLoop) -> HotLoop:
+        loop = kl.loop
+        return cls(
+            compiler,
+            kl.kernel.name,
+            kl.kind,
+            loop.start - kl.function_start if loop else None,
+            loop.end - kl.function_start if loop else None,
+            len(loop.body) if loop else 0,
+            kl.loop_mac_instructions,
+            kl.loop_macs(128),
+        )
+
+
+@dataclass
+class BenchResult:
+    command: str
+    compilers: list[str]
+    cores: list[str]
+    shapes: list[str]
+    sve_bits: int
+    tools: dict[str, str] = field(default_factory=dict)
+    core_map: list[dict[str, str]] = field(default_factory=list)
+    core_isa: dict[str, list[str]] = field(default_factory=dict)
+    peaks: dict[str, list[Peak]] = field(default_factory=dict)  # per compiler
+    hot_loops: list[HotLoop] = field(default_factory=list)
+    mca: list[CoreResult] = field(default_factory=list)
+    qemu: list[RunCount] = field(default_factory=list)
+    ran_mca: bool = True
+    ran_qemu: bool = True
+    seconds: float = 0.0
+
+
+@dataclass
+class Goal:
+    compiler: str
+    title: str
+    met: bool | None  # None: not evaluated (the run left out what it needs)
+    detail: str
+
+    @property
+    def status(self) -> str:
+        return {True: "met", False: "NOT met", None: "not evaluated"}[self.met]
+
+
+# -- goals --------------------------------------------------------------------------------------------------------
+def _run(result: BenchResult, compiler: str, op: str, variant: str, shape: str) -> RunCount | None:
+    for rc in result.qemu:
+        if (rc.op, rc.variant, rc.shape, rc.compiler) == (op, variant, shape, compiler):
+            return rc
+    return None
+
+
+def _ratio_goal(result: BenchResult, compiler: str, title: str, num: tuple[str, str], den: tuple[str, str]) -> Goal:
+    if not result.ran_qemu:
+        return Goal(compiler, title, None, "QEMU counts were not run (--no-qemu)")
+    a = _run(result, compiler, num[0], num[1], GOAL_SHAPE)
+    b = _run(result, compiler, den[0], den[1], GOAL_SHAPE)
+    if a is None or b is None:
+        return Goal(compiler, title, None, f"needs {num[1]} {num[0]} and {den[1]} {den[0]} at {GOAL_SHAPE}")
+    ratio = a.instructions / b.instructions
+    loops = a.hot_loop_instructions_per_mac / b.hot_loop_instructions_per_mac
+    kern = a.kernel_instructions / b.kernel_instructions
+    detail = (
+        f"{a.instructions:,} / {b.instructions:,} instructions = {ratio:.2f}× "
+        f"(micro-kernels alone {kern:.2f}×, hot loops alone {loops:.2f}×; packing and driver are "
+        f"{a.packing_share:.0%} of {a.kernel} and {b.packing_share:.0%} of {b.kernel})"
+    )
+    return Goal(compiler, title, ratio <= RATIO_GOAL, detail)
+
+
+def evaluate_goals(result: BenchResult) -> list[Goal]:
+    goals = []
+    for compiler in result.compilers:
+        title = f"every hot loop ≥ {GOAL_PERCENT:.0f}% of modeled peak on each modeled core with its ISA"
+        if not result.ran_mca:
+            goals.append(Goal(compiler, title, None, "llvm-mca was not run (--no-mca)"))
+        else:
+            rows = [r for r in result.mca if r.compiler == compiler and r.status != "no ISA"]
+            misses = [r for r in rows if not r.meets_goal]
+            if misses:
+                per_kernel: dict[str, list[CoreResult]] = {}
+                for r in misses:
+                    per_kernel.setdefault(r.kernel, []).append(r)
+                parts = []
+                for kernel, rs in per_kernel.items():
+                    found = [r for r in rs if r.status == "ok"]
+                    cores = ", ".join(SHORT_CORE[r.core] for r in found)
+                    if found:
+                        lo, hi = min(r.percent_of_peak for r in found), max(r.percent_of_peak for r in found)
+                        span = f"{lo:.1f}%" if f"{lo:.1f}" == f"{hi:.1f}" else f"{lo:.1f}–{hi:.1f}%"
+                        parts.append(f"{kernel} {span} ({cores})")
+                    if len(found) < len(rs):
+                        parts.append(f"{kernel}: hot loop not found")
+                detail = f"{len(rows) - len(misses)} of {len(rows)} pass; below: " + "; ".join(parts)
+            else:
+                lowest = min(rows, key=lambda r: r.percent_of_peak, default=None)
+                detail = f"all {len(rows)} pass" + (
+                    f" (lowest {lowest.percent_of_peak:.1f}%, {lowest.kernel} on {lowest.core})" if lowest else ""
+                )
+            goals.append(Goal(compiler, title, not misses if rows else None, detail))
+        goals.append(
+            _ratio_goal(
+                result,
+                compiler,
+                f"i8mm GEMM ≤ {RATIO_GOAL}× the executed instructions of dotprod GEMM at 128³ (s8)",
+                ("gemm_s8", "i8mm"),
+                ("gemm_s8", "dotprod"),
+            )
+        )
+        goals.append(
+            _ratio_goal(
+                result,
+                compiler,
+                f"bf16 (bfmmla) GEMM ≤ {RATIO_GOAL}× the executed instructions of fp16 (fmla .8h) GEMM at 128³",
+                ("gemm_bf16", "bf16"),
+                ("gemm_f16", "fp16"),
+            )
+        )
+        title = f"fp32 NEON {IDEAL_SHAPE} instructions per MAC within {IDEAL_TOLERANCE:.0%} of the hot-loop ideal"
+        rc = _run(result, compiler, "gemm_f32", "neon", IDEAL_SHAPE) if result.ran_qemu else None
+        if rc is None or not rc.hot_loop_instructions_per_mac:
+            goals.append(Goal(compiler, title, None, f"needs the neon gemm_f32 QEMU count at {IDEAL_SHAPE}"))
+        else:
+            ideal = rc.hot_loop_instructions_per_mac
+            over = rc.instructions_per_mac / ideal - 1
+            base = ideal * rc.useful_macs  # instructions if only the hot loop ran, on the useful MACs
+            padding = ideal * (rc.padded_macs - rc.useful_macs) / base
+            tiles = (rc.kernel_instructions - ideal * rc.padded_macs) / base
+            packing = (rc.instructions - rc.kernel_instructions) / base
+            detail = (
+                f"{rc.instructions_per_mac:.4f} executed vs {ideal:.4f} in the hot loop (+{over:.0%}): "
+                f"packing and driver +{packing:.0%}, kernel code outside the hot loop (tile set-up and stores) "
+                f"+{tiles:.0%}, edge-tile padding +{padding:.0%}"
+            )
+            goals.append(Goal(compiler, title, over <= IDEAL_TOLERANCE, detail))
+    return goals
+
+
+# -- markdown -----------------------------------------------------------------------------------------------------
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]], align: str = "") -> str:
+    """A GitHub markdown table; `align` is one letter per column (l, r), default left."""
+    cells = [[str(c) for c in row] for row in rows]
+    marks = [("---:" if (align[i:i + 1] or "l") == "r" else ":---") for i in range(len(headers))]  # fmt: skip
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(marks) + " |"]
+    lines += ["| " + " | ".join(row) + " |" for row in cells]
+    return "\n".join(lines)
+
+
+def _pct_cell(r: CoreResult | None) -> str:
+    if r is None:
+        return ""
+    if r.status == "no ISA":
+        return "—"
+    if r.status != "ok":
+        return "hot loop not found"
+    mark = "" if r.meets_goal else " ✗"
+    return f"{r.percent_of_peak:.1f}% ({r.macs_per_cycle:.1f}){mark}"
+
+
+def _mca_section(result: BenchResult, compiler: str) -> list[str]:
+    out = [f"### Hot loops, {compiler}", ""]
+    loops = [h for h in result.hot_loops if h.compiler == compiler]
+    rows = []
+    for h in loops:
+        cells = [next((r for r in result.mca if (r.compiler, r.kernel, r.core) == (compiler, h.kernel, c)), None)
+                 for c in result.cores]  # fmt: skip
+        where = f"0x{h.start:x}–0x{h.end:x}" if h.start is not None else "not found"
+        rows.append(
+            [f"`{h.kernel}`", f"`{h.kind or '-'}`", where, h.instructions, h.mac_instructions, h.macs_at_128]
+            + [_pct_cell(c) for c in cells]
+        )
+    heads = ["Kernel", "MAC kind", "Hot loop (offsets)", "Instr", "MAC instr", "MACs/iter @128b"]
+    heads += [f"{SHORT_CORE[c]} % of peak (MACs/cycle)" for c in result.cores]
+    out += [table(heads, rows, "lllrrr" + "r" * len(result.cores)), ""]
+    out.append("`—`: the core lacks the variant's ISA. `✗`: below the 95% goal.")
+    misses = [r for r in result.mca if r.compiler == compiler and r.status == "ok" and not r.meets_goal]
+    if misses:
+        out += ["", f"Below {GOAL_PERCENT:.0f}%, with llvm-mca's resource view:", ""]
+        rows = [
+            [f"`{r.kernel}`", r.core, f"{r.percent_of_peak:.1f}%", f"{GOAL_PERCENT - r.percent_of_peak:.1f} points",
+             f"{r.cycles_per_iteration:.2f}", f"{r.macs_per_iteration / r.peak_macs_per_cycle:.2f}", r.bottleneck]
+            for r in misses
+        ]  # fmt: skip
+        heads = ["Kernel", "Core", "% of peak", "Short by", "Cycles/iter", "Cycles/iter at peak", "Why"]
+        out.append(table(heads, rows, "llrrrrl"))
+    out.append("")
+    return out
+
+
+def _qemu_section(result: BenchResult, compiler: str) -> list[str]:
+    runs = [rc for rc in result.qemu if rc.compiler == compiler]
+    out = [f"### Executed instructions, {compiler}", ""]
+    rows = [
+        [f"`{rc.kernel}`", rc.shape, f"{rc.instructions:,}", f"{rc.instructions_per_mac:.4f}",
+         f"{rc.hot_loop_instructions_per_mac:.4f}", f"{rc.mac_share:.1%}", f"{rc.loads_per_mac:.4f}",
+         f"{rc.packing_share:.1%}", f"{rc.mac_check:.4f}" + ("" if rc.mac_check_ok else " ✗")]
+        for rc in runs
+    ]  # fmt: skip
+    heads = ["Kernel", "M×N×K", "Instructions", "Instr/MAC", "Hot-loop instr/MAC", "MAC instr share", "Loads/MAC",
+             "Packing+driver share", "MAC check"]  # fmt: skip
+    out += [table(heads, rows, "llrrrrrrr"), ""]
+    return out
+
+
+def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
+    out = [
+        "# libisaforge performance",
+        "",
+        f"Regenerate with `{result.command}` (took {result.seconds:.0f} s on this machine).",
+        "",
+        "Two measures that need no Arm hardware: the hot loop of every aarch64 micro-kernel timed by LLVM's "
+        "scheduling models (llvm-mca), and the instructions one GEMM executes inside libisaforge, counted "
+        "under QEMU. Tools: " + "; ".join(f"{k}: {v}" for k, v in result.tools.items()) + ".",
+        "",
+        "## Goals",
+        "",
+    ]
+    rows = [[g.compiler, g.title, f"**{g.status}**", g.detail] for g in goals]
+    out += [table(["Build", "Goal", "Status", "Figures"], rows), ""]
+    if result.ran_qemu:
+        bad = [rc for rc in result.qemu if not rc.mac_check_ok]
+        out += [
+            f"Sanity: in {len(result.qemu) - len(bad)} of {len(result.qemu)} QEMU runs the MAC instructions "
+            "executed exactly the MACs of M·N·K rounded up to whole MR×NR×KR tiles (e.g. smmla executions × 32)"
+            + (
+                ": " + ", ".join(f"{rc.kernel} {rc.shape} ({rc.mac_check:.4f})" for rc in bad) + " do not"
+                if bad
+                else ""
+            )
+            + "; QEMU's instruction words matched llvm-objdump's at every executed address.",
+            "",
+        ]
+    if result.ran_mca:
+        out += _cores_section(result)
+        out += ["## Modeled efficiency of the hot loops (llvm-mca)", ""]
+        out += [
+            "The hot loop is found in the object code: among the loops closed by a backward branch in "
+            "`isf_ukernel_<name>`, the one with the most MAC instructions of the kernel's kind. Its body goes to "
+            "`llvm-mca-19 -mtriple=aarch64 -mcpu=<core> -mattr=<the variant's features> -iterations=500`; "
+            "% of peak = (MACs per iteration / cycles per iteration) / the core's peak for that MAC kind. "
+            "Cells: % of peak (MACs/cycle).",
+            "",
+        ]
+        for compiler in result.compilers:
+            out += _mca_section(result, compiler)
+    if result.ran_qemu:
+        out += ["## Executed instructions (QEMU)", ""]
+        out += [
+            f"One GEMM per op, variant and shape (row-major, lda = K, ldb = ldc = N) under `qemu-aarch64 -cpu "
+            f"max,sve-default-vector-length={result.sve_bits // 8}` (SVE at {result.sve_bits} bits), the variant "
+            "chosen with gemm_runner's feature mask, gemm_runner linked statically so libisaforge sits at fixed "
+            "addresses. `-d in_asm,exec,nochain -dfilter <libisaforge's range>` logs every block translated and "
+            "every block executed; executions × the instructions of each block (decoded by llvm-objdump-19) give "
+            "the counts. Per MAC means per useful M·N·K. *Hot-loop instr/MAC* is the ideal: the selected "
+            "kernel's hot loop alone. *Packing+driver share*: instructions outside `isf_ukernel_*`. *MAC check*: "
+            "MACs executed by the MAC instructions / M·N·K rounded up to whole MR×NR×KR tiles (1.0000 = every "
+            "tile counted exactly once). Not counted: libc code libisaforge calls (memcpy and memset in "
+            "packing, aligned_alloc) and the reference (`ref`) variant, unless asked for with `--variants`.",
+            "",
+        ]
+        for compiler in result.compilers:
+            out += _qemu_section(result, compiler)
+    out += _notes(result)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _cores_section(result: BenchResult) -> list[str]:
+    out = ["## Cores and peaks", ""]
+    rows = [[r["name"], f"`{r['mcpu']}`", r["llvm_model"], f"`{r['modeled_as']}`", r["note"]] for r in result.core_map]
+    out += ["Marketing name → model: LLVM 19's scheduling model for each `-mcpu` is read from llvm-mca's resource "
+            "names (N1Unit*, A57Unit*, …); the bench models the cores of the *Modeled as* column.", ""]  # fmt: skip
+    out += [table(["Core", "LLVM -mcpu", "LLVM 19 model", "Modeled as", "Note"], rows), ""]
+    rows = [[f"`{c}`", " ".join(result.core_isa.get(c, [])), SVE_BITS[c] or "—"] for c in result.cores]
+    out += ["ISA of each modeled core, from `clang-19 -mcpu=<core> --print-enabled-extensions`; kernels whose "
+            "variant needs more are skipped on that core.", ""]  # fmt: skip
+    out += [table(["Core", "ISA", "SVE bits"], rows, "llr"), ""]
+    seen: dict[tuple[str, str, str], Peak] = {}
+    for compiler in result.compilers:
+        for p in result.peaks.get(compiler, []):
+            seen.setdefault((p.core, p.kind, p.mattr), p)
+    rows = [
+        [f"`{p.core}`", f"`{p.kind}`", p.stream, f"{p.issue_rate:.2f}", f"{p.macs / p.mac_instructions:g}",
+         f"{p.macs_per_cycle:.2f}", f"`{p.mattr}`"]
+        for p in sorted(seen.values(), key=lambda p: (CORES.index(p.core), p.kind, p.mattr))
+    ]  # fmt: skip
+    out += [
+        "Peaks are measured, not typed in: llvm-mca runs a reference stream of independent instructions of the "
+        "kernel's own MAC kind (its spelling, arrangement and by-element form, one accumulator each) for 500 "
+        "iterations; peak = MACs per iteration / cycles per iteration. The neon int8 kernel multiplies with "
+        "smull/smull2 and accumulates with sadalp, so its peak is the rate of its own mix: smull + smull2 + "
+        "2×sadalp per 16 MACs (the sadalp count as 0 MACs but take vector-pipe slots).",
+        "",
+    ]
+    heads = ["Core", "MAC kind", "Reference stream", "MAC instr/cycle", "MACs/instr", "Peak MACs/cycle", "-mattr"]
+    out += [table(heads, rows, "lllrrrl"), ""]
+    return out
+
+
+def _notes(result: BenchResult) -> list[str]:
+    out = ["## Notes", ""]
+    out.append(
+        "- MACs per instruction are derived from the destination's lanes × the products summed into each lane: "
+        "fmla .4s 4, .8h 8; sdot .4s 16; smmla 32; bfmmla 16; smull/smull2 .8h 8, sadalp 0; SVE forms scale "
+        "with the core's vector length (Neoverse V1 256-bit, N2 and V2 128-bit)."
+    )
+    out.append(
+        "- Reference (`ref`) kernels are portable C at the baseline, not Arm micro-kernels: they are not modeled."
+    )
+    out.append(
+        "- llvm-mca models an ideal front end and L1-resident data: these are upper bounds on what the loops "
+        "can reach, not measurements of hardware."
+    )
+    if not result.ran_mca:
+        out.append("- llvm-mca was not run (`--no-mca`).")
+    if not result.ran_qemu:
+        out.append("- QEMU counts were not run (`--no-qemu`).")
+    return [*out, ""]
+
+
+# -- JSON and plot ------------------------------------------------------------------------------------------------
+def to_json(result: BenchResult, goals: Sequence[Goal]) -> dict[str, object]:
+    peaks = {
+        c: [{**asdict(p), "issue_rate": p.issue_rate, "macs_per_cycle": p.macs_per_cycle} for p in ps]
+        for c, ps in result.peaks.items()
+    }
+    return {
+        "command": result.command,
+        "compilers": result.compilers,
+        "cores": result.cores,
+        "shapes": result.shapes,
+        "sve_bits": result.sve_bits,
+        "tools": result.tools,
+        "core_map": result.core_map,
+        "core_isa": result.core_isa,
+        "peaks": peaks,
+        "hot_loops": [asdict(h) for h in result.hot_loops],
+        "mca": [{**asdict(r), "meets_goal": r.meets_goal} for r in result.mca],
+        "qemu": [rc.as_dict() for rc in result.qemu],
+        "goals": [{**asdict(g), "status": g.status} for g in goals],
+        "seconds": round(result.seconds, 1),
+    }
+
+
+def write_json(result: BenchResult, goals: Sequence[Goal], path: Path) -> None:
+    path.write_text(json.dumps(to_json(result, goals), indent=2) + "\n")
+
+
+def plot(result: BenchResult, path: Path) -> None:
+    """Bar chart: % of modeled peak per kernel, one bar per core, one panel per compiler."""
+    try:  # optional dependency, and the Agg backend must be chosen before pyplot loads
+        import matplotlib as mpl  # noqa: PLC0415
+
+        mpl.use("Agg")
+        import matplotlib.pyplot as plt  # noqa: PLC0415
+    except ImportError as exc:
+        raise IsaforgeError("--plot needs matplotlib; install it with pip install 'isaforge[bench]'") from exc
+    if not result.ran_mca:
+        raise IsaforgeError("--plot shows the llvm-mca figures; drop --no-mca")
+    fig, axes = plt.subplots(len(result.compilers), 1, figsize=(13, 4.5 * len(result.compilers)), squeeze=False)
+    width = 0.8 / max(1, len(result.cores))
+    for ax, compiler in zip(axes[:, 0], result.compilers, strict=True):
+        kernels = [h.kernel for h in result.hot_loops if h.compiler == compiler]
+        for n, core in enumerate(result.cores):
+            values = []
+            for kernel in kernels:
+                r = next((r for r in result.mca if (r.compiler, r.kernel, r.core) == (compiler, kernel, core)), None)
+                values.append(r.percent_of_peak if r is not None and r.status == "ok" else 0.0)
+            xs = [i + (n - (len(result.cores) - 1) / 2) * width for i in range(len(kernels))]
+            ax.bar(xs, values, width, label=core)
+        ax.axhline(GOAL_PERCENT, color="black", linestyle="--", linewidth=1, label=f"goal {GOAL_PERCENT:.0f}%")
+        ax.set_xticks(range(len(kernels)), kernels, rotation=30, ha="right", fontsize=8)
+        ax.set_ylim(0, 125)
+        ax.set_yticks(range(0, 101, 20))
+        ax.set_ylabel("% of modeled peak")
+        ax.set_title(f"Hot-loop efficiency (llvm-mca-19), {compiler}; missing bar: core lacks the ISA")
+        ax.legend(fontsize=8, ncol=len(result.cores) + 1, loc="upper center")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,200 @@
+"""Model the micro-kernels' hot loops with llvm-mca and count a GEMM's executed instructions under QEMU.
+
+Builds libisaforge for aarch64-linux-gnu with the chosen compilers (clang by default), then (1) times every
+micro-kernel's hot loop on Neoverse N1/N2/V1/V2 scheduling models against the peak of its MAC instruction, and
+(2) runs one GEMM per op, variant and shape under qemu-aarch64 and counts the instructions executed inside
+libisaforge. Prints a markdown report (or writes it with --markdown), checks the performance goals, and can write
+the figures as JSON (--json) and a bar chart (--plot).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from isaforge import builds
+from isaforge.bench import Progress, mca, require
+from isaforge.catalogue import REFERENCE, load
+from isaforge.errors import IsaforgeError
+
+try:  # numpy (job files) is an optional dependency: without it, `run` says in one line how to get it
+    from isaforge.bench import qemu_count, report
+    from isaforge.bench.qemu_count import Shape
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    MISSING: str | None = exc.name
+else:
+    MISSING = None
+
+ARCH = "aarch64"
+DEFAULT_SHAPES = "64x64x64,128x128x128,256x256x64"
+DEFAULT_CORES = ",".join(mca.CORES)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--compiler", default="clang", help="clang, gcc or both, comma-separated (default: clang)")
+    parser.add_argument(
+        "--cores", default=DEFAULT_CORES, help=f"llvm-mca cores, comma-separated (default: {DEFAULT_CORES})"
+    )
+    parser.add_argument("--ops", default="", help="ops, comma-separated, e.g. gemm_f32,s8 (default: all)")
+    parser.add_argument("--variants", default="", help="variants, comma-separated (default: all but ref)")
+    parser.add_argument(
+        "--shapes", default=DEFAULT_SHAPES, help=f"GEMM shapes MxNxK for QEMU (default: {DEFAULT_SHAPES})"
+    )
+    parser.add_argument("--sve-bits", type=int, default=128, help="SVE vector length under QEMU (default: 128)")
+    parser.add_argument("--no-qemu", action="store_true", help="skip the executed-instruction counts")
+    parser.add_argument("--no-mca", action="store_true", help="skip the llvm-mca models")
+    parser.add_argument("--markdown", type=Path, help="write the markdown report here instead of stdout")
+    parser.add_argument("--json", type=Path, help="also write every figure as JSON here")
+    parser.add_argument("--plot", type=Path, help="also draw %% of peak per kernel and core as a PNG here")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel tool runs (default: CPUs)")
+    parser.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+
+
+def _split(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _choose(kind: str, wanted: list[str], valid: list[str]) -> list[str]:
+    for w in wanted:
+        if w not in valid:
+            raise IsaforgeError(f"unknown {kind} {w!r}; choose from: {', '.join(valid)}")
+    return wanted
+
+
+def _ops(text: str) -> list[str]:
+    """Op names, `gemm_` optional: `f32,gemm_s8`."""
+    valid = list(load().ops)
+    return _choose("op", [o if o in valid or f"gemm_{o}" not in valid else f"gemm_{o}" for o in _split(text)], valid)
+
+
+def command_line(args: argparse.Namespace) -> str:
+    """The command that reproduces this run: `isaforge bench` and the options that differ from the defaults."""
+    parts = ["isaforge", "bench"]
+    defaults = {"compiler": "clang", "cores": DEFAULT_CORES, "ops": "", "variants": "", "shapes": DEFAULT_SHAPES,
+                "sve_bits": 128}  # fmt: skip
+    for name, default in defaults.items():
+        value = getattr(args, name)
+        if value != default:
+            parts += [f"--{name.replace('_', '-')}", str(value)]
+    for flag in ("no_qemu", "no_mca"):
+        if getattr(args, flag):
+            parts.append(f"--{flag.replace('_', '-')}")
+    for name in ("markdown", "json", "plot"):
+        if getattr(args, name):
+            parts += [f"--{name}", str(getattr(args, name))]
+    return " ".join(parts)
+
+
+def _version(cmd: list[str], pattern: str) -> str:
+    try:
+        out = subprocess.run([*cmd, "--version"], capture_output=True, text=True, check=False, timeout=30).stdout
+    except OSError:
+        return "?"
+    m = re.search(pattern, out)
+    return m[0].strip() if m else (out.splitlines() or ["?"])[0].strip()
+
+
+@dataclass(frozen=True)
+class Choice:
+    compilers: list[str]
+    cores: list[str]
+    ops: list[str]
+    variants: list[str]
+    shapes: list[Shape]
+
+
+def choose(args: argparse.Namespace) -> Choice:
+    """Every selection checked before anything is built: a bad one is a one-line error naming the valid ones."""
+    if MISSING:
+        raise IsaforgeError(f"isaforge bench needs {MISSING}; install it with pip install 'isaforge[bench]'")
+    cat = load()
+    choice = Choice(
+        _choose("compiler", _split(args.compiler), list(cat.compilers)),
+        mca.check_cores(_split(args.cores)),
+        _ops(args.ops),
+        _choose("variant", _split(args.variants), [v.name for v in cat.arch_variants(ARCH)]),
+        qemu_count.parse_shapes(args.shapes),
+    )
+    if args.sve_bits % 128 or not 128 <= args.sve_bits <= 2048:
+        raise IsaforgeError(f"--sve-bits {args.sve_bits}: choose a multiple of 128 from 128 to 2048")
+    if args.no_mca and args.no_qemu:
+        raise IsaforgeError("--no-mca and --no-qemu leave nothing to do")
+    if args.plot and args.no_mca:
+        raise IsaforgeError("--plot shows the llvm-mca figures; drop --no-mca")
+    if not choice.compilers or not choice.cores:
+        raise IsaforgeError("choose at least one compiler and one core")
+    tools = [] if args.no_mca else [mca.LLVM_MCA, mca.LLVM_OBJDUMP, mca.CLANG]
+    tools += [] if args.no_qemu else [cat.arch(ARCH).qemu, qemu_count.LLVM_NM, mca.LLVM_OBJDUMP]
+    for tool in tools:
+        require(tool)
+    return choice
+
+
+def collect(args: argparse.Namespace, choice: Choice, progress: Progress) -> report.BenchResult:
+    cat = load()
+    result = report.BenchResult(
+        command_line(args), choice.compilers, choice.cores, [s.label for s in choice.shapes], args.sve_bits,
+        ran_mca=not args.no_mca, ran_qemu=not args.no_qemu,
+    )  # fmt: skip
+    if not args.no_mca:
+        result.tools["llvm-mca"] = _version([mca.LLVM_MCA], r"LLVM version [\w.]+")
+        result.core_map = mca.core_map()
+        result.core_isa = {c: sorted(mca.core_features(c)) for c in choice.cores}
+    if not args.no_qemu:
+        result.tools["QEMU"] = _version([cat.arch(ARCH).qemu], r"version [\w.]+")
+    for compiler in choice.compilers:
+        build = builds.build_for(cat.arch(ARCH).triple, compiler)
+        progress.update(f"building {build.name}", 0, 1)
+        directory = builds.ensure_built(build)
+        assert build.toolchain is not None
+        result.tools[compiler] = _version(build.toolchain.compiler.command(build.toolchain.arch)[:1], r".*")
+        if not args.no_mca:
+            rows, peaks, loops = mca.analyse(
+                directory / qemu_count.LIBRARY, compiler, choice.cores, choice.ops, choice.variants, args.jobs,
+                lambda n, t, d, c=compiler: progress.update(f"llvm-mca ({c})", n, t, d),
+            )  # fmt: skip
+            result.mca += rows
+            result.peaks[compiler] = peaks
+            result.hot_loops += [report.HotLoop.of(compiler, kl) for kl in loops]
+        if not args.no_qemu:
+            counts, _ = qemu_count.count_all(
+                build, directory, choice.ops, choice.variants, choice.shapes, args.sve_bits, args.jobs,
+                lambda n, t, d, c=compiler: progress.update(f"qemu ({c})", n, t, d),
+            )  # fmt: skip
+            result.qemu += counts
+    return result
+
+
+def run(args: argparse.Namespace) -> int:
+    start = time.monotonic()
+    choice = choose(args)
+    progress = Progress(not args.quiet)
+    result = collect(args, choice, progress)
+    progress.done()
+    result.seconds = time.monotonic() - start
+    goals = report.evaluate_goals(result)
+    text = report.markdown(result, goals)
+    if args.markdown:
+        args.markdown.write_text(text)
+        print(f"bench: wrote {args.markdown}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    if args.json:
+        report.write_json(result, goals, args.json)
+    if args.plot:
+        report.plot(result, args.plot)
+    for rc in result.qemu:
+        if not rc.mac_check_ok:
+            print(
+                f"bench: warning: {rc.kernel} at {rc.shape} executed {rc.mac_check:.4f}× its tiles' MACs",
+                file=sys.stderr,
+            )
+    if REFERENCE in choice.variants and not args.no_mca:
+        print("bench: the reference variant is not modeled by llvm-mca (portable C)", file=sys.stderr)
+    return 0
