@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "isf_half.h"
 #include "isf_internal.h"
 
 enum {
@@ -15,7 +16,9 @@ enum {
 };
 
 typedef struct {
-    size_t mr, nr, kr, in, out;
+    isf_pack_spec pack;
+    size_t out;   /* bytes of one element the kernel writes */
+    size_t c_out; /* bytes of one element of C (binary16 C from a widened fp32 kernel: out 4, c_out 2) */
     size_t kc, nc, mc;
 } blocking;
 
@@ -43,88 +46,74 @@ static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 static size_t blocks_of(size_t depth, size_t kr) { return (depth + kr - 1) / kr; }
 
-/* Bytes from one MR-row (or NR-column) panel to the next: padded so every panel starts 64-byte aligned. */
-static size_t panel_stride(const blocking *bl, size_t depth, size_t width) {
-    return round_up(blocks_of(depth, bl->kr) * width * bl->kr * bl->in, PANEL_ALIGN);
+static isf_pack_kind pack_kind(const isf_kernel_info *kern) {
+    if (!kern->widened) {
+        return ISF_PACK_COPY;
+    }
+    return kern->op == ISF_OP_GEMM_F16 ? ISF_PACK_F16_TO_F32 : ISF_PACK_BF16_TO_F32;
 }
 
 static blocking plan(const isf_kernel_info *kern, size_t k) {
     const isf_op_info *op = &isf_ops[kern->op];
-    blocking bl = {kern->mr, isf_kernel_nr(kern), kern->kr, op->in_bytes, op->out_bytes, 0, 0, 0};
-    size_t kc = L1_BUDGET / (bl.in * (bl.mr + bl.nr));
-    bl.kc = op->whole_k ? round_up(k, bl.kr) : kc < bl.kr ? bl.kr : kc / bl.kr * bl.kr;
-    size_t nc = L2_BUDGET / (min_size(bl.kc, round_up(k, bl.kr)) * bl.in);
-    bl.nc = nc < bl.nr ? bl.nr : nc / bl.nr * bl.nr;
-    bl.mc = round_up(MC_ROWS, bl.mr);
+    size_t in = kern->widened ? sizeof(float) : op->in_bytes;
+    blocking bl = {{kern->mr, isf_kernel_nr(kern), kern->kr, op->in_bytes, in, pack_kind(kern)},
+                   kern->widened ? sizeof(float) : op->out_bytes, op->out_bytes, 0, 0, 0};
+    size_t kr = bl.pack.kr;
+    size_t kc = L1_BUDGET / (in * (bl.pack.mr + bl.pack.nr));
+    bl.kc = op->whole_k ? round_up(k, kr) : kc < kr ? kr : kc / kr * kr;
+    size_t nc = L2_BUDGET / (min_size(bl.kc, round_up(k, kr)) * in);
+    bl.nc = nc < bl.pack.nr ? bl.pack.nr : nc / bl.pack.nr * bl.pack.nr;
+    bl.mc = round_up(MC_ROWS, bl.pack.mr);
     return bl;
 }
 
-/* A rows [0, rows) × k [0, depth) → [depth/KR][MR][KR] per MR-row panel, zero-padded. */
-static void pack_a(const blocking *bl, const unsigned char *a, size_t lda, size_t rows, size_t depth,
-                   unsigned char *dst) {
-    size_t kblocks = blocks_of(depth, bl->kr);
-    size_t panel_bytes = panel_stride(bl, depth, bl->mr);
-    for (size_t r0 = 0; r0 < rows; r0 += bl->mr, dst += panel_bytes) {
-        memset(dst, 0, panel_bytes);
-        for (size_t r = 0; r < bl->mr && r0 + r < rows; r++) {
-            const unsigned char *row = a + (r0 + r) * lda * bl->in;
-            for (size_t kb = 0; kb < kblocks; kb++) {
-                size_t k0 = kb * bl->kr;
-                size_t len = min_size(bl->kr, depth - k0);
-                memcpy(dst + ((kb * bl->mr + r) * bl->kr) * bl->in, row + k0 * bl->in, len * bl->in);
-            }
-        }
-    }
-}
-
-/* B k [0, depth) × columns [0, cols) → [depth/KR][NR][KR] per NR-column panel, zero-padded. */
-static void pack_b(const blocking *bl, const unsigned char *b, size_t ldb, size_t depth, size_t cols,
-                   unsigned char *dst) {
-    size_t panel_bytes = panel_stride(bl, depth, bl->nr);
-    for (size_t c0 = 0; c0 < cols; c0 += bl->nr, dst += panel_bytes) {
-        memset(dst, 0, panel_bytes);
-        size_t width = min_size(bl->nr, cols - c0);
-        for (size_t kk = 0; kk < depth; kk++) {
-            const unsigned char *src = b + (kk * ldb + c0) * bl->in;
-            unsigned char *out = dst + ((kk / bl->kr) * bl->nr * bl->kr + kk % bl->kr) * bl->in;
-            for (size_t j = 0; j < width; j++) {
-                memcpy(out + j * bl->kr * bl->in, src + j * bl->in, bl->in);
-            }
-        }
-    }
-}
-
-/* Edge tiles: the kernel writes a full MR×NR scratch tile; only the valid part reaches C. */
-static void edge_tile(const isf_kernel_info *kern, const blocking *bl, size_t kblocks, const unsigned char *ap,
-                      const unsigned char *bp, unsigned char *c, size_t ldc, size_t rows, size_t cols,
-                      int accumulate, unsigned char *scratch) {
-    size_t row_bytes = cols * bl->out;
-    memset(scratch, 0, bl->mr * bl->nr * bl->out);
-    for (size_t r = 0; accumulate && r < rows; r++) {
-        memcpy(scratch + r * bl->nr * bl->out, c + r * ldc * bl->out, row_bytes);
-    }
-    kern->fn(kblocks, ap, bp, scratch, bl->nr, accumulate);
+static void copy_out_rows(const blocking *bl, unsigned char *c, size_t ldc, const unsigned char *tile, size_t rows,
+                          size_t cols) {
+    size_t nr = bl->pack.nr;
     for (size_t r = 0; r < rows; r++) {
-        memcpy(c + r * ldc * bl->out, scratch + r * bl->nr * bl->out, row_bytes);
+        if (bl->c_out == bl->out) {
+            memcpy(c + r * ldc * bl->c_out, tile + r * nr * bl->out, cols * bl->out);
+            continue;
+        }
+        const float *src = (const float *)(const void *)(tile + r * nr * bl->out);
+        uint16_t *dst = (uint16_t *)(void *)(c + r * ldc * bl->c_out);
+        for (size_t j = 0; j < cols; j++) {
+            dst[j] = isf_f32_to_f16(src[j]); /* the widened fp16 path rounds once, here */
+        }
     }
+}
+
+/* Edge tiles (and every tile whose C type differs from the kernel's): the kernel writes a full MR×NR scratch tile;
+ * only the valid part reaches C. Accumulation only happens when C and kernel types agree (fp16 never splits k). */
+static void scratch_tile(const isf_kernel_info *kern, const blocking *bl, size_t kblocks, const unsigned char *ap,
+                         const unsigned char *bp, unsigned char *c, size_t ldc, size_t rows, size_t cols,
+                         int accumulate, unsigned char *scratch) {
+    size_t nr = bl->pack.nr;
+    memset(scratch, 0, bl->pack.mr * nr * bl->out);
+    for (size_t r = 0; accumulate && r < rows; r++) {
+        memcpy(scratch + r * nr * bl->out, c + r * ldc * bl->c_out, cols * bl->out);
+    }
+    kern->fn(kblocks, ap, bp, scratch, nr, accumulate);
+    copy_out_rows(bl, c, ldc, scratch, rows, cols);
 }
 
 static void macro_tile(const isf_kernel_info *kern, const blocking *bl, const gemm_args *g, size_t ic, size_t jc,
                        size_t rows, size_t cols, size_t depth, int accumulate, const unsigned char *apack,
                        const unsigned char *bpack, unsigned char *scratch) {
-    size_t kblocks = blocks_of(depth, bl->kr);
-    size_t a_panel = panel_stride(bl, depth, bl->mr);
-    size_t b_panel = panel_stride(bl, depth, bl->nr);
-    for (size_t jr = 0; jr < cols; jr += bl->nr) {
-        for (size_t ir = 0; ir < rows; ir += bl->mr) {
-            const unsigned char *ap = apack + ir / bl->mr * a_panel;
-            const unsigned char *bp = bpack + jr / bl->nr * b_panel;
-            unsigned char *ct = g->c + ((ic + ir) * g->ldc + jc + jr) * bl->out;
-            size_t tr = min_size(bl->mr, rows - ir), tc = min_size(bl->nr, cols - jr);
-            if (tr == bl->mr && tc == bl->nr) {
+    size_t mr = bl->pack.mr, nr = bl->pack.nr;
+    size_t kblocks = blocks_of(depth, bl->pack.kr);
+    size_t a_panel = isf_panel_stride(&bl->pack, depth, mr);
+    size_t b_panel = isf_panel_stride(&bl->pack, depth, nr);
+    for (size_t jr = 0; jr < cols; jr += nr) {
+        for (size_t ir = 0; ir < rows; ir += mr) {
+            const unsigned char *ap = apack + ir / mr * a_panel;
+            const unsigned char *bp = bpack + jr / nr * b_panel;
+            unsigned char *ct = g->c + ((ic + ir) * g->ldc + jc + jr) * bl->c_out;
+            size_t tr = min_size(mr, rows - ir), tc = min_size(nr, cols - jr);
+            if (tr == mr && tc == nr && bl->out == bl->c_out) {
                 kern->fn(kblocks, ap, bp, ct, g->ldc, accumulate);
             } else {
-                edge_tile(kern, bl, kblocks, ap, bp, ct, g->ldc, tr, tc, accumulate, scratch);
+                scratch_tile(kern, bl, kblocks, ap, bp, ct, g->ldc, tr, tc, accumulate, scratch);
             }
         }
     }
@@ -134,20 +123,21 @@ static void macro_tile(const isf_kernel_info *kern, const blocking *bl, const ge
  * other, each holding every NR panel of n; every block but the last is Kc deep. */
 static const unsigned char *packed_block(const blocking *bl, const unsigned char *panels, size_t n, size_t pc,
                                          size_t depth, size_t jc) {
-    size_t n_panels = blocks_of(n, bl->nr);
-    size_t before = pc / bl->kc * n_panels * panel_stride(bl, bl->kc, bl->nr);
-    return panels + before + jc / bl->nr * panel_stride(bl, depth, bl->nr);
+    size_t n_panels = blocks_of(n, bl->pack.nr);
+    size_t before = pc / bl->kc * n_panels * isf_panel_stride(&bl->pack, bl->kc, bl->pack.nr);
+    return panels + before + jc / bl->pack.nr * isf_panel_stride(&bl->pack, depth, bl->pack.nr);
 }
 
 static isf_status run_gemm(const isf_kernel_info *kern, const gemm_args *g) {
     blocking bl = plan(kern, g->k);
+    const isf_pack_spec *ps = &bl.pack;
     size_t kc_max = min_size(bl.kc, g->k);
-    size_t a_bytes = blocks_of(min_size(bl.mc, g->m), bl.mr) * panel_stride(&bl, kc_max, bl.mr);
+    size_t a_bytes = blocks_of(min_size(bl.mc, g->m), ps->mr) * isf_panel_stride(ps, kc_max, ps->mr);
     /* A pre-packed buffer moved to an address with another alignment is read through aligned scratch. */
     int copy_packed = g->packed_b != NULL && (uintptr_t)g->packed_b % PANEL_ALIGN != 0;
-    size_t b_need = g->packed_b == NULL || copy_packed;
-    size_t b_bytes = b_need ? blocks_of(min_size(bl.nc, g->n), bl.nr) * panel_stride(&bl, kc_max, bl.nr) : 0;
-    size_t s_bytes = round_up(bl.mr * bl.nr * bl.out, PANEL_ALIGN);
+    int b_needed = g->packed_b == NULL || copy_packed;
+    size_t b_bytes = b_needed ? blocks_of(min_size(bl.nc, g->n), ps->nr) * isf_panel_stride(ps, kc_max, ps->nr) : 0;
+    size_t s_bytes = round_up(ps->mr * ps->nr * bl.out, PANEL_ALIGN);
     unsigned char *work = aligned_alloc(PANEL_ALIGN, a_bytes + b_bytes + s_bytes);
     if (work == NULL) {
         return ISF_ERR_NO_MEMORY;
@@ -161,15 +151,15 @@ static isf_status run_gemm(const isf_kernel_info *kern, const gemm_args *g) {
             if (g->packed_b != NULL) {
                 bp = packed_block(&bl, g->packed_b, g->n, pc, depth, jc);
                 if (copy_packed) {
-                    memcpy(bpack, bp, blocks_of(cols, bl.nr) * panel_stride(&bl, depth, bl.nr));
+                    memcpy(bpack, bp, blocks_of(cols, ps->nr) * isf_panel_stride(ps, depth, ps->nr));
                     bp = bpack;
                 }
             } else {
-                pack_b(&bl, g->b + (pc * g->ldb + jc) * bl.in, g->ldb, depth, cols, bpack);
+                isf_pack_b_panels(ps, g->b + (pc * g->ldb + jc) * ps->src_bytes, g->ldb, depth, cols, bpack);
             }
             for (size_t ic = 0; ic < g->m; ic += bl.mc) {
                 size_t rows = min_size(bl.mc, g->m - ic);
-                pack_a(&bl, g->a + (ic * g->lda + pc) * bl.in, g->lda, rows, depth, apack);
+                isf_pack_a_panels(ps, g->a + (ic * g->lda + pc) * ps->src_bytes, g->lda, rows, depth, apack);
                 macro_tile(kern, &bl, g, ic, jc, rows, cols, depth, pc > 0, apack, bp, scratch);
             }
         }
@@ -255,15 +245,16 @@ isf_status isf_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a, size_t lda
 
 /* Bytes of the packed panels for n×k, or 0 with *ok cleared on overflow. */
 static size_t panels_bytes(const blocking *bl, size_t n, size_t k, int *ok) {
+    const isf_pack_spec *ps = &bl->pack;
     /* Bound first, generously (each panel pads at most 64 bytes), so the exact sum below cannot overflow. */
-    size_t width = round_up(n, bl->nr), depth = round_up(k, bl->kr), slack = PANEL_ALIGN * (bl->kr + 1);
-    if (width < n || depth < k || (depth != 0 && width > (SIZE_MAX / 2) / depth / bl->in / slack)) {
+    size_t width = round_up(n, ps->nr), depth = round_up(k, ps->kr), slack = PANEL_ALIGN * (ps->kr + 1);
+    if (width < n || depth < k || (depth != 0 && width > (SIZE_MAX / 2) / depth / ps->in / slack)) {
         *ok = 0;
         return 0;
     }
     size_t bytes = 0;
     for (size_t pc = 0; pc < k; pc += bl->kc) {
-        bytes += blocks_of(n, bl->nr) * panel_stride(bl, min_size(bl->kc, k - pc), bl->nr);
+        bytes += blocks_of(n, ps->nr) * isf_panel_stride(ps, min_size(bl->kc, k - pc), ps->nr);
     }
     return bytes;
 }
@@ -291,19 +282,19 @@ isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, 
     blocking bl = plan(kern, k);
     int ok = 1;
     panels_bytes(&bl, n, k, &ok);
-    check_span(k, n, ldb, bl.in, &ok);
+    check_span(k, n, ldb, bl.pack.src_bytes, &ok);
     if (!ok) {
         return ISF_ERR_INVALID_ARG;
     }
     size_t misalign = (uintptr_t)((unsigned char *)packed + PACKED_HEADER_BYTES) % PANEL_ALIGN;
     size_t offset = PACKED_HEADER_BYTES + (misalign ? PANEL_ALIGN - misalign : 0);
     packed_header h = {PACKED_MAGIC, (uint32_t)op, (uint32_t)(kern - isf_kernels), (uint32_t)isf_vector_bytes(), n,
-                       k, bl.kc, bl.nr, offset};
+                       k, bl.kc, bl.pack.nr, offset};
     unsigned char *dst = (unsigned char *)packed + offset;
     for (size_t pc = 0; pc < k; pc += bl.kc) {
         size_t depth = min_size(bl.kc, k - pc);
-        pack_b(&bl, (const unsigned char *)b + pc * ldb * bl.in, ldb, depth, n, dst);
-        dst += blocks_of(n, bl.nr) * panel_stride(&bl, depth, bl.nr);
+        isf_pack_b_panels(&bl.pack, (const unsigned char *)b + pc * ldb * bl.pack.src_bytes, ldb, depth, n, dst);
+        dst += blocks_of(n, bl.pack.nr) * isf_panel_stride(&bl.pack, depth, bl.pack.nr);
     }
     memcpy(packed, &h, sizeof h);
     return ISF_OK;

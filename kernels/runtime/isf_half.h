@@ -17,6 +17,21 @@ static inline uint32_t isf_f32_to_bits(float f) {
     return bits;
 }
 
+#if defined(__ARM_FP16_FORMAT_IEEE)
+/* The hardware converts (fcvt on AArch64, vcvt.f32.f16 with VFPv4): both are at the architecture baseline. */
+static inline float isf_f16_to_f32(uint16_t h) {
+    __fp16 v;
+    memcpy(&v, &h, sizeof v);
+    return (float)v;
+}
+
+static inline uint16_t isf_f32_to_f16(float f) {
+    __fp16 v = (__fp16)f;
+    uint16_t h;
+    memcpy(&h, &v, sizeof h);
+    return h;
+}
+#else
 static inline float isf_f16_to_f32(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
@@ -43,6 +58,7 @@ static inline uint16_t isf_f32_to_f16(float f) {
     ax += 0xc8000fffu + odd; /* rebias the exponent from 127 to 15 and round half to even */
     return sign | (uint16_t)(ax >> 13);
 }
+#endif
 
 static inline float isf_bf16_to_f32(uint16_t h) { return isf_bits_to_f32((uint32_t)h << 16); }
 

@@ -51,6 +51,7 @@ typedef struct {
     isf_op op;
     unsigned mr, nr, kr; /* nr at 128-bit vectors when scalable */
     int scalable;
+    int widened; /* runs a gemm_f32 kernel on panels the driver widened to fp32 (fp16/bf16 without the extension) */
     uint32_t required;
     unsigned rank; /* higher is preferred */
     isf_ukernel_fn fn;
@@ -60,6 +61,20 @@ typedef struct {
     size_t in_bytes, out_bytes;
     int whole_k; /* never split k (binary16 output: round once) */
 } isf_op_info;
+
+/* Packing (pack.c): how A and B become panels for one kernel. */
+typedef enum { ISF_PACK_COPY, ISF_PACK_F16_TO_F32, ISF_PACK_BF16_TO_F32 } isf_pack_kind;
+
+typedef struct {
+    size_t mr, nr, kr;   /* nr at the current vector length */
+    size_t src_bytes;    /* element size of A and B as given */
+    size_t in;           /* element size in the panels */
+    isf_pack_kind kind;
+} isf_pack_spec;
+
+size_t isf_panel_stride(const isf_pack_spec *s, size_t depth, size_t width); /* bytes, 64-byte multiple */
+void isf_pack_a_panels(const isf_pack_spec *s, const void *a, size_t lda, size_t rows, size_t depth, void *dst);
+void isf_pack_b_panels(const isf_pack_spec *s, const void *b, size_t ldb, size_t depth, size_t cols, void *dst);
 
 /* Generated from src/isaforge/isa.toml by codegen.py for the arch being built. */
 extern const char isf_arch_name[];

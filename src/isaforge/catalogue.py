@@ -102,6 +102,7 @@ class Op:
     out_bytes: int
     narrow_accumulation: tuple[str, ...]
     whole_k: bool
+    widened: dict[str, str] = field(compare=False)  # variant -> op whose kernels run on panels widened to fp32
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,11 @@ class KernelName:
     nr: int
     kr: int
     variant: str
+    runs: str = ""  # a widened kernel: the fp32 micro-kernel it runs on widened panels
+
+    @property
+    def symbol(self) -> str:
+        return f"isf_ukernel_{self.runs or self.name}"
 
 
 def parse_kernel_name(stem: str, ops: dict[str, Op] | None = None) -> KernelName:
@@ -254,6 +260,16 @@ class Catalogue:
                 if kernel.variant != variant:
                     raise CatalogueError(f"{path}: kernel variant {kernel.variant!r} is not its folder's {variant!r}")
                 out.append(kernel)
+        return out + self._widened_kernels(out)
+
+    def _widened_kernels(self, files: list[KernelName]) -> list[KernelName]:
+        """Ops that a variant runs through another op's kernels on widened panels (`widened` in [op.*])."""
+        out = []
+        for op in self.ops.values():
+            for k in files:
+                if op.widened.get(k.variant) == k.op:
+                    name = f"{op.name}_{k.mr}x{k.nr}{f'x{k.kr}' if k.kr > 1 else ''}_{k.variant}"
+                    out.append(KernelName(name, op.name, k.mr, k.nr, k.kr, k.variant, runs=k.name))
         return out
 
     def best_kernel(
@@ -340,6 +356,7 @@ def load(path: Path = CATALOGUE_PATH) -> Catalogue:
             o["out_bytes"],
             tuple(o.get("narrow_accumulation", ())),
             bool(o.get("whole_k", False)),
+            dict(o.get("widened", {})),
         )
         for name, o in raw["op"].items()
     }

@@ -73,7 +73,8 @@ def _kernel_row(cat: Catalogue, arch: str, k: KernelName) -> str:
     rank = cat.variant(k.variant).rank
     req = _required_mask(cat, arch, k.variant)
     scalable = int(cat.variant(k.variant).scalable)
-    fields = f"{op}, {k.mr}, {k.nr}, {k.kr}, {scalable}, 0x{req:x}u, {rank}, isf_ukernel_{k.name}"
+    widened = int(bool(k.runs))
+    fields = f"{op}, {k.mr}, {k.nr}, {k.kr}, {scalable}, {widened}, 0x{req:x}u, {rank}, {k.symbol}"
     return f"    {{{_c_string(k.name)}, {fields}}},"
 
 
@@ -95,7 +96,7 @@ def render_c(cat: Catalogue, source_root: Path, arch: str, variants: list[str]) 
     kernels = cat.kernels(source_root, kernel_arch, variants)
     ops = sorted(cat.ops.values(), key=lambda o: o.index)
     out = [f"/* {GENERATED} */", '#include "isf_internal.h"', ""]
-    out += [f"ISF_UKERNEL({k.name});" for k in kernels]
+    out += [f"ISF_UKERNEL({k.name});" for k in kernels if not k.runs]
     out += ["", f"const char isf_arch_name[] = {_c_string(arch)};", ""]
     out += _table("isf_feature_info", "isf_features", _feature_rows(cat, arch))
     variant_rows = [
