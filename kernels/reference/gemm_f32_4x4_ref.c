@@ -1,23 +1,9 @@
 /* Portable fp32 reference: one 4×4 tile, accumulated in fp32 in k order (the bound the tests use). */
 #include "isf_internal.h"
-
-enum { MR = 4, NR = 4 };
+#include "isf_ref.h"
 
 ISF_UKERNEL(gemm_f32_4x4_ref) {
-    const float *pa = a;
-    const float *pb = b;
-    float acc[MR][NR] = {{0}};
-    for (size_t kb = 0; kb < k_blocks; kb++, pa += MR, pb += NR) {
-        for (int i = 0; i < MR; i++) {
-            for (int j = 0; j < NR; j++) {
-                acc[i][j] += pa[i] * pb[j];
-            }
-        }
-    }
-    float *pc = c;
-    for (int i = 0; i < MR; i++) {
-        for (int j = 0; j < NR; j++) {
-            pc[i * ldc + j] = accumulate ? pc[i * ldc + j] + acc[i][j] : acc[i][j];
-        }
-    }
+    float acc[ISF_REF_MR][ISF_REF_NR];
+    isf_ref_tile(k_blocks, a, b, isf_ref_load_f32, acc);
+    isf_ref_store_f32(c, ldc, acc, accumulate);
 }
