@@ -8,10 +8,12 @@ import subprocess
 
 import pytest
 
-from isaforge import builds, qemu
+from isaforge import builds, gemmjob, qemu
 from isaforge.catalogue import load
-from isaforge.pytest_plugin import QemuRunner
+from isaforge.errors import IsaforgeError
+from isaforge.pytest_plugin import QemuRunner, TargetCpu
 from tests.conftest import ROOT
+from tests.kernels.test_gemm import every_variant
 
 AARCH64 = "aarch64-linux-gnu"
 
@@ -111,3 +113,30 @@ def test_meson_test_runs_under_each_cpu_model_setup(isaforge_build, setup: str) 
     assert re.search(r"^Ok:\s+2\s*$", proc.stdout, re.MULTILINE), proc.stdout
     log = (directory / f"meson-logs/testlog-{setup}.txt").read_text()
     assert f"QEMU_CPU={setup.replace('_', '-')}" in log
+
+
+OLD_ASSEMBLER = {"aarch64-linux-gnu": "-Wa,-march=armv8-a", "arm-linux-gnueabihf": "-Wa,-march=armv7-a"}
+
+
+@pytest.mark.parametrize("target", list(OLD_ASSEMBLER))
+def test_assembler_held_to_the_baseline_needs_the_inst_encoder(target: str, tmp_path) -> None:
+    """GCC hands `-Wa,-march` to the assembler after the variant's own -march, like an old binutils: the .S
+    kernels' sdot/smmla/bfmmla are refused unless they go through the .inst encoder."""
+    never = builds.build_for(target, "gcc", {"c_args": OLD_ASSEMBLER[target], "inst_encode": "never"}, tag="old-as")
+    with pytest.raises(IsaforgeError, match=r"(?i)error"):
+        builds.ensure_built(never)
+
+
+@pytest.mark.parametrize("target", list(OLD_ASSEMBLER))
+@pytest.mark.parametrize("mode", ["always", "auto"])
+def test_inst_encoded_library_passes_the_qemu_suite(target: str, mode: str, isaforge_build, qemu_run, tmp_path) -> None:
+    build = builds.build_for(target, "gcc", {"c_args": OLD_ASSEMBLER[target], "inst_encode": mode}, tag=f"as-{mode}")
+    directory = isaforge_build(build)
+    if mode == "auto":
+        log = (directory / "meson-logs/meson-log.txt").read_text()
+        assert "variant i8mm: the assembler rejects its instructions" in log
+    tc = TargetCpu(build, "max")
+    cases = [*gemmjob.sweep_cases(9, 17, pad=1), gemmjob.Case(64, 64, 100, 100, 64, 64)]
+    for op in ("gemm_s8", "gemm_bf16"):
+        seen = every_variant(qemu_run, tc, tmp_path, op, cases)
+        assert any(k.endswith(("_i8mm", "_bf16")) for k in seen), seen

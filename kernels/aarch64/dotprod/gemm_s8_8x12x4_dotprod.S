@@ -1,0 +1,187 @@
+/* gemm_s8_8x12x4_dotprod
+ *
+ * int8 -> int32 GEMM micro-kernel: 8x12 tile, sdot by element, 4 k steps per block (hand-written; ABI in
+ * kernels/runtime/isf_internal.h: x0 k_blocks, x1 A panel, x2 B panel, x3 C, x4 ldc in elements, w5 accumulate).
+ *
+ * Per block A is 32 bytes (two vectors: rows 0-3, rows 4-7, one row's 4 k values per 32-bit lane) and B 48 bytes
+ * (b0-b2 in v2-v4, one column's 4 k values per lane). c(r, 4j..4j+3) lives in v(8 + 3r + j): v8-v31, 24
+ * accumulators, so a C row is three consecutive registers (one ld1/st1); accumulate = 1 starts them from C
+ * (exact in int32).
+ *
+ * Software pipelining: A is double-buffered (v0, v1 / v5, v6; the loop is unrolled twice: E computes with v0, v1
+ * and loads the next block's A into v5, v6 first thing, O the other way round). The sdot run column by column
+ * (b0 for all 8 rows, then b1, then b2), so b0 and b1 are reloaded together (ldp) once b1's column is done and
+ * b2 after its own: every load is at least 8 sdot ahead of its first use. The last block is peeled (no loads),
+ * so nothing past the panels is read. k_blocks odd enters at E with A in v0, v1, even at O with A in v5, v6; the
+ * loop runs k_blocks / 2 times.
+ */
+
+	.text
+	.p2align	4
+	.globl	isf_ukernel_gemm_s8_8x12x4_dotprod
+	.type	isf_ukernel_gemm_s8_8x12x4_dotprod, %function
+isf_ukernel_gemm_s8_8x12x4_dotprod:
+	// save d8-d15 (AAPCS64: callee-saved low halves); x4 = ldc in bytes
+	stp	d8, d9, [sp, #-64]!
+	stp	d10, d11, [sp, #16]
+	stp	d12, d13, [sp, #32]
+	stp	d14, d15, [sp, #48]
+	lsl	x4, x4, #2
+	cbz	w5, .Lzero
+	// accumulate = 1: the accumulators start from C
+	mov	x9, x3
+	ld1	{v8.4s, v9.4s, v10.4s}, [x9], x4
+	ld1	{v11.4s, v12.4s, v13.4s}, [x9], x4
+	ld1	{v14.4s, v15.4s, v16.4s}, [x9], x4
+	ld1	{v17.4s, v18.4s, v19.4s}, [x9], x4
+	ld1	{v20.4s, v21.4s, v22.4s}, [x9], x4
+	ld1	{v23.4s, v24.4s, v25.4s}, [x9], x4
+	ld1	{v26.4s, v27.4s, v28.4s}, [x9], x4
+	ld1	{v29.4s, v30.4s, v31.4s}, [x9], x4
+	cbnz	x0, .Lstart
+	b	.Lstore
+	// accumulate = 0: the accumulators start at zero
+.Lzero:
+	movi	v8.16b, #0
+	movi	v9.16b, #0
+	movi	v10.16b, #0
+	movi	v11.16b, #0
+	movi	v12.16b, #0
+	movi	v13.16b, #0
+	movi	v14.16b, #0
+	movi	v15.16b, #0
+	movi	v16.16b, #0
+	movi	v17.16b, #0
+	movi	v18.16b, #0
+	movi	v19.16b, #0
+	movi	v20.16b, #0
+	movi	v21.16b, #0
+	movi	v22.16b, #0
+	movi	v23.16b, #0
+	movi	v24.16b, #0
+	movi	v25.16b, #0
+	movi	v26.16b, #0
+	movi	v27.16b, #0
+	movi	v28.16b, #0
+	movi	v29.16b, #0
+	movi	v30.16b, #0
+	movi	v31.16b, #0
+	cbz	x0, .Lstore
+	// first block into registers; k_blocks odd enters the loop at E, even at O
+.Lstart:
+	ld1	{v2.16b, v3.16b, v4.16b}, [x2], #48
+	tbz	x0, #0, .Leven
+	ld1	{v0.16b, v1.16b}, [x1], #32
+	lsr	x0, x0, #1
+	cbz	x0, .Lfinal
+	// isf-hot-loop-begin
+	// E: compute the block in the first register set, load the next block
+.Lloop:
+	ld1	{v5.16b, v6.16b}, [x1], #32
+	sdot	v8.4s, v2.16b, v0.4b[0]
+	sdot	v11.4s, v2.16b, v0.4b[1]
+	sdot	v14.4s, v2.16b, v0.4b[2]
+	sdot	v17.4s, v2.16b, v0.4b[3]
+	sdot	v20.4s, v2.16b, v1.4b[0]
+	sdot	v23.4s, v2.16b, v1.4b[1]
+	sdot	v26.4s, v2.16b, v1.4b[2]
+	sdot	v29.4s, v2.16b, v1.4b[3]
+	sdot	v9.4s, v3.16b, v0.4b[0]
+	sdot	v12.4s, v3.16b, v0.4b[1]
+	sdot	v15.4s, v3.16b, v0.4b[2]
+	sdot	v18.4s, v3.16b, v0.4b[3]
+	sdot	v21.4s, v3.16b, v1.4b[0]
+	sdot	v24.4s, v3.16b, v1.4b[1]
+	sdot	v27.4s, v3.16b, v1.4b[2]
+	sdot	v30.4s, v3.16b, v1.4b[3]
+	ldp	q2, q3, [x2], #48
+	sdot	v10.4s, v4.16b, v0.4b[0]
+	sdot	v13.4s, v4.16b, v0.4b[1]
+	sdot	v16.4s, v4.16b, v0.4b[2]
+	sdot	v19.4s, v4.16b, v0.4b[3]
+	sdot	v22.4s, v4.16b, v1.4b[0]
+	sdot	v25.4s, v4.16b, v1.4b[1]
+	sdot	v28.4s, v4.16b, v1.4b[2]
+	sdot	v31.4s, v4.16b, v1.4b[3]
+	ldur	q4, [x2, #-16]
+	// O: the same with the second register set
+.Lmid:
+	ld1	{v0.16b, v1.16b}, [x1], #32
+	sdot	v8.4s, v2.16b, v5.4b[0]
+	sdot	v11.4s, v2.16b, v5.4b[1]
+	sdot	v14.4s, v2.16b, v5.4b[2]
+	sdot	v17.4s, v2.16b, v5.4b[3]
+	sdot	v20.4s, v2.16b, v6.4b[0]
+	sdot	v23.4s, v2.16b, v6.4b[1]
+	sdot	v26.4s, v2.16b, v6.4b[2]
+	sdot	v29.4s, v2.16b, v6.4b[3]
+	sdot	v9.4s, v3.16b, v5.4b[0]
+	sdot	v12.4s, v3.16b, v5.4b[1]
+	sdot	v15.4s, v3.16b, v5.4b[2]
+	sdot	v18.4s, v3.16b, v5.4b[3]
+	sdot	v21.4s, v3.16b, v6.4b[0]
+	sdot	v24.4s, v3.16b, v6.4b[1]
+	sdot	v27.4s, v3.16b, v6.4b[2]
+	sdot	v30.4s, v3.16b, v6.4b[3]
+	ldp	q2, q3, [x2], #48
+	sdot	v10.4s, v4.16b, v5.4b[0]
+	sdot	v13.4s, v4.16b, v5.4b[1]
+	sdot	v16.4s, v4.16b, v5.4b[2]
+	sdot	v19.4s, v4.16b, v5.4b[3]
+	sdot	v22.4s, v4.16b, v6.4b[0]
+	sdot	v25.4s, v4.16b, v6.4b[1]
+	sdot	v28.4s, v4.16b, v6.4b[2]
+	sdot	v31.4s, v4.16b, v6.4b[3]
+	ldur	q4, [x2, #-16]
+	subs	x0, x0, #1
+	b.ne	.Lloop
+	// isf-hot-loop-end
+	// last block: compute only, nothing past the panels is read
+.Lfinal:
+	sdot	v8.4s, v2.16b, v0.4b[0]
+	sdot	v11.4s, v2.16b, v0.4b[1]
+	sdot	v14.4s, v2.16b, v0.4b[2]
+	sdot	v17.4s, v2.16b, v0.4b[3]
+	sdot	v20.4s, v2.16b, v1.4b[0]
+	sdot	v23.4s, v2.16b, v1.4b[1]
+	sdot	v26.4s, v2.16b, v1.4b[2]
+	sdot	v29.4s, v2.16b, v1.4b[3]
+	sdot	v9.4s, v3.16b, v0.4b[0]
+	sdot	v12.4s, v3.16b, v0.4b[1]
+	sdot	v15.4s, v3.16b, v0.4b[2]
+	sdot	v18.4s, v3.16b, v0.4b[3]
+	sdot	v21.4s, v3.16b, v1.4b[0]
+	sdot	v24.4s, v3.16b, v1.4b[1]
+	sdot	v27.4s, v3.16b, v1.4b[2]
+	sdot	v30.4s, v3.16b, v1.4b[3]
+	sdot	v10.4s, v4.16b, v0.4b[0]
+	sdot	v13.4s, v4.16b, v0.4b[1]
+	sdot	v16.4s, v4.16b, v0.4b[2]
+	sdot	v19.4s, v4.16b, v0.4b[3]
+	sdot	v22.4s, v4.16b, v1.4b[0]
+	sdot	v25.4s, v4.16b, v1.4b[1]
+	sdot	v28.4s, v4.16b, v1.4b[2]
+	sdot	v31.4s, v4.16b, v1.4b[3]
+	// write the MRxNR tile, row stride ldc
+.Lstore:
+	st1	{v8.4s, v9.4s, v10.4s}, [x3], x4
+	st1	{v11.4s, v12.4s, v13.4s}, [x3], x4
+	st1	{v14.4s, v15.4s, v16.4s}, [x3], x4
+	st1	{v17.4s, v18.4s, v19.4s}, [x3], x4
+	st1	{v20.4s, v21.4s, v22.4s}, [x3], x4
+	st1	{v23.4s, v24.4s, v25.4s}, [x3], x4
+	st1	{v26.4s, v27.4s, v28.4s}, [x3], x4
+	st1	{v29.4s, v30.4s, v31.4s}, [x3], x4
+	ldp	d10, d11, [sp, #16]
+	ldp	d12, d13, [sp, #32]
+	ldp	d14, d15, [sp, #48]
+	ldp	d8, d9, [sp], #64
+	ret
+	// k_blocks even: the first block goes into the second register set, enter at O
+.Leven:
+	ld1	{v5.16b, v6.16b}, [x1], #32
+	lsr	x0, x0, #1
+	b	.Lmid
+	.size	isf_ukernel_gemm_s8_8x12x4_dotprod, .-isf_ukernel_gemm_s8_8x12x4_dotprod
+
+	.section	.note.GNU-stack,"",%progbits
