@@ -1,8 +1,9 @@
-"""List the cross toolchains, and write or show their Meson cross files.
+"""List the cross toolchains, and write or show their Meson cross files and Conan profiles.
 
 `list` tells, per target x compiler, whether this machine can build and QEMU-test with it (and what to install if
-not); `write` regenerates toolchains/meson/*.ini and meson.options from the catalogue (`--check`: only report what
-is out of date); `show` prints one cross file.
+not); `write` regenerates toolchains/meson/*.ini, the Conan host profiles under toolchains/conan/ (with the Meson
+machine files giving their QEMU exe_wrapper) and meson.options from the catalogue (`--check`: only report what is out
+of date); `show` prints one cross file (`--conan`: the Conan profile).
 """
 
 from __future__ import annotations
@@ -22,12 +23,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("list", help="which target x compiler toolchains are usable here, and why not")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
     p.set_defaults(_action=_list)
-    p = sub.add_parser("write", help="regenerate toolchains/meson/*.ini and meson.options in the source checkout")
+    p = sub.add_parser(
+        "write", help="regenerate toolchains/meson/*.ini, toolchains/conan/* and meson.options in the source checkout"
+    )
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 listing the out-of-date files")
     p.set_defaults(_action=_write)
     p = sub.add_parser("show", help="print the cross file of one target and compiler")
     p.add_argument("--target", required=True, help="target triple (or catalogue arch name), e.g. aarch64-linux-gnu")
     p.add_argument("--compiler", required=True, help="compiler name from the catalogue, e.g. gcc or clang")
+    p.add_argument("--conan", action="store_true", help="print the Conan host profile instead of the cross file")
     p.set_defaults(_action=_show)
 
 
@@ -70,7 +74,7 @@ def _list(args: argparse.Namespace) -> int:
 def generated_files() -> dict[PurePosixPath, str]:
     """Every file `write` owns in a source checkout: repo-relative path -> text."""
     cat = load()
-    return {**toolchains.cross_files(cat), MESON_OPTIONS: codegen.meson_options(cat)}
+    return {**toolchains.cross_files(cat), **toolchains.conan_files(cat), MESON_OPTIONS: codegen.meson_options(cat)}
 
 
 def out_of_date(root: Path) -> tuple[dict[PurePosixPath, str], list[PurePosixPath]]:
@@ -80,7 +84,7 @@ def out_of_date(root: Path) -> tuple[dict[PurePosixPath, str], list[PurePosixPat
         for rel, text in generated_files().items()
         if not (root / rel).is_file() or (root / rel).read_text() != text
     }
-    return changed, toolchains.stale_cross_files(root)
+    return changed, toolchains.stale_cross_files(root) + toolchains.stale_conan_files(root)
 
 
 def _write(args: argparse.Namespace) -> int:
@@ -110,5 +114,6 @@ def _write(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    print(toolchains.render_cross_file(toolchains.toolchain(args.target, args.compiler)), end="")
+    tc = toolchains.toolchain(args.target, args.compiler)
+    print(toolchains.render_conan_profile(tc) if args.conan else toolchains.render_cross_file(tc), end="")
     return 0

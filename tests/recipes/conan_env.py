@@ -1,0 +1,167 @@
+"""Real Conan for the tests: one temporary CONAN_HOME per test session (build profile from `conan profile detect`,
+no remote), created on first use; helpers to create the isaforge package and read what it built."""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from isaforge import toolchains
+from isaforge.catalogue import load
+
+REPO = Path(toolchains.__file__).resolve().parents[2]
+RECIPE = REPO / "recipes" / "isaforge"
+VERSION = (REPO / "VERSION").read_text().strip()
+REF = f"isaforge/{VERSION}"
+OPS = ("gemm_f32", "gemm_f16", "gemm_bf16", "gemm_s8")
+KERNEL_LINE = re.compile(r"^isaforge kernel (\w+) = (\S+)$", re.MULTILINE)
+JOBS = "tools.build:jobs=2"
+
+
+@dataclass(frozen=True)
+class ConanHome:
+    path: Path
+    env: dict[str, str]
+
+    def run(self, *args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+        """`conan ARGS` in this home. Conan logs (and the output of the programs recipes run) go to stderr; stdout
+        has only what --format asks for."""
+        return subprocess.run(["conan", *args], cwd=cwd, env=self.env, capture_output=True, text=True, check=False)
+
+
+def tool_path() -> str:
+    """PATH with this interpreter's directory (the venv: conan, meson, ninja) first."""
+    return os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
+
+@functools.cache
+def _make_home() -> ConanHome:
+    path = Path(tempfile.mkdtemp(prefix="isaforge-conan-home-"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("QEMU_", "ISAFORGE_", "CONAN_"))}
+    env.update(CONAN_HOME=str(path), PATH=tool_path())
+    home = ConanHome(path, env)
+    for args in (("profile", "detect"), ("remote", "disable", "*")):
+        proc = home.run(*args)
+        assert proc.returncode == 0, proc.stderr
+    return home
+
+
+def home() -> ConanHome:
+    """The session's CONAN_HOME; skips when conan (or meson) is not installed."""
+    for tool, hint in (("conan", "pip install 'conan>=2'"), ("meson", "pip install meson ninja")):
+        if shutil.which(tool, path=tool_path()) is None:
+            pytest.skip(f"{tool} not found: {hint}")
+    return _make_home()
+
+
+@functools.cache
+def _exported() -> ConanHome:
+    conan = _make_home()
+    proc = conan.run("export", str(RECIPE))
+    assert proc.returncode == 0, proc.stderr
+    return conan
+
+
+def exported() -> ConanHome:
+    """The session's CONAN_HOME with the recipe exported, so consumers can build the package with --build=missing
+    whatever ran before them."""
+    home()
+    return _exported()
+
+
+def require(name: str) -> toolchains.Toolchain:
+    """The toolchain `<triple>-<compiler>`, skipping when this machine cannot use it."""
+    tc = next(t for t in toolchains.toolchains() if t.name == name)
+    probe = toolchains.probe(tc)
+    if not probe.usable:
+        pytest.skip(f"{tc.name} unusable here: {'; '.join(probe.reasons)}")
+    return tc
+
+
+def profile(tc: toolchains.Toolchain) -> str:
+    return str(REPO / tc.conan_profile)
+
+
+def copy_tree(src: Path, dst: Path) -> Path:
+    """A copy of a consumer folder, so that its build folders land in the test's tmp_path, not in the checkout."""
+    shutil.copytree(
+        src, dst, symlinks=True, ignore=shutil.ignore_patterns("build", "build-*", "CMakeUserPresets.json", ".wraplock")
+    )
+    return dst
+
+
+@dataclass(frozen=True)
+class Created:
+    proc: subprocess.CompletedProcess[str]
+    package_folder: Path | None
+
+    @property
+    def output(self) -> str:
+        return self.proc.stderr
+
+    @property
+    def kernels(self) -> dict[str, str]:
+        """The kernels test_package printed."""
+        return dict(KERNEL_LINE.findall(self.output))
+
+    @property
+    def variants(self) -> list[str]:
+        assert self.package_folder is not None
+        return list(json.loads((self.package_folder / "res" / "isaforge" / "variants.json").read_text()))
+
+
+def create(conan: ConanHome, host_profile: str, tmp_path: Path, *args: str) -> Created:
+    """`conan create` of the recipe, with test_package copied into tmp_path."""
+    test_folder = copy_tree(RECIPE / "test_package", tmp_path / "test_package")
+    proc = conan.run(
+        "create",
+        str(RECIPE),
+        "-pr:h",
+        host_profile,
+        "-pr:b",
+        "default",
+        "-tf",
+        str(test_folder),
+        "-c",
+        JOBS,
+        "--format=json",
+        *args,
+    )
+    package_folder = None
+    if proc.returncode == 0:
+        graph = json.loads(proc.stdout)
+        for node in graph["graph"]["nodes"].values():
+            if node.get("ref", "").startswith(REF) and node.get("package_folder"):
+                package_folder = Path(node["package_folder"])
+    return Created(proc, package_folder)
+
+
+def expected_kernels(arch: str, variants: list[str], cpu: str) -> dict[str, str]:
+    """What dispatch must choose on `cpu` among the package's variants, from the catalogue."""
+    cat = load()
+    active = set(cat.cpu_features(arch, cpu)) if arch in cat.cpus else set()
+    out = {}
+    for op in OPS:
+        best = cat.best_kernel(REPO, arch, ["ref", *variants], active, op)
+        out[op] = best or "(none)"
+    return out
+
+
+def ukernel_symbols(library: Path) -> list[str]:
+    """The isf_ukernel_* symbols defined in a library (llvm-nm reads every arch)."""
+    nm = shutil.which("llvm-nm-19") or shutil.which("nm")
+    assert nm, "llvm-nm-19 or nm needed"
+    proc = subprocess.run([nm, "--defined-only", str(library)], capture_output=True, text=True, check=True)
+    return sorted({line.split()[-1] for line in proc.stdout.splitlines() if "isf_ukernel_" in line})
