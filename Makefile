@@ -4,10 +4,19 @@ VENV      ?= .venv
 PYTHON    := $(VENV)/bin/python
 ISAFORGE  := $(VENV)/bin/isaforge
 QEMU_CPUS ?=
+TARGETS ?=
 TOOLCHAINS ?=
-PYTEST_ARGS ?=
+# `make test` runs a representative slice: every toolchain (both arches, both compilers) on the baseline-only
+# models (cortex-a53, cortex-a7: nothing may raise SIGILL) and on `max` (every variant, every SVE vector length),
+# without the tests marked slow. The rest (every other CPU model, the debug + UBSan builds, the slow tests) is in
+# `make ci`. PYTEST_ARGS= (empty) runs the whole suite on every model.
+SLICE_CPUS ?= cortex-a53,cortex-a7,max
+PYTEST_ARGS ?= --qemu-cpu $(SLICE_CPUS) -m "not slow"
+# make ci: cells at the same time (-j), and a cell selection (isaforge matrix run --only; e.g. ONLY='compiler=clang').
+JOBS ?= 1
+ONLY ?=
 
-.PHONY: all install build test test-qemu lint clean
+.PHONY: all install build test test-qemu ci ci-suite ci-matrix lint clean
 
 all: build
 
@@ -18,13 +27,25 @@ install:
 build: install
 	$(ISAFORGE) build
 
-## Lint, then the whole pytest suite (catalogue, codegen, toolchains, isolation, dispatch and numerics under QEMU).
+## Lint, then the pytest suite's representative slice (PYTEST_ARGS above; PYTEST_ARGS= for all of it).
 test: install lint
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
 
-## Only the QEMU suite, for chosen models: make test-qemu QEMU_CPUS=cortex-a53,max [TOOLCHAINS=aarch64-linux-gnu-gcc]
+## Only the QEMU suite (the release cells of ci/matrix.toml), on chosen models and targets:
+## make test-qemu [QEMU_CPUS=cortex-a53,max] [TARGETS=aarch64-linux-gnu] [TOOLCHAINS=arm-linux-gnueabihf-clang]
 test-qemu: install
-	$(PYTHON) -m pytest tests/kernels --qemu-cpu "$(QEMU_CPUS)" --toolchains "$(TOOLCHAINS)" $(PYTEST_ARGS)
+	$(ISAFORGE) matrix run -j $(JOBS) --only "build=release cpu=$(or $(QEMU_CPUS),*) \
+	  $(if $(TARGETS),target=$(TARGETS)) $(if $(TOOLCHAINS),toolchain=$(TOOLCHAINS))"
+
+## The whole CI matrix here, as .github/workflows/cross.yml runs it: lint and the tests outside the cells, then every
+## cell of ci/matrix.toml (make ci [JOBS=2] [ONLY='build=debug-ubsan']; see docs/ci.md).
+ci: ci-suite ci-matrix
+
+ci-suite: install lint
+	$(PYTHON) -m pytest --ignore=tests/kernels -p no:cacheprovider
+
+ci-matrix: install
+	$(ISAFORGE) matrix run -j $(JOBS) $(if $(ONLY),--only "$(ONLY)")
 
 lint: install
 	$(VENV)/bin/ruff check src tests

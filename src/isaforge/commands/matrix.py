@@ -1,0 +1,115 @@
+"""The CI matrix of ci/matrix.toml: list its cells, run them here, or write the GitHub workflow made from it.
+
+`list` shows each cell (target × compiler × build type) with its QEMU CPU models; `run` builds and tests the
+selected cells (JUnit XML and a pytest log per cell under build/matrix/<cell>/, a live progress line, and a closing
+summary per cell × CPU model); `github` writes .github/workflows/cross.yml, one job per cell running this same runner.
+
+--only EXPR selects: space-separated conditions, all of which must hold; each is `key=v1,v2` (any of the values;
+globs allowed) with key one of cell, target, compiler, build, toolchain, cpu, or a bare cell name. `cpu=` also
+narrows the CPU models of the chosen cells (the host cell, which has none, drops out).
+Examples: --only host-gcc-release   --only 'compiler=clang build=debug-ubsan'   --only 'target=arm-* cpu=max'
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from isaforge import matrix
+from isaforge.errors import IsaforgeError
+from isaforge.toolchains import repo_root
+
+ONLY_HELP = "select cells: 'key=v1,v2 …' with key cell|target|compiler|build|toolchain|cpu, or a cell name (repeatable)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    p = sub.add_parser("list", help="the cells of ci/matrix.toml and the CPU models each runs its tests on")
+    p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
+    p.add_argument("--only", action="append", default=[], metavar="EXPR", help=ONLY_HELP)
+    p.set_defaults(_action=_list)
+    p = sub.add_parser("run", help="build and test the cells here; JUnit XML per cell and a summary table")
+    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="cells run at the same time (default 1)")
+    p.add_argument("--only", action="append", default=[], metavar="EXPR", help=ONLY_HELP)
+    p.add_argument(
+        "--allow-unavailable",
+        action="store_true",
+        help="a cell whose toolchain is missing here does not fail the run (it is still listed as unavailable)",
+    )
+    p.add_argument(
+        "--results-dir",
+        default=str(matrix.RESULTS_DIR),
+        metavar="DIR",
+        help=f"where each cell's junit.xml and pytest.log go, under DIR/<cell>/ (default {matrix.RESULTS_DIR})",
+    )
+    p.set_defaults(_action=_run)
+    p = sub.add_parser("github", help=f"write {matrix.WORKFLOW_FILE} from the matrix")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 if the workflow is out of date")
+    p.set_defaults(_action=_github)
+
+
+def run(args: argparse.Namespace) -> int:
+    return int(args._action(args))
+
+
+def _list(args: argparse.Namespace) -> int:
+    cells = matrix.select(matrix.load_matrix(), args.only)
+    if args.json:
+        rows = [
+            {
+                "name": c.name,
+                "target": c.target,
+                "arch": c.arch,
+                "compiler": c.compiler,
+                "build": c.build_type.name,
+                "meson_options": c.meson_options(),
+                "build_dir": f"build/{c.build().name}",
+                "cpus": list(c.cpus),
+                "tests": list(c.tests),
+            }
+            for c in cells
+        ]
+        print(json.dumps(rows, indent=2))
+        return 0
+    table = [["cell", "build dir", "cpus"]]
+    table += [[c.name, f"build/{c.build().name}", ", ".join(c.cpus) or matrix.NATIVE] for c in cells]
+    widths = [max(len(row[i]) for row in table) for i in range(2)]
+    for row in table:
+        print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.jobs < 1:
+        raise IsaforgeError(f"-j must be at least 1, got {args.jobs}")
+    root = repo_root()
+    cells = matrix.select(matrix.load_matrix(root), args.only)
+    results = root / args.results_dir
+    result = matrix.run_matrix(cells, jobs=args.jobs, allow_unavailable=args.allow_unavailable, out_dir=results)
+    print()
+    print(matrix.render_table(matrix.summary_rows(result)))
+    print()
+    print(matrix.closing_line(result))
+    print(f"JUnit XML and pytest logs: {args.results_dir}/<cell>/")
+    return 0 if result.ok else 1
+
+
+def _github(args: argparse.Namespace) -> int:
+    root = repo_root()
+    path = root / matrix.WORKFLOW_FILE
+    text = matrix.render_workflow(matrix.load_matrix(root))
+    current = path.read_text() if path.is_file() else None
+    if args.check:
+        if current == text:
+            print(f"isaforge: {matrix.WORKFLOW_FILE} is up to date")
+            return 0
+        print(f"out of date: {matrix.WORKFLOW_FILE}")
+        print("isaforge: run `isaforge matrix github` to regenerate it")
+        return 1
+    if current == text:
+        print(f"isaforge: {matrix.WORKFLOW_FILE} is up to date")
+        return 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    print(f"wrote {matrix.WORKFLOW_FILE}")
+    return 0
