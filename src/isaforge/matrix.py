@@ -21,7 +21,7 @@ import threading
 import time
 import tomllib
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -864,8 +864,6 @@ def workflow_out_of_date(root: Path | None = None) -> bool:
 
 # -- pytest plugin: `-p isaforge.matrix --matrix-cell NAME` ---------------------------------------------------------
 
-_saved_all_builds: list[Callable[[], list[builds.Build]]] = []
-
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.getgroup("isaforge").addoption(
@@ -876,6 +874,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     import pytest  # noqa: PLC0415 - only a pytest run needs it
 
+    from isaforge.pytest_plugin import BUILDS_UNDER_TEST  # noqa: PLC0415 - likewise
+
     name = config.getoption("--matrix-cell")
     if not name:
         return
@@ -883,12 +883,5 @@ def pytest_configure(config: pytest.Config) -> None:
         cell = load_matrix().cell(name)
     except IsaforgeError as exc:
         raise pytest.UsageError(f"--matrix-cell: {exc}") from None
-    cell_builds = [] if cell.is_host else [cell.build()]
-    # The isaforge plugin parametrizes over builds.all_builds(): make that this cell's build only.
-    _saved_all_builds.append(builds.all_builds)
-    builds.all_builds = lambda: list(cell_builds)
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    if _saved_all_builds:
-        builds.all_builds = _saved_all_builds.pop()
+    # The isaforge plugin parametrizes over the builds it finds here: this cell's build only.
+    config.stash[BUILDS_UNDER_TEST] = [] if cell.is_host else [cell.build()]

@@ -58,8 +58,12 @@ def selected_cpus(config: pytest.Config) -> dict[str, list[str]]:
     return {arch: [c for c in models if not wanted or c in wanted] for arch, models in cat.cpus.items()}
 
 
+# Another plugin (isaforge.matrix) may name the builds to test, e.g. one CI cell's debug + UBSan build.
+BUILDS_UNDER_TEST = pytest.StashKey[list[Build]]()
+
+
 def selected_builds(config: pytest.Config) -> list[Build]:
-    every = builds.all_builds()
+    every = config.stash[BUILDS_UNDER_TEST] if BUILDS_UNDER_TEST in config.stash else builds.all_builds()
     wanted = _split(config.getoption("--toolchains"))
     names = [b.name for b in every]
     unknown = [w for w in wanted if w not in names]
