@@ -11,7 +11,7 @@ qemu_min_major=10
 apt_packages=(
   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
   gcc-arm-linux-gnueabihf g++-arm-linux-gnueabihf binutils-arm-linux-gnueabihf libc6-dev-armhf-cross
-  clang-19 lld-19 llvm-19 pkg-config ninja-build make python3-venv ccache
+  clang-19 lld-19 llvm-19 pkg-config ninja-build make python3-venv ccache cmake gcc libc6-dev
 )
 
 log() { printf 'install-toolchains: %s\n' "$*" >&2; }
