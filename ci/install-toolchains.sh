@@ -45,8 +45,9 @@ debian_mirror_uri() {
       END { if (uri != "" && suite) print uri }
     ' "$f" | head -n1
   done | head -n1 | grep . && return 0
-  cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null \
-    | awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }' | grep .
+  # One-line format: `deb [options] URI suite components`.
+  { cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true; } \
+    | sed 's/\[[^]]*\]//' | awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }' | grep .
 }
 
 ensure_backports_suite() {
