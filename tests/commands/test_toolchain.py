@@ -144,7 +144,9 @@ def _copy_checkout(dest: Path) -> Path:
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    # Python's own bytecode cache (written when PYTHONDONTWRITEBYTECODE is unset) is not the command writing.
+    files = (p for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts)
+    return {str(p.relative_to(root)): p.read_bytes() for p in files}
 
 
 def test_write_then_check_in_a_fresh_checkout(tmp_path):
