@@ -4,8 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "isf_copy.h"
 #include "isf_half.h"
 #include "isf_internal.h"
+
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#endif
 
 enum {
     PANEL_ALIGN = 64,
@@ -42,6 +47,9 @@ typedef struct {
     const unsigned char *packed_b; /* NULL: pack B here */
 } gemm_args;
 
+/* Keeps the tile loops in functions of their own, with their pointers in registers across the kernel calls. */
+#define ISF_NOINLINE __attribute__((noinline))
+
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 static size_t blocks_of(size_t depth, size_t kr) { return (depth + kr - 1) / kr; }
@@ -67,55 +75,158 @@ static blocking plan(const isf_kernel_info *kern, size_t k) {
     return bl;
 }
 
-static void copy_out_rows(const blocking *bl, unsigned char *c, size_t ldc, const unsigned char *tile, size_t rows,
-                          size_t cols) {
-    size_t nr = bl->pack.nr;
-    for (size_t r = 0; r < rows; r++) {
-        if (bl->c_out == bl->out) {
-            memcpy(c + r * ldc * bl->c_out, tile + r * nr * bl->out, cols * bl->out);
-            continue;
+/* ---- tiles (no library calls: `isaforge bench` counts everything the driver executes) --------------------------- */
+
+/* rows × n bytes between row-major buffers: common row sizes (one edge tile's valid width) loop over rows with two
+ * possibly overlapping copies per row, decided once. */
+static inline void copy_rows(unsigned char *d, size_t d_stride, const unsigned char *s, size_t s_stride, size_t rows,
+                             size_t n) {
+#if defined(__aarch64__)
+    if (n >= 32 && n <= 64) {
+        for (; rows > 0; rows--, d += d_stride, s += s_stride) {
+            uint8x16x2_t x = vld1q_u8_x2(s), y = vld1q_u8_x2(s + n - 32);
+            vst1q_u8_x2(d, x);
+            vst1q_u8_x2(d + n - 32, y);
         }
-        const float *src = (const float *)(const void *)(tile + r * nr * bl->out);
-        uint16_t *dst = (uint16_t *)(void *)(c + r * ldc * bl->c_out);
-        for (size_t j = 0; j < cols; j++) {
-            dst[j] = isf_f32_to_f16(src[j]); /* the widened fp16 path rounds once, here */
+        return;
+    }
+    if (n >= 16 && n < 32) {
+        for (; rows > 0; rows--, d += d_stride, s += s_stride) {
+            uint8x16_t x = vld1q_u8(s), y = vld1q_u8(s + n - 16);
+            vst1q_u8(d, x);
+            vst1q_u8(d + n - 16, y);
         }
+        return;
+    }
+#endif
+    if (n >= 8 && n < 16) {
+        for (; rows > 0; rows--, d += d_stride, s += s_stride) {
+            uint64_t x, y;
+            memcpy(&x, s, 8), memcpy(&y, s + n - 8, 8);
+            memcpy(d, &x, 8), memcpy(d + n - 8, &y, 8);
+        }
+        return;
+    }
+    if (n >= 4 && n < 8) {
+        for (; rows > 0; rows--, d += d_stride, s += s_stride) {
+            uint32_t x, y;
+            memcpy(&x, s, 4), memcpy(&y, s + n - 4, 4);
+            memcpy(d, &x, 4), memcpy(d + n - 4, &y, 4);
+        }
+        return;
+    }
+    for (; rows > 0; rows--, d += d_stride, s += s_stride) {
+        isf_copy_bytes(d, s, n);
+    }
+}
+
+/* One row of n > 0 fp32 values → binary16, rounded once (the widened fp16 path). AArch64: fcvtn, which rounds by FPCR
+ * as the scalar fcvt of isf_f32_to_f16 does, 4 at a time, the last 4 ending at n (AArch32 NEON would flush
+ * subnormals). */
+static inline void narrow_row_f16(uint16_t *d, const float *s, size_t n) {
+#if defined(__aarch64__)
+    if (n >= 4) {
+        for (; n > 4; n -= 4, d += 4, s += 4) {
+            vst1_u16(d, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(s))));
+        }
+        vst1_u16(d + n - 4, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(s + n - 4))));
+        return;
+    }
+#endif
+    for (size_t j = 0; j < n; j++) {
+        d[j] = isf_f32_to_f16(s[j]);
     }
 }
 
 /* Edge tiles (and every tile whose C type differs from the kernel's): the kernel writes a full MR×NR scratch tile;
- * only the valid part reaches C. Accumulation only happens when C and kernel types agree (fp16 never splits k). */
-static void scratch_tile(const isf_kernel_info *kern, const blocking *bl, size_t kblocks, const unsigned char *ap,
-                         const unsigned char *bp, unsigned char *c, size_t ldc, size_t rows, size_t cols,
-                         int accumulate, unsigned char *scratch) {
-    size_t nr = bl->pack.nr;
-    memset(scratch, 0, bl->pack.mr * nr * bl->out);
-    for (size_t r = 0; accumulate && r < rows; r++) {
-        memcpy(scratch + r * nr * bl->out, c + r * ldc * bl->c_out, cols * bl->out);
+ * only the valid rows × cols reach C. Accumulation only happens when C and kernel types agree (fp16 never splits
+ * k); then the valid part of C is copied in first (the rest of the tile is left over from earlier tiles: the kernel
+ * reads it, its results are dropped). */
+static ISF_NOINLINE void scratch_tile(const isf_kernel_info *kern, const blocking *bl, size_t kblocks,
+                                      const unsigned char *ap, const unsigned char *bp, unsigned char *c, size_t ldc,
+                                      size_t rows, size_t cols, int accumulate, unsigned char *scratch) {
+    size_t nr = bl->pack.nr, tile_row = nr * bl->out, c_row = ldc * bl->c_out, bytes = cols * bl->out;
+    if (accumulate) {
+        copy_rows(scratch, tile_row, c, c_row, rows, bytes);
     }
     kern->fn(kblocks, ap, bp, scratch, nr, accumulate);
-    copy_out_rows(bl, c, ldc, scratch, rows, cols);
+    if (bl->c_out == bl->out) {
+        copy_rows(c, c_row, scratch, tile_row, rows, bytes);
+    } else {
+        for (size_t r = 0; r < rows; r++) {
+            narrow_row_f16((uint16_t *)(void *)(c + r * c_row), (const float *)(const void *)(scratch + r * tile_row),
+                           cols);
+        }
+    }
 }
 
+/* Where the tiles of one macro tile are: A panels down, B panels across, C tiles both ways. */
+typedef struct {
+    isf_ukernel_fn fn;
+    size_t kblocks, ldc;
+    int accumulate;
+    const unsigned char *a, *b;
+    size_t a_panel, b_panel;
+    unsigned char *c;
+    size_t c_down, c_right;
+} tile_grid;
+
+/* down × across full tiles from the grid's origin, written by the kernel straight into C. The inner loop keeps its
+ * ten values in callee-saved registers: six moves, the call and three steps per tile. */
+static ISF_NOINLINE void full_tiles(const tile_grid *t, size_t down, size_t across) {
+    const unsigned char *b = t->b;
+    unsigned char *c_col = t->c;
+    for (; across > 0; across--, b += t->b_panel, c_col += t->c_right) {
+        isf_ukernel_fn fn = t->fn;
+        size_t kblocks = t->kblocks, ldc = t->ldc, a_panel = t->a_panel, c_down = t->c_down;
+        int accumulate = t->accumulate;
+        const unsigned char *a = t->a;
+        unsigned char *c = c_col;
+        for (size_t i = down; i > 0; i--, a += a_panel, c += c_down) {
+            fn(kblocks, a, b, c, ldc, accumulate);
+        }
+    }
+}
+
+/* C rows [ic, ic + rows) × columns [jc, jc + cols) from packed A (rows) and packed B (cols): the full tiles straight
+ * into C, then the edge row and column of tiles through the scratch tile. */
 static void macro_tile(const isf_kernel_info *kern, const blocking *bl, const gemm_args *g, size_t ic, size_t jc,
                        size_t rows, size_t cols, size_t depth, int accumulate, const unsigned char *apack,
                        const unsigned char *bpack, unsigned char *scratch) {
     size_t mr = bl->pack.mr, nr = bl->pack.nr;
-    size_t kblocks = blocks_of(depth, bl->pack.kr);
-    size_t a_panel = isf_panel_stride(&bl->pack, depth, mr);
-    size_t b_panel = isf_panel_stride(&bl->pack, depth, nr);
-    for (size_t jr = 0; jr < cols; jr += nr) {
-        for (size_t ir = 0; ir < rows; ir += mr) {
-            const unsigned char *ap = apack + ir / mr * a_panel;
-            const unsigned char *bp = bpack + jr / nr * b_panel;
-            unsigned char *ct = g->c + ((ic + ir) * g->ldc + jc + jr) * bl->c_out;
-            size_t tr = min_size(mr, rows - ir), tc = min_size(nr, cols - jr);
-            if (tr == mr && tc == nr && bl->out == bl->c_out) {
-                kern->fn(kblocks, ap, bp, ct, g->ldc, accumulate);
-            } else {
-                scratch_tile(kern, bl, kblocks, ap, bp, ct, g->ldc, tr, tc, accumulate, scratch);
+    tile_grid t = {kern->fn,
+                   blocks_of(depth, bl->pack.kr),
+                   g->ldc,
+                   accumulate,
+                   apack,
+                   bpack,
+                   isf_panel_stride(&bl->pack, depth, mr),
+                   isf_panel_stride(&bl->pack, depth, nr),
+                   g->c + (ic * g->ldc + jc) * bl->c_out,
+                   mr * g->ldc * bl->c_out,
+                   nr * bl->c_out};
+    if (bl->out != bl->c_out) { /* binary16 C from an fp32 kernel: every tile is converted on the way out */
+        for (size_t j = 0; j * nr < cols; j++) {
+            for (size_t i = 0; i * mr < rows; i++) {
+                scratch_tile(kern, bl, t.kblocks, t.a + i * t.a_panel, t.b + j * t.b_panel,
+                             t.c + i * t.c_down + j * t.c_right, t.ldc, min_size(mr, rows - i * mr),
+                             min_size(nr, cols - j * nr), accumulate, scratch);
             }
         }
+        return;
+    }
+    size_t down = rows / mr, across = cols / nr;
+    if (down && across) {
+        full_tiles(&t, down, across);
+    }
+    /* The rest through the scratch tile: the row of tiles below the full ones, then the last column. */
+    for (size_t i = down, j = 0; i * mr < rows && j < across; j++) {
+        scratch_tile(kern, bl, t.kblocks, t.a + i * t.a_panel, t.b + j * t.b_panel, t.c + i * t.c_down + j * t.c_right,
+                     t.ldc, rows - i * mr, nr, accumulate, scratch);
+    }
+    for (size_t i = 0, j = across; j * nr < cols && i * mr < rows; i++) {
+        scratch_tile(kern, bl, t.kblocks, t.a + i * t.a_panel, t.b + j * t.b_panel, t.c + i * t.c_down + j * t.c_right,
+                     t.ldc, min_size(mr, rows - i * mr), cols - j * nr, accumulate, scratch);
     }
 }
 
@@ -143,6 +254,10 @@ static isf_status run_gemm(const isf_kernel_info *kern, const gemm_args *g) {
         return ISF_ERR_NO_MEMORY;
     }
     unsigned char *apack = work, *bpack = work + a_bytes, *scratch = bpack + b_bytes;
+    for (size_t i = 0; i < s_bytes; i += sizeof(uint64_t)) { /* defined values in the scratch tile's padding */
+        uint64_t zero = 0;
+        memcpy(scratch + i, &zero, sizeof zero);
+    }
     for (size_t jc = 0; jc < g->n; jc += bl.nc) {
         size_t cols = min_size(bl.nc, g->n - jc);
         for (size_t pc = 0; pc < g->k; pc += bl.kc) {
@@ -151,7 +266,7 @@ static isf_status run_gemm(const isf_kernel_info *kern, const gemm_args *g) {
             if (g->packed_b != NULL) {
                 bp = packed_block(&bl, g->packed_b, g->n, pc, depth, jc);
                 if (copy_packed) {
-                    memcpy(bpack, bp, blocks_of(cols, ps->nr) * isf_panel_stride(ps, depth, ps->nr));
+                    copy_rows(bpack, 0, bp, 0, 1, blocks_of(cols, ps->nr) * isf_panel_stride(ps, depth, ps->nr));
                     bp = bpack;
                 }
             } else {

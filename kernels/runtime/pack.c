@@ -1,11 +1,25 @@
 /* Packing A and B into the micro-kernel panel layout (isf_internal.h), widening binary16/bfloat16 to fp32 on the
- * way for kernels that run on fp32 panels. Compiled at the architecture baseline. */
+ * way for kernels that run on fp32 panels. Compiled at the architecture baseline, which has NEON on both Arm targets
+ * (armv8-a; armv7-a+neon-vfpv4): the panel shapes of the catalogue's kernels have NEON loops over the full k blocks
+ * of each panel; a portable loop does the rest (the last, partial k block, unusual shapes, the host build). Only the
+ * padding is zeroed. On the Arm targets nothing here calls memcpy or memset (fixed-size memcpy is inlined, and no
+ * loop is a plain byte copy or fill the compilers would turn into a call), so `isaforge bench` counts all of
+ * packing's instructions. */
+#include <stdint.h>
 #include <string.h>
 
+#include "isf_copy.h"
 #include "isf_half.h"
 #include "isf_internal.h"
 
+#if defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
+
 enum { PANEL_ALIGN = 64 };
+
+/* The packing loops are written once with the panel shape as parameters and inlined (ISF_INLINE) where the shape is
+ * a constant. */
 
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
@@ -14,81 +28,837 @@ size_t isf_panel_stride(const isf_pack_spec *s, size_t depth, size_t width) {
     return round_up((depth + s->kr - 1) / s->kr * width * s->kr * s->in, PANEL_ALIGN);
 }
 
-/* n elements, read every `sstride` source elements and written every `dstride` panel elements. */
-static void move(const isf_pack_spec *s, unsigned char *dst, size_t dstride, const unsigned char *src,
-                 size_t sstride, size_t n) {
-    if (s->kind == ISF_PACK_COPY && dstride == 1 && sstride == 1) {
-        memcpy(dst, src, n * s->in);
+/* ---- bytes ------------------------------------------------------------------------------------------------- */
+
+static inline void copy2(unsigned char *d, const unsigned char *s) { memcpy(d, s, 2); }
+static inline void copy4(unsigned char *d, const unsigned char *s) { memcpy(d, s, 4); }
+
+
+ISF_INLINE void zero_bytes(unsigned char *d, size_t n) {
+#if defined(__aarch64__)
+    if (n >= 16) {
+        uint8x16x4_t z = {{vdupq_n_u8(0), vdupq_n_u8(0), vdupq_n_u8(0), vdupq_n_u8(0)}};
+        for (; n > 64; n -= 64, d += 64) {
+            vst1q_u8_x4(d, z);
+        }
+        if (n > 32) { /* then [n - 32, n) overlaps [0, 32) */
+            vst1q_u8(d, z.val[0]);
+            vst1q_u8(d + 16, z.val[0]);
+            vst1q_u8(d + n - 32, z.val[0]);
+        } else if (n > 16) {
+            vst1q_u8(d, z.val[0]);
+        }
+        vst1q_u8(d + n - 16, z.val[0]); /* n < 16 only after the loop: the bytes before d are ours */
         return;
     }
-    switch (s->kind) {
-    case ISF_PACK_F16_TO_F32: {
-        float *d = (float *)(void *)dst;
-        const uint16_t *x = (const uint16_t *)(const void *)src;
-        for (size_t i = 0; i < n; i++) {
-            d[i * dstride] = isf_f16_to_f32(x[i * sstride]);
-        }
-        return;
+#else
+    static const unsigned char zeros[16] = {0};
+    for (; n >= 16; n -= 16, d += 16) {
+        isf_copy16(d, zeros);
     }
-    case ISF_PACK_BF16_TO_F32: {
-        uint32_t *d = (uint32_t *)(void *)dst;
-        const uint16_t *x = (const uint16_t *)(const void *)src;
-        for (size_t i = 0; i < n; i++) {
-            d[i * dstride] = (uint32_t)x[i * sstride] << 16;
-        }
-        return;
+#endif
+    uint64_t z = 0;
+    if (n >= 8) {
+        memcpy(d, &z, 8), memcpy(d + n - 8, &z, 8);
+    } else if (n >= 4) {
+        memcpy(d, &z, 4), memcpy(d + n - 4, &z, 4);
+    } else if (n >= 2) {
+        memcpy(d, &z, 2), memcpy(d + n - 2, &z, 2);
+    } else if (n) {
+        *d = 0;
     }
-    case ISF_PACK_COPY:
-        break;
+}
+
+static inline uint16_t load_u16(const unsigned char *p) {
+    uint16_t h;
+    memcpy(&h, p, sizeof h);
+    return h;
+}
+
+
+/* n binary16 or bfloat16 values at s → n fp32 values at d. */
+ISF_INLINE void widen(isf_pack_kind kind, unsigned char *d, const unsigned char *s, size_t n) {
+    size_t i = 0;
+#if defined(__aarch64__)
+    for (; i + 8 <= n; i += 8, d += 32, s += 16) {
+        uint16x8_t x = vld1q_u16((const uint16_t *)(const void *)s);
+        uint32x4x2_t y;
+        if (kind == ISF_PACK_F16_TO_F32) { /* fcvtl obeys FPCR exactly as the scalar fcvt of isf_f16_to_f32 */
+            float16x8_t h = vreinterpretq_f16_u16(x);
+            y.val[0] = vreinterpretq_u32_f32(vcvt_f32_f16(vget_low_f16(h)));
+            y.val[1] = vreinterpretq_u32_f32(vcvt_high_f32_f16(h));
+        } else {
+            y.val[0] = vshll_n_u16(vget_low_u16(x), 16);
+            y.val[1] = vshll_high_n_u16(x, 16);
+        }
+        vst1q_u32_x2((uint32_t *)(void *)d, y);
     }
-    if (s->in == 1) {
-        for (size_t i = 0; i < n; i++) {
-            dst[i * dstride] = src[i * sstride];
-        }
-    } else if (s->in == 2) {
-        uint16_t *d = (uint16_t *)(void *)dst;
-        const uint16_t *x = (const uint16_t *)(const void *)src;
-        for (size_t i = 0; i < n; i++) {
-            d[i * dstride] = x[i * sstride];
-        }
+    if (i + 4 <= n) {
+        uint16x4_t x = vld1_u16((const uint16_t *)(const void *)s);
+        uint32x4_t y = kind == ISF_PACK_F16_TO_F32 ? vreinterpretq_u32_f32(vcvt_f32_f16(vreinterpret_f16_u16(x)))
+                                                   : vshll_n_u16(x, 16);
+        vst1q_u32((uint32_t *)(void *)d, y);
+        i += 4, d += 16, s += 8;
+    }
+#elif defined(__ARM_NEON)
+    /* AArch32 NEON conversions use the "standard FPSCR value" (flush to zero): binary16 stays scalar (VFP) here. */
+    for (; kind == ISF_PACK_BF16_TO_F32 && i + 4 <= n; i += 4, d += 16, s += 8) {
+        vst1q_u32((uint32_t *)(void *)d, vshll_n_u16(vld1_u16((const uint16_t *)(const void *)s), 16));
+    }
+#endif
+    for (; i < n; i++, d += 4, s += 2) {
+        uint16_t h = load_u16(s);
+        uint32_t bits = kind == ISF_PACK_F16_TO_F32 ? isf_f32_to_bits(isf_f16_to_f32(h)) : (uint32_t)h << 16;
+        memcpy(d, &bits, sizeof bits);
+    }
+}
+
+/* n consecutive source elements → n consecutive panel elements. */
+static void convert(const isf_pack_spec *s, unsigned char *d, const unsigned char *src, size_t n) {
+    if (s->kind == ISF_PACK_COPY) {
+        isf_copy_bytes(d, src, n * s->in);
     } else {
-        uint32_t *d = (uint32_t *)(void *)dst;
-        const uint32_t *x = (const uint32_t *)(const void *)src;
-        for (size_t i = 0; i < n; i++) {
-            d[i * dstride] = x[i * sstride];
+        widen(s->kind, d, src, n);
+    }
+}
+
+/* One element, any kind. */
+static inline void put(const isf_pack_spec *s, unsigned char *d, const unsigned char *src) {
+    if (s->kind != ISF_PACK_COPY) {
+        widen(s->kind, d, src, 1);
+    } else if (s->in == 1) {
+        *d = *src;
+    } else if (s->in == 2) {
+        copy2(d, src);
+    } else {
+        copy4(d, src);
+    }
+}
+
+/* ---- the portable way: any spec, edges, the last partial k block ------------------------------------------- */
+
+/* Rows [0, h) of an MR-row panel for k [k0, depth), zero elsewhere: KR-element groups, one row after the other.
+ * out is where k block k0 / KR of the panel starts. */
+static void a_generic(const isf_pack_spec *s, const unsigned char *a, size_t lda_b, size_t h, size_t k0, size_t depth,
+                      unsigned char *out) {
+    size_t kr = s->kr, gb = kr * s->in;
+    for (; k0 < depth; k0 += kr, out += s->mr * gb) {
+        size_t kn = min_size(kr, depth - k0);
+        for (size_t r = 0; r < s->mr; r++) {
+            size_t n = r < h ? kn : 0;
+            if (n) {
+                convert(s, out + r * gb, a + r * lda_b + k0 * s->src_bytes, n);
+            }
+            zero_bytes(out + r * gb + n * s->in, gb - n * s->in);
         }
     }
 }
 
-/* A rows [0, rows) × k [0, depth) → [depth/KR][MR][KR] per MR-row panel, zero-padded. Element t of a KR group of
- * row r recurs every MR·KR panel elements: one strided move per (row, t). */
-void isf_pack_a_panels(const isf_pack_spec *s, const void *a, size_t lda, size_t rows, size_t depth, void *dst) {
-    size_t panel_bytes = isf_panel_stride(s, depth, s->mr);
-    unsigned char *out = dst;
-    for (size_t r0 = 0; r0 < rows; r0 += s->mr, out += panel_bytes) {
-        memset(out, 0, panel_bytes);
-        for (size_t r = 0; r < s->mr && r0 + r < rows; r++) {
-            const unsigned char *row = (const unsigned char *)a + (r0 + r) * lda * s->src_bytes;
-            for (size_t t = 0; t < s->kr && t < depth; t++) {
-                size_t count = (depth - t + s->kr - 1) / s->kr;
-                move(s, out + (r * s->kr + t) * s->in, s->mr * s->kr, row + t * s->src_bytes, s->kr, count);
+/* Columns [0, w) of an NR-column panel for k [k0, depth), zero elsewhere, one element at a time. */
+static void b_generic(const isf_pack_spec *s, const unsigned char *b, size_t ldb_b, size_t w, size_t k0, size_t depth,
+                      unsigned char *out) {
+    size_t kr = s->kr, in = s->in, gb = kr * in;
+    for (; k0 < depth; k0 += kr, out += s->nr * gb) {
+        size_t kn = min_size(kr, depth - k0);
+        zero_bytes(out, s->nr * gb);
+        for (size_t t = 0; t < kn; t++) {
+            const unsigned char *row = b + (k0 + t) * ldb_b;
+            for (size_t j = 0; j < w; j++) {
+                put(s, out + (j * kr + t) * in, row + j * s->src_bytes);
             }
         }
     }
 }
 
-/* B k [0, depth) × columns [0, cols) → [depth/KR][NR][KR] per NR-column panel, zero-padded: each row of B lands
- * in one KR group of every column. */
-void isf_pack_b_panels(const isf_pack_spec *s, const void *b, size_t ldb, size_t depth, size_t cols, void *dst) {
-    size_t panel_bytes = isf_panel_stride(s, depth, s->nr);
-    unsigned char *out = dst;
-    for (size_t c0 = 0; c0 < cols; c0 += s->nr, out += panel_bytes) {
-        memset(out, 0, panel_bytes);
-        size_t width = min_size(s->nr, cols - c0);
-        for (size_t kk = 0; kk < depth; kk++) {
-            const unsigned char *src = (const unsigned char *)b + (kk * ldb + c0) * s->src_bytes;
-            unsigned char *group = out + ((kk / s->kr) * s->nr * s->kr + kk % s->kr) * s->in;
-            move(s, group, s->kr, src, 1, width);
+/* ---- NEON: A ----------------------------------------------------------------------------------------------- */
+/*
+ * A panel [k block][MR rows][G bytes] from MR rows: a transpose of G-byte groups. Each row gives whole registers of
+ * consecutive groups; zip pairs rows (i and i + 1, or i and i + 4), and an st4 interleaves four such registers into
+ * whole k blocks. (ld4 single-lane gathers would need fewer instructions with clang, but GCC 12 routes their register
+ * tuples through the stack.) MR is 8 or 4, as for every kernel of the catalogue; other MR take the portable loop, and
+ * AArch32 shapes without a 4-row st4 copy group by group.
+ */
+#if defined(__ARM_NEON)
+static inline void copy8(unsigned char *d, const unsigned char *s) { memcpy(d, s, 8); }
+
+/* At any address: 32-bit lane loads of NEON intrinsics may dereference a uint32_t pointer (GCC's do), which int8
+ * rows need not align. The compilers still emit one ldr s or ld1 lane load. Wider loads go through bytes (ld1 .16b)
+ * and reinterpret, for the same reason. */
+static inline uint32_t load_u32(const unsigned char *p) {
+    uint32_t x;
+    memcpy(&x, p, sizeof x);
+    return x;
+}
+
+#define U16P(p) ((const uint16_t *)(const void *)(p))
+#define OUT16(p) ((uint16_t *)(void *)(p))
+#define OUT32(p) ((uint32_t *)(void *)(p))
+#define OUT64(p) ((uint64_t *)(void *)(p))
+
+/* Leftover k blocks, one G-byte group of each of the MR rows at a time. */
+#define A_TAIL(copy, g, mr)                                                                                     \
+    for (; blocks > 0; blocks--, a += (g), out += (mr) * (g)) {                                                 \
+        for (size_t r = 0; r < (mr); r++) {                                                                     \
+            copy(out + r * (g), a + r * lda_b);                                                                 \
+        }                                                                                                       \
+    }
+
+#if defined(__aarch64__)
+/* MR = 8, 32 bytes of each row at a time: an ld1 of two registers takes only a base register (post-incremented), so
+ * each row has its own pointer. The empty asm "may change" them: otherwise the compilers rebuild all eight from one
+ * induction variable with an add per row and iteration. It emits no instruction. */
+#define ROW_POINTERS8(a, ld)                                                                                    \
+    const unsigned char *p0 = (a), *p1 = p0 + (ld), *p2 = p1 + (ld), *p3 = p2 + (ld), *p4 = p3 + (ld);         \
+    const unsigned char *p5 = p4 + (ld), *p6 = p5 + (ld), *p7 = p6 + (ld)
+/* r[i].val[h]: bytes 16h … 16h + 15 of row i (an ld1 of two registers, post-incremented). */
+#define LOAD_ROW(r, i) (r[i] = vld1q_u8_x2(p##i), p##i += 32)
+#define LOAD_ROWS8(r)                                                                                           \
+    uint8x16x2_t r[8];                                                                                          \
+    LOAD_ROW(r, 0), LOAD_ROW(r, 1), LOAD_ROW(r, 2), LOAD_ROW(r, 3);                                             \
+    LOAD_ROW(r, 4), LOAD_ROW(r, 5), LOAD_ROW(r, 6), LOAD_ROW(r, 7);                                             \
+    __asm__("" : "+r"(p0), "+r"(p1), "+r"(p2), "+r"(p3), "+r"(p4), "+r"(p5), "+r"(p6), "+r"(p7))
+#endif
+
+/* 4-byte groups (fp32 with KR = 1, int8 with KR = 4), MR = 8: zip rows 2i, 2i + 1, then st4 of 64-bit pairs. */
+ISF_INLINE void a_g4_mr8(const unsigned char *a, size_t lda_b, size_t blocks, unsigned char *out) {
+#if defined(__aarch64__)
+    if (blocks >= 8) {
+        ROW_POINTERS8(a, lda_b);
+        for (; blocks >= 8; blocks -= 8) {
+            LOAD_ROWS8(r);
+            for (int h = 0; h < 2; h++) {
+                uint64x2x4_t lo, hi;
+                for (int i = 0; i < 4; i++) {
+                    uint32x4_t x = vreinterpretq_u32_u8(r[2 * i].val[h]);
+                    uint32x4_t y = vreinterpretq_u32_u8(r[2 * i + 1].val[h]);
+                    lo.val[i] = vreinterpretq_u64_u32(vzip1q_u32(x, y));
+                    hi.val[i] = vreinterpretq_u64_u32(vzip2q_u32(x, y));
+                }
+                vst4q_u64(OUT64(out), lo);
+                vst4q_u64(OUT64(out + 64), hi);
+                out += 128;
+            }
         }
+        a = p0;
+    }
+    for (; blocks >= 4; blocks -= 4, a += 16, out += 128) {
+        uint32x4_t r[8];
+        for (int i = 0; i < 8; i++) {
+            r[i] = vreinterpretq_u32_u8(vld1q_u8(a + i * lda_b));
+        }
+        uint64x2x4_t lo, hi;
+        for (int i = 0; i < 4; i++) {
+            lo.val[i] = vreinterpretq_u64_u32(vzip1q_u32(r[2 * i], r[2 * i + 1]));
+            hi.val[i] = vreinterpretq_u64_u32(vzip2q_u32(r[2 * i], r[2 * i + 1]));
+        }
+        vst4q_u64(OUT64(out), lo);
+        vst4q_u64(OUT64(out + 64), hi);
+    }
+#endif
+    A_TAIL(copy4, 4, 8)
+}
+
+/* 4-byte groups, MR = 4: st4 of the four rows is the transpose. */
+ISF_INLINE void a_g4_mr4(const unsigned char *a, size_t lda_b, size_t blocks, unsigned char *out) {
+    for (; blocks >= 4; blocks -= 4, a += 16, out += 64) {
+        uint32x4x4_t v = {{vreinterpretq_u32_u8(vld1q_u8(a)), vreinterpretq_u32_u8(vld1q_u8(a + lda_b)),
+                           vreinterpretq_u32_u8(vld1q_u8(a + 2 * lda_b)),
+                           vreinterpretq_u32_u8(vld1q_u8(a + 3 * lda_b))}};
+        vst4q_u32(OUT32(out), v);
+    }
+    A_TAIL(copy4, 4, 4)
+}
+
+/* 2-byte groups (binary16/bfloat16 with KR = 1), MR = 8: zip rows i, i + 4, then st4 of 16-bit lanes. */
+ISF_INLINE void a_g2_mr8(const unsigned char *a, size_t lda_b, size_t blocks, unsigned char *out) {
+#if defined(__aarch64__)
+    if (blocks >= 16) {
+        ROW_POINTERS8(a, lda_b);
+        for (; blocks >= 16; blocks -= 16) {
+            LOAD_ROWS8(r);
+            for (int h = 0; h < 2; h++) {
+                uint16x8x4_t lo, hi;
+                for (int i = 0; i < 4; i++) {
+                    uint16x8_t x = vreinterpretq_u16_u8(r[i].val[h]), y = vreinterpretq_u16_u8(r[i + 4].val[h]);
+                    lo.val[i] = vzip1q_u16(x, y);
+                    hi.val[i] = vzip2q_u16(x, y);
+                }
+                vst4q_u16(OUT16(out), lo);
+                vst4q_u16(OUT16(out + 64), hi);
+                out += 128;
+            }
+        }
+        a = p0;
+    }
+    for (; blocks >= 8; blocks -= 8, a += 16, out += 128) {
+        uint16x8_t r[8];
+        for (int i = 0; i < 8; i++) {
+            r[i] = vld1q_u16(U16P(a + i * lda_b));
+        }
+        uint16x8x4_t lo, hi;
+        for (int i = 0; i < 4; i++) {
+            lo.val[i] = vzip1q_u16(r[i], r[i + 4]);
+            hi.val[i] = vzip2q_u16(r[i], r[i + 4]);
+        }
+        vst4q_u16(OUT16(out), lo);
+        vst4q_u16(OUT16(out + 64), hi);
+    }
+    if (blocks >= 4) {
+        uint16x8_t r[8];
+        for (int i = 0; i < 8; i++) {
+            r[i] = vcombine_u16(vld1_u16(U16P(a + i * lda_b)), vdup_n_u16(0));
+        }
+        uint16x8x4_t lo;
+        for (int i = 0; i < 4; i++) {
+            lo.val[i] = vzip1q_u16(r[i], r[i + 4]);
+        }
+        vst4q_u16(OUT16(out), lo);
+        blocks -= 4, a += 8, out += 64;
+    }
+#endif
+    A_TAIL(copy2, 2, 8)
+}
+
+/* 2-byte groups, MR = 4: st4 of the four rows. */
+ISF_INLINE void a_g2_mr4(const unsigned char *a, size_t lda_b, size_t blocks, unsigned char *out) {
+    for (; blocks >= 4; blocks -= 4, a += 8, out += 32) {
+        uint16x4x4_t v = {{vld1_u16(U16P(a)), vld1_u16(U16P(a + lda_b)), vld1_u16(U16P(a + 2 * lda_b)),
+                           vld1_u16(U16P(a + 3 * lda_b))}};
+        vst4_u16(OUT16(out), v);
+    }
+    A_TAIL(copy2, 2, 4)
+}
+
+#if defined(__aarch64__)
+/* binary16/bfloat16 → fp32 with KR = 1, MR = 8: the 2-byte zips, widened, then st4 of 32-bit lanes. fcvtl obeys
+ * FPCR exactly as the scalar fcvt of isf_f16_to_f32 does. */
+ISF_INLINE uint32x4_t widen_lo(isf_pack_kind kind, uint16x8_t x) {
+    return kind == ISF_PACK_F16_TO_F32 ? vreinterpretq_u32_f32(vcvt_f32_f16(vget_low_f16(vreinterpretq_f16_u16(x))))
+                                       : vshll_n_u16(vget_low_u16(x), 16);
+}
+
+ISF_INLINE uint32x4_t widen_hi(isf_pack_kind kind, uint16x8_t x) {
+    return kind == ISF_PACK_F16_TO_F32 ? vreinterpretq_u32_f32(vcvt_high_f32_f16(vreinterpretq_f16_u16(x)))
+                                       : vshll_high_n_u16(x, 16);
+}
+
+/* k blocks 0-1 (lo) and 2-3 (hi) of four zipped row pairs. */
+ISF_INLINE void store_widened(isf_pack_kind kind, const uint16x8_t z[4], unsigned char *out) {
+    uint32x4x4_t lo, hi;
+    for (int i = 0; i < 4; i++) {
+        lo.val[i] = widen_lo(kind, z[i]);
+        hi.val[i] = widen_hi(kind, z[i]);
+    }
+    vst4q_u32(OUT32(out), lo);
+    vst4q_u32(OUT32(out + 64), hi);
+}
+
+ISF_INLINE void a_widen_mr8(isf_pack_kind kind, const unsigned char *a, size_t lda_b, size_t blocks,
+                            unsigned char *out) {
+    for (; blocks >= 8; blocks -= 8, a += 16, out += 256) {
+        uint16x8_t r[8], lo[4], hi[4];
+        for (int i = 0; i < 8; i++) {
+            r[i] = vld1q_u16(U16P(a + i * lda_b));
+        }
+        for (int i = 0; i < 4; i++) {
+            lo[i] = vzip1q_u16(r[i], r[i + 4]);
+            hi[i] = vzip2q_u16(r[i], r[i + 4]);
+        }
+        store_widened(kind, lo, out);
+        store_widened(kind, hi, out + 128);
+    }
+    if (blocks >= 4) {
+        uint16x8_t r[8], lo[4];
+        for (int i = 0; i < 8; i++) {
+            r[i] = vcombine_u16(vld1_u16(U16P(a + i * lda_b)), vdup_n_u16(0));
+        }
+        for (int i = 0; i < 4; i++) {
+            lo[i] = vzip1q_u16(r[i], r[i + 4]);
+        }
+        store_widened(kind, lo, out);
+        blocks -= 4, a += 8, out += 128;
+    }
+    for (; blocks > 0; blocks--, a += 2, out += 32) {
+        for (size_t r = 0; r < 8; r++) {
+            widen(kind, out + 4 * r, a + r * lda_b, 1);
+        }
+    }
+}
+#else
+/* bfloat16 → fp32 with KR = 1, MR = 4 (AArch32's fp32 kernel): rows shifted to fp32, then st4 of the four. */
+ISF_INLINE void a_widen_bf16_mr4(const unsigned char *a, size_t lda_b, size_t blocks, unsigned char *out) {
+    for (; blocks >= 4; blocks -= 4, a += 8, out += 64) {
+        uint32x4x4_t v = {{vshll_n_u16(vld1_u16(U16P(a)), 16), vshll_n_u16(vld1_u16(U16P(a + lda_b)), 16),
+                           vshll_n_u16(vld1_u16(U16P(a + 2 * lda_b)), 16),
+                           vshll_n_u16(vld1_u16(U16P(a + 3 * lda_b)), 16)}};
+        vst4q_u32(OUT32(out), v);
+    }
+    for (; blocks > 0; blocks--, a += 2, out += 16) {
+        for (size_t r = 0; r < 4; r++) {
+            widen(ISF_PACK_BF16_TO_F32, out + 4 * r, a + r * lda_b, 1);
+        }
+    }
+}
+#endif
+
+/* 8-byte groups (int8 with KR = 8, bfloat16 with KR = 4): a row register holds 2 groups; zip of 64-bit lanes pairs
+ * rows, and for MR = 8 an st4 of 64-bit lanes writes 2 whole k blocks. AArch32 copies group by group. */
+ISF_INLINE void a_g8_mr8(const unsigned char *a, size_t lda_b, size_t blocks, unsigned char *out) {
+#if defined(__aarch64__) && defined(__clang__)
+    /* Clang: no zips at all. Rows 0-3 (and 4-7) sit in four consecutive registers straight from their loads, and an
+     * st4 of one 64-bit lane writes those rows of one k block: 8 ldp and 8 st4 per 4 k blocks. (Clang turns the zip1
+     * of 64-bit lanes below into two instructions; GCC 12 copies the registers of st4 tuples used twice.) */
+    if (blocks >= 4) {
+        ROW_POINTERS8(a, lda_b);
+        for (; blocks >= 4; blocks -= 4) {
+            uint64x2x4_t lo[2], hi[2]; /* [h]: k blocks 2h, 2h + 1 of rows 0-3 (lo) and 4-7 (hi) */
+            for (int h = 0; h < 2; h++) {
+                lo[h].val[0] = vreinterpretq_u64_u8(vld1q_u8(p0 + 16 * h));
+                lo[h].val[1] = vreinterpretq_u64_u8(vld1q_u8(p1 + 16 * h));
+                lo[h].val[2] = vreinterpretq_u64_u8(vld1q_u8(p2 + 16 * h));
+                lo[h].val[3] = vreinterpretq_u64_u8(vld1q_u8(p3 + 16 * h));
+                hi[h].val[0] = vreinterpretq_u64_u8(vld1q_u8(p4 + 16 * h));
+                hi[h].val[1] = vreinterpretq_u64_u8(vld1q_u8(p5 + 16 * h));
+                hi[h].val[2] = vreinterpretq_u64_u8(vld1q_u8(p6 + 16 * h));
+                hi[h].val[3] = vreinterpretq_u64_u8(vld1q_u8(p7 + 16 * h));
+            }
+            p0 += 32, p1 += 32, p2 += 32, p3 += 32, p4 += 32, p5 += 32, p6 += 32, p7 += 32;
+            __asm__("" : "+r"(p0), "+r"(p1), "+r"(p2), "+r"(p3), "+r"(p4), "+r"(p5), "+r"(p6), "+r"(p7));
+            for (int h = 0; h < 2; h++) { /* each store post-increments out (the asm keeps them from being folded) */
+                vst4q_lane_u64(OUT64(out), lo[h], 0);
+                out += 32;
+                __asm__("" : "+r"(out));
+                vst4q_lane_u64(OUT64(out), hi[h], 0);
+                out += 32;
+                __asm__("" : "+r"(out));
+                vst4q_lane_u64(OUT64(out), lo[h], 1);
+                out += 32;
+                __asm__("" : "+r"(out));
+                vst4q_lane_u64(OUT64(out), hi[h], 1);
+                out += 32;
+                __asm__("" : "+r"(out));
+            }
+        }
+        a = p0;
+    }
+#elif defined(__aarch64__)
+    if (blocks >= 4) {
+        ROW_POINTERS8(a, lda_b);
+        for (; blocks >= 4; blocks -= 4) {
+            LOAD_ROWS8(r);
+            for (int h = 0; h < 2; h++) {
+                uint64x2x4_t lo, hi;
+                for (int i = 0; i < 4; i++) {
+                    uint64x2_t x = vreinterpretq_u64_u8(r[i].val[h]), y = vreinterpretq_u64_u8(r[i + 4].val[h]);
+                    lo.val[i] = vzip1q_u64(x, y);
+                    hi.val[i] = vzip2q_u64(x, y);
+                }
+                vst4q_u64(OUT64(out), lo);
+                vst4q_u64(OUT64(out + 64), hi);
+                out += 128;
+            }
+        }
+        a = p0;
+    }
+#endif
+#if defined(__aarch64__)
+    for (; blocks >= 2; blocks -= 2, a += 16, out += 128) {
+        uint64x2_t r[8];
+        for (int i = 0; i < 8; i++) {
+            r[i] = vreinterpretq_u64_u8(vld1q_u8(a + i * lda_b));
+        }
+        uint64x2x4_t lo, hi;
+        for (int i = 0; i < 4; i++) {
+            lo.val[i] = vzip1q_u64(r[i], r[i + 4]);
+            hi.val[i] = vzip2q_u64(r[i], r[i + 4]);
+        }
+        vst4q_u64(OUT64(out), lo);
+        vst4q_u64(OUT64(out + 64), hi);
+    }
+#endif
+    A_TAIL(copy8, 8, 8)
+}
+
+ISF_INLINE void a_g8_mr4(const unsigned char *a, size_t lda_b, size_t blocks, unsigned char *out) {
+#if defined(__aarch64__)
+    for (; blocks >= 2; blocks -= 2, a += 16, out += 64) {
+        uint64x2_t r0 = vreinterpretq_u64_u8(vld1q_u8(a)), r1 = vreinterpretq_u64_u8(vld1q_u8(a + lda_b));
+        uint64x2_t r2 = vreinterpretq_u64_u8(vld1q_u8(a + 2 * lda_b));
+        uint64x2_t r3 = vreinterpretq_u64_u8(vld1q_u8(a + 3 * lda_b));
+        vst1q_u8(out, vreinterpretq_u8_u64(vzip1q_u64(r0, r1)));
+        vst1q_u8(out + 16, vreinterpretq_u8_u64(vzip1q_u64(r2, r3)));
+        vst1q_u8(out + 32, vreinterpretq_u8_u64(vzip2q_u64(r0, r1)));
+        vst1q_u8(out + 48, vreinterpretq_u8_u64(vzip2q_u64(r2, r3)));
+    }
+#endif
+    A_TAIL(copy8, 8, 4)
+}
+
+/* 16-byte groups (int8 with KR = 16). */
+ISF_INLINE void a_g16_mr4(const unsigned char *a, size_t lda_b, size_t blocks, unsigned char *out) {
+    A_TAIL(isf_copy16, 16, 4)
+}
+
+/* The full k blocks of a full panel by a NEON loop, if this spec has one (1), else 0. */
+static int a_fast(const isf_pack_spec *s, const unsigned char *a, size_t lda_b, size_t blocks, unsigned char *out) {
+    size_t mr = s->mr, gb = s->kr * s->in;
+    if (mr != 8 && mr != 4) {
+        return 0;
+    }
+    if (s->kind == ISF_PACK_COPY) {
+        switch (gb) {
+        case 2:
+            mr == 8 ? a_g2_mr8(a, lda_b, blocks, out) : a_g2_mr4(a, lda_b, blocks, out);
+            return 1;
+        case 4:
+            mr == 8 ? a_g4_mr8(a, lda_b, blocks, out) : a_g4_mr4(a, lda_b, blocks, out);
+            return 1;
+        case 8:
+            mr == 8 ? a_g8_mr8(a, lda_b, blocks, out) : a_g8_mr4(a, lda_b, blocks, out);
+            return 1;
+        case 16:
+            if (mr == 4) {
+                a_g16_mr4(a, lda_b, blocks, out);
+                return 1;
+            }
+            return 0;
+        default:
+            return 0;
+        }
+    }
+    if (s->kr != 1) {
+        return 0;
+    }
+#if defined(__aarch64__)
+    if (mr == 8) {
+        a_widen_mr8(s->kind, a, lda_b, blocks, out);
+        return 1;
+    }
+#else
+    if (s->kind == ISF_PACK_BF16_TO_F32 && mr == 4) {
+        a_widen_bf16_mr4(a, lda_b, blocks, out);
+        return 1;
+    }
+#endif
+    return 0;
+}
+
+/* ---- NEON: B ----------------------------------------------------------------------------------------------- */
+/*
+ * B panel [k block][NR columns][KR]: KR = 1 copies rows; KR > 1 interleaves KR rows column by column, which is what
+ * st4 does for 4 registers (KR = 4: one register per row) and, after zipping rows r and r + 4, for 8 (KR = 8).
+ * Every routine packs the full k blocks of columns [0, w); for an edge panel (w < NR) the caller zeroes the panel
+ * first. w and NR are constants at the call sites that matter, so the column loops fold.
+ */
+
+/* Row pointers p0 … p<n-1> of n consecutive rows of B, and their step to the next k block. */
+#define ROWS4(b, ld) const unsigned char *p0 = (b), *p1 = p0 + (ld), *p2 = p1 + (ld), *p3 = p2 + (ld)
+#define ROWS8(b, ld)                                                                                            \
+    ROWS4(b, ld);                                                                                               \
+    const unsigned char *p4 = p3 + (ld), *p5 = p4 + (ld), *p6 = p5 + (ld), *p7 = p6 + (ld)
+#define STEP4(n) (p0 += (n), p1 += (n), p2 += (n), p3 += (n))
+#define STEP8(n) (STEP4(n), p4 += (n), p5 += (n), p6 += (n), p7 += (n))
+
+/* KR = 1, no conversion: rows of n bytes in panel rows of `row` bytes. n is a constant for full panels; for an edge
+ * panel the common sizes take two possibly overlapping copies per row, chosen once. */
+ISF_INLINE void b_rows(const unsigned char *b, size_t ldb_b, size_t rows, size_t n, size_t row, unsigned char *out) {
+#if defined(__aarch64__)
+    if (n >= 32 && n <= 64 && n != row) {
+        for (; rows > 0; rows--, b += ldb_b, out += row) {
+            uint8x16x2_t x = vld1q_u8_x2(b), y = vld1q_u8_x2(b + n - 32);
+            vst1q_u8_x2(out, x);
+            vst1q_u8_x2(out + n - 32, y);
+        }
+        return;
+    }
+    if (n >= 16 && n < 32 && n != row) {
+        for (; rows > 0; rows--, b += ldb_b, out += row) {
+            uint8x16_t x = vld1q_u8(b), y = vld1q_u8(b + n - 16);
+            vst1q_u8(out, x);
+            vst1q_u8(out + n - 16, y);
+        }
+        return;
+    }
+#endif
+    for (; rows > 0; rows--, b += ldb_b, out += row) {
+        isf_copy_bytes(out, b, n);
+    }
+}
+
+/* KR = 1, widened: rows of w binary16/bfloat16 values in panel rows of nr fp32 values. */
+ISF_INLINE void b_rows_widen(isf_pack_kind kind, const unsigned char *b, size_t ldb_b, size_t rows, size_t w,
+                             size_t nr, unsigned char *out) {
+    for (; rows > 0; rows--, b += ldb_b, out += 4 * nr) {
+        widen(kind, out, b, w);
+    }
+}
+
+#if defined(__aarch64__)
+/* Transposes of 4 rows × 4 (KR = 4, bytes) or 4 rows × 2 (KR = 4, halves) gathered into one register. */
+static const uint8_t TBL_4X4_B8[16] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15};
+static const uint8_t TBL_4X2_B16[16] = {0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15};
+
+/* 4 bytes (4 int8 columns or 2 bfloat16 columns) of rows p0 … p3, one 32-bit lane each, transposed. */
+ISF_INLINE uint8x16_t gather4(const unsigned char *p0, const unsigned char *p1, const unsigned char *p2,
+                              const unsigned char *p3, uint8x16_t tbl) {
+    uint32x4_t x = vdupq_n_u32(load_u32(p0));
+    x = vsetq_lane_u32(load_u32(p1), x, 1);
+    x = vsetq_lane_u32(load_u32(p2), x, 2);
+    x = vsetq_lane_u32(load_u32(p3), x, 3);
+    return vqtbl1q_u8(vreinterpretq_u8_u32(x), tbl);
+}
+#endif
+
+/* KR = 4, int8 (sdot kernels). */
+ISF_INLINE void b_k4_b8(const unsigned char *b, size_t ldb_b, size_t blocks, size_t w, size_t nr,
+                        unsigned char *out) {
+#if defined(__aarch64__)
+    uint8x16_t tbl = vld1q_u8(TBL_4X4_B8);
+#endif
+    ROWS4(b, ldb_b);
+    for (; blocks > 0; blocks--, out += 4 * nr, STEP4(4 * ldb_b)) {
+        unsigned char *d = out;
+        size_t j = 0;
+        for (; j + 16 <= w; j += 16, d += 64) {
+            uint8x16x4_t v = {{vld1q_u8(p0 + j), vld1q_u8(p1 + j), vld1q_u8(p2 + j), vld1q_u8(p3 + j)}};
+            vst4q_u8(d, v);
+        }
+        if (j + 8 <= w) {
+            uint8x8x4_t v = {{vld1_u8(p0 + j), vld1_u8(p1 + j), vld1_u8(p2 + j), vld1_u8(p3 + j)}};
+            vst4_u8(d, v);
+            j += 8, d += 32;
+        }
+#if defined(__aarch64__)
+        if (j + 4 <= w) {
+            vst1q_u8(d, gather4(p0 + j, p1 + j, p2 + j, p3 + j, tbl));
+            j += 4, d += 16;
+        }
+#endif
+        for (; j < w; j++, d += 4) {
+            d[0] = p0[j], d[1] = p1[j], d[2] = p2[j], d[3] = p3[j];
+        }
+    }
+}
+
+/* KR = 4, bfloat16 (bfmmla kernels). */
+ISF_INLINE void b_k4_b16(const unsigned char *b, size_t ldb_b, size_t blocks, size_t w, size_t nr,
+                         unsigned char *out) {
+#if defined(__aarch64__)
+    uint8x16_t tbl = vld1q_u8(TBL_4X2_B16);
+#endif
+    ROWS4(b, ldb_b);
+    for (; blocks > 0; blocks--, out += 8 * nr, STEP4(4 * ldb_b)) {
+        unsigned char *d = out;
+        size_t j = 0;
+        for (; j + 8 <= w; j += 8, d += 64) {
+            uint16x8x4_t v = {{vld1q_u16(U16P(p0 + 2 * j)), vld1q_u16(U16P(p1 + 2 * j)), vld1q_u16(U16P(p2 + 2 * j)),
+                               vld1q_u16(U16P(p3 + 2 * j))}};
+            vst4q_u16((uint16_t *)(void *)d, v);
+        }
+        if (j + 4 <= w) {
+            uint16x4x4_t v = {{vld1_u16(U16P(p0 + 2 * j)), vld1_u16(U16P(p1 + 2 * j)), vld1_u16(U16P(p2 + 2 * j)),
+                               vld1_u16(U16P(p3 + 2 * j))}};
+            vst4_u16((uint16_t *)(void *)d, v);
+            j += 4, d += 32;
+        }
+#if defined(__aarch64__)
+        if (j + 2 <= w) {
+            vst1q_u8(d, gather4(p0 + 2 * j, p1 + 2 * j, p2 + 2 * j, p3 + 2 * j, tbl));
+            j += 2, d += 16;
+        }
+#endif
+        for (; j < w; j++, d += 8) {
+            copy2(d, p0 + 2 * j), copy2(d + 2, p1 + 2 * j), copy2(d + 4, p2 + 2 * j), copy2(d + 6, p3 + 2 * j);
+        }
+    }
+}
+
+/* KR = 8, int8 (smmla kernels): zip rows r and r + 4, then st4 puts each column's 8 bytes together. */
+ISF_INLINE uint8x16_t zip_rows(uint8x8_t x, uint8x8_t y) {
+#if defined(__aarch64__)
+    return vzip1q_u8(vcombine_u8(x, vdup_n_u8(0)), vcombine_u8(y, vdup_n_u8(0)));
+#else
+    uint8x8x2_t z = vzip_u8(x, y);
+    return vcombine_u8(z.val[0], z.val[1]);
+#endif
+}
+
+/* 4 bytes at any address in the low half. */
+ISF_INLINE uint8x8_t load4_u8(const unsigned char *p) { return vreinterpret_u8_u32(vcreate_u32(load_u32(p))); }
+
+/* The low 4 bytes of x and y interleaved. */
+ISF_INLINE uint8x8_t zip_rows4(uint8x8_t x, uint8x8_t y) {
+#if defined(__aarch64__)
+    return vzip1_u8(x, y);
+#else
+    return vzip_u8(x, y).val[0];
+#endif
+}
+
+ISF_INLINE void b_k8_b8(const unsigned char *b, size_t ldb_b, size_t blocks, size_t w, size_t nr,
+                        unsigned char *out) {
+    ROWS8(b, ldb_b);
+    for (; blocks > 0; blocks--, out += 8 * nr, STEP8(8 * ldb_b)) {
+        unsigned char *d = out;
+        size_t j = 0;
+        for (; j + 8 <= w; j += 8, d += 64) {
+            uint8x16x4_t v = {{zip_rows(vld1_u8(p0 + j), vld1_u8(p4 + j)), zip_rows(vld1_u8(p1 + j), vld1_u8(p5 + j)),
+                               zip_rows(vld1_u8(p2 + j), vld1_u8(p6 + j)),
+                               zip_rows(vld1_u8(p3 + j), vld1_u8(p7 + j))}};
+            vst4q_u8(d, v);
+        }
+        if (j + 4 <= w) {
+            uint8x8x4_t v = {{zip_rows4(load4_u8(p0 + j), load4_u8(p4 + j)),
+                              zip_rows4(load4_u8(p1 + j), load4_u8(p5 + j)),
+                              zip_rows4(load4_u8(p2 + j), load4_u8(p6 + j)),
+                              zip_rows4(load4_u8(p3 + j), load4_u8(p7 + j))}};
+            vst4_u8(d, v);
+            j += 4, d += 32;
+        }
+        for (; j < w; j++, d += 8) {
+            d[0] = p0[j], d[1] = p1[j], d[2] = p2[j], d[3] = p3[j];
+            d[4] = p4[j], d[5] = p5[j], d[6] = p6[j], d[7] = p7[j];
+        }
+    }
+}
+
+#if defined(__aarch64__)
+/* KR = 16, int8 (the smull/sadalp kernel): ld4 single-lane loads put 4 columns of row r into lane r of 4 registers,
+ * so after 16 rows register j is column j's 16 bytes. */
+ISF_INLINE void b_k16_b8(const unsigned char *b, size_t ldb_b, size_t blocks, size_t w, size_t nr,
+                         unsigned char *out) {
+    for (; blocks > 0; blocks--, b += 16 * ldb_b, out += 16 * nr) {
+        unsigned char *d = out;
+        size_t j = 0;
+        for (; j + 4 <= w; j += 4, d += 64) {
+            const unsigned char *p = b + j;
+            uint8x16x4_t v = vld4q_dup_u8(p);
+#define ISF_LANE(l) (p += ldb_b, v = vld4q_lane_u8(p, v, l))
+            ISF_LANE(1), ISF_LANE(2), ISF_LANE(3), ISF_LANE(4), ISF_LANE(5), ISF_LANE(6), ISF_LANE(7), ISF_LANE(8);
+            ISF_LANE(9), ISF_LANE(10), ISF_LANE(11), ISF_LANE(12), ISF_LANE(13), ISF_LANE(14), ISF_LANE(15);
+#undef ISF_LANE
+            vst1q_u8_x4(d, v);
+        }
+        for (; j < w; j++, d += 16) {
+            for (size_t i = 0; i < 16; i++) {
+                d[i] = b[i * ldb_b + j];
+            }
+        }
+    }
+}
+#endif
+
+/* The full k blocks of columns [0, w) by a NEON loop, if this spec has one (1), else 0. */
+static int b_fast(const isf_pack_spec *s, const unsigned char *b, size_t ldb_b, size_t blocks, size_t w,
+                  unsigned char *out) {
+    size_t nr = s->nr, kr = s->kr, in = s->in;
+    int full = w == nr;
+    if (kr == 1 && s->kind == ISF_PACK_COPY) {
+        size_t row = nr * in;
+        if (full && row == 16) {
+            b_rows(b, ldb_b, blocks, 16, 16, out);
+        } else if (full && row == 32) {
+            b_rows(b, ldb_b, blocks, 32, 32, out);
+        } else if (full && row == 48) {
+            b_rows(b, ldb_b, blocks, 48, 48, out);
+        } else if (full && row == 64) {
+            b_rows(b, ldb_b, blocks, 64, 64, out);
+        } else {
+            b_rows(b, ldb_b, blocks, w * in, row, out);
+        }
+    } else if (kr == 1) {
+        if (full && nr == 12) {
+            b_rows_widen(s->kind, b, ldb_b, blocks, 12, 12, out);
+        } else if (full && nr == 8) {
+            b_rows_widen(s->kind, b, ldb_b, blocks, 8, 8, out);
+        } else {
+            b_rows_widen(s->kind, b, ldb_b, blocks, w, nr, out);
+        }
+    } else if (s->kind != ISF_PACK_COPY) {
+        return 0;
+    } else if (kr == 4 && in == 1) {
+        if (full && nr == 12) {
+            b_k4_b8(b, ldb_b, blocks, 12, 12, out);
+        } else if (full && nr == 8) {
+            b_k4_b8(b, ldb_b, blocks, 8, 8, out);
+        } else {
+            b_k4_b8(b, ldb_b, blocks, w, nr, out);
+        }
+    } else if (kr == 4 && in == 2) {
+        if (full && nr == 10) {
+            b_k4_b16(b, ldb_b, blocks, 10, 10, out);
+        } else if (full && nr == 8) {
+            b_k4_b16(b, ldb_b, blocks, 8, 8, out);
+        } else if (full && nr == 4) {
+            b_k4_b16(b, ldb_b, blocks, 4, 4, out);
+        } else {
+            b_k4_b16(b, ldb_b, blocks, w, nr, out);
+        }
+    } else if (kr == 8 && in == 1) {
+        if (full && nr == 8) {
+            b_k8_b8(b, ldb_b, blocks, 8, 8, out);
+        } else if (full && nr == 4) {
+            b_k8_b8(b, ldb_b, blocks, 4, 4, out);
+        } else {
+            b_k8_b8(b, ldb_b, blocks, w, nr, out);
+        }
+#if defined(__aarch64__)
+    } else if (kr == 16 && in == 1) {
+        if (full && nr == 4) {
+            b_k16_b8(b, ldb_b, blocks, 4, 4, out);
+        } else {
+            b_k16_b8(b, ldb_b, blocks, w, nr, out);
+        }
+#endif
+    } else {
+        return 0;
+    }
+    return 1;
+}
+#else
+static int a_fast(const isf_pack_spec *s, const unsigned char *a, size_t lda_b, size_t blocks, unsigned char *out) {
+    (void)s, (void)a, (void)lda_b, (void)blocks, (void)out;
+    return 0;
+}
+
+static int b_fast(const isf_pack_spec *s, const unsigned char *b, size_t ldb_b, size_t blocks, size_t w,
+                  unsigned char *out) {
+    (void)s, (void)b, (void)ldb_b, (void)blocks, (void)w, (void)out;
+    return 0;
+}
+#endif
+
+/* ---- panels ------------------------------------------------------------------------------------------------ */
+
+/* A rows [0, rows) × k [0, depth) → [depth/KR][MR][KR] per MR-row panel, zero-padded. */
+void isf_pack_a_panels(const isf_pack_spec *s, const void *a, size_t lda, size_t rows, size_t depth, void *dst) {
+    size_t lda_b = lda * s->src_bytes, gb = s->kr * s->in;
+    size_t panel_bytes = isf_panel_stride(s, depth, s->mr);
+    size_t blocks = depth / s->kr, used = (depth + s->kr - 1) / s->kr * s->mr * gb;
+    unsigned char *out = dst;
+    for (size_t r0 = 0; r0 < rows; r0 += s->mr, out += panel_bytes) {
+        const unsigned char *src = (const unsigned char *)a + r0 * lda_b;
+        size_t h = min_size(s->mr, rows - r0);
+        size_t done = h == s->mr && a_fast(s, src, lda_b, blocks, out) ? blocks : 0;
+        a_generic(s, src, lda_b, h, done * s->kr, depth, out + done * s->mr * gb);
+        zero_bytes(out + used, panel_bytes - used);
+    }
+}
+
+/* B k [0, depth) × columns [0, cols) → [depth/KR][NR][KR] per NR-column panel, zero-padded. */
+void isf_pack_b_panels(const isf_pack_spec *s, const void *b, size_t ldb, size_t depth, size_t cols, void *dst) {
+    size_t ldb_b = ldb * s->src_bytes, gb = s->kr * s->in;
+    size_t panel_bytes = isf_panel_stride(s, depth, s->nr);
+    size_t blocks = depth / s->kr, used = (depth + s->kr - 1) / s->kr * s->nr * gb;
+    const unsigned char *src = b;
+    unsigned char *out = dst;
+    for (size_t c0 = 0; c0 < cols; c0 += s->nr, src += s->nr * s->src_bytes, out += panel_bytes) {
+        size_t w = min_size(s->nr, cols - c0);
+        if (w < s->nr) { /* the padding columns: the whole panel in long stores, then the data over it */
+            zero_bytes(out, blocks * s->nr * gb);
+        }
+        size_t done = b_fast(s, src, ldb_b, blocks, w, out) ? blocks : 0;
+        b_generic(s, src, ldb_b, w, done * s->kr, depth, out + done * s->nr * gb);
+        zero_bytes(out + used, panel_bytes - used);
     }
 }

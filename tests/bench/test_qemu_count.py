@@ -67,6 +67,17 @@ def test_tally_refuses_a_log_of_other_code():
         runner().tally(kernel, SHAPE, parsed)
 
 
+def test_calls_out_of_the_range_are_named():
+    r = runner()
+    r.external = {0x1000: "memcpy"}
+    assert r.call_out(mca.Insn(0x10, "bl", (f"0x{r.code.lo:x} <{KERNEL}>",))) is None  # inside libisaforge
+    assert r.call_out(mca.Insn(0x14, "bl", ("0x1000 <*ABS*+0x27c080@plt>",))) == "memcpy"  # an IFUNC stub
+    assert r.call_out(mca.Insn(0x18, "b", ("0x1000",), target=0x1000)) == "memcpy"  # a tail call
+    assert r.call_out(mca.Insn(0x1C, "bl", ("0x2000 <getenv>",))) == "0x2000"  # no name known
+    assert r.call_out(mca.Insn(0x20, "b.ne", ("0x1000",), target=0x1000)) is None
+    assert r.call_out(mca.Insn(0x24, "blr", ("x8",))) is None
+
+
 def test_padded_macs_round_up_to_tiles_and_scale_sve():
     ops = load().ops
     assert qemu_count.padded_macs(parse_kernel_name("gemm_s8_8x8x8_i8mm", ops), Shape(10, 10, 10), 128) == 16**3
@@ -103,6 +114,10 @@ def test_quick_real_bench_run(tmp_path, capsys):
     assert run["mac_check"] == 1.0 and run["macs_executed"] == 16 * 24 * 8
     assert run["instructions"] > run["mac_instructions"] == 16 * 24 * 8 // 4
     assert 0.0 < run["packing_share"] < 1.0
+    # the work buffer is the only memory call out of the library: packing and the driver copy without libc
+    assert run["calls_out"]["memalign"] == run["calls_out"]["free"] == 1
+    assert not {name for name in run["calls_out"] if name.startswith(("mem", "__mem"))} - {"memalign"}
     text = md.read_text()
+    assert "Calls out of libisaforge (to libc; their instructions are not counted): " in text
     assert text.startswith("# libisaforge performance")
     assert "`isaforge bench --cores neoverse-v2 --ops f32 --variants neon --shapes 16x24x8" in text

@@ -22,6 +22,7 @@ TOOL_PACKAGES = {
     "llvm-mca-19": "llvm-19",
     "llvm-objdump-19": "llvm-19",
     "llvm-nm-19": "llvm-19",
+    "llvm-readelf-19": "llvm-19",
     "clang-19": "clang-19",
     "qemu-aarch64": "qemu-user",
 }

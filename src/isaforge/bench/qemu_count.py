@@ -8,8 +8,10 @@ with its start address. Executions per address × the instruction llvm-objdump d
 disassembler cannot read SVE) give the counts: all instructions, MAC instructions and their MACs, loads, and those
 outside the micro-kernels (packing and driver). The encodings in QEMU's log are checked against llvm-objdump's.
 
-Only libisaforge's own code is counted: the libc calls it makes (memcpy and memset in packing, aligned_alloc) are
-outside the range.
+Only libisaforge's own code is counted. The calls it makes out of its range (libc: aligned_alloc and free once per
+GEMM; memcpy or memset would show here too) are counted as calls, per callee, from the executions of its own `bl`
+instructions, so a run that hands work to libc is visible: `calls_out`. IFUNC callees (static glibc's string
+functions) are named through their .iplt stub, GOT slot and R_AARCH64_IRELATIVE resolver.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from isaforge.catalogue import REFERENCE, KernelName, load, parse_kernel_name
 from isaforge.errors import IsaforgeError
 
 LLVM_NM = "llvm-nm-19"
+LLVM_READELF = "llvm-readelf-19"
 RUNNER_OBJECT = "tests/kernels/gemm_runner.p/gemm_runner.c.o"
 LIBRARY = "libisaforge.a"
 CPU = "max"
@@ -153,6 +156,42 @@ def code_range(exe: Path, lib: Path) -> CodeRange:
     return CodeRange(lo, hi, inside)
 
 
+IRELATIVE = re.compile(r"^([0-9a-f]+)\s+[0-9a-f]+\s+R_AARCH64_IRELATIVE\s+([0-9a-f]+)")
+ADRP = re.compile(r"^\s*([0-9a-f]+):\s+(?:[0-9a-f]{8}\s+)?adrp\s+x16, 0x([0-9a-f]+)")
+LDR_SLOT = re.compile(r"^\s*([0-9a-f]+):\s+(?:[0-9a-f]{8}\s+)?ldr\s+x17, \[x16, #0x([0-9a-f]+)\]")
+
+
+def external_names(exe: Path) -> dict[int, str]:
+    """Function names by entry address for everything outside libisaforge it may call: symbols, and static glibc's
+    IFUNC stubs (.iplt or .plt: adrp x16 + ldr x17 from a GOT slot whose R_AARCH64_IRELATIVE resolver is the IFUNC
+    symbol)."""
+    nm = run_tool([LLVM_NM, "-S", "--defined-only", str(exe)], f"symbols of {exe.name}")
+    aliases: dict[int, list[str]] = {}
+    for addr, _size, kind, name in parse_nm(nm):
+        if kind in "tTiWw":
+            aliases.setdefault(addr, []).append(name)
+    # the public spelling of each (free, not __free or __libc_free)
+    names = {
+        a: min(ns, key=lambda n: (len(n) - len(n.lstrip("_")), "libc_" in n, len(n), n)) for a, ns in aliases.items()
+    }
+    relocs = run_tool([LLVM_READELF, "-r", str(exe)], f"relocations of {exe.name}")
+    resolver = {int(m[1], 16): int(m[2], 16) for m in map(IRELATIVE.match, relocs.splitlines()) if m}
+    if resolver:
+        stubs = run_tool(  # lld puts them in .iplt, GNU ld in .plt
+            [mca.LLVM_OBJDUMP, "-d", "-j", ".iplt", "-j", ".plt", str(exe)], f"disassembly of {exe.name}'s .iplt"
+        )
+        page: tuple[int, int] | None = None
+        for line in stubs.splitlines():
+            if m := ADRP.match(line):
+                page = (int(m[1], 16), int(m[2], 16))
+            elif (m := LDR_SLOT.match(line)) and page is not None:
+                target = resolver.get(page[1] + int(m[2], 16))
+                if target is not None:
+                    names[page[0]] = names.get(target, f"ifunc@0x{target:x}")
+                page = None
+    return names
+
+
 # -- QEMU's log ---------------------------------------------------------------------------------------------------
 IN_INSN = re.compile(r"^0x([0-9a-f]+):\s+([0-9a-f]{8})\b")
 TRACE = re.compile(r"^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/")
@@ -225,6 +264,7 @@ class RunCount:
     hot_loop_instructions_per_mac: float = 0.0  # the selected kernel's hot loop, as compiled
     by_function: dict[str, int] = field(default_factory=dict)
     mac_mnemonics: dict[str, int] = field(default_factory=dict)
+    calls_out: dict[str, int] = field(default_factory=dict)  # calls out of libisaforge (libc), per callee
 
     @property
     def instructions_per_mac(self) -> float:
@@ -280,6 +320,7 @@ class StaticRunner:
     insns: dict[int, mca.Insn]
     functions: dict[str, list[mca.Insn]]
     sve_bits: int
+    external: dict[int, str] = field(default_factory=dict)  # names of the functions outside the range it calls
 
     @classmethod
     def prepare(cls, build: Build, directory: Path, workdir: Path, sve_bits: int) -> StaticRunner:
@@ -292,7 +333,7 @@ class StaticRunner:
         )
         functions = mca.parse_objdump(text)
         insns = {i.addr: i for body in functions.values() for i in body}
-        return cls(build, exe, lib, code, insns, functions, sve_bits)
+        return cls(build, exe, lib, code, insns, functions, sve_bits, external_names(exe))
 
     def kernels(self) -> list[KernelName]:
         cat = load()
@@ -354,6 +395,7 @@ class StaticRunner:
         )
         by_function: Counter[str] = Counter()
         mnemonics: Counter[str] = Counter()
+        calls_out: Counter[str] = Counter()
         for addr, n in log.executions.items():
             insn = self.insns.get(addr)
             if insn is None:
@@ -371,9 +413,25 @@ class StaticRunner:
                 rc.mac_instructions += n
                 rc.macs_executed += n * mca.macs(insn, self.sve_bits)
                 mnemonics[insn.mnemonic] += n
+            callee = self.call_out(insn)
+            if callee is not None:
+                calls_out[callee] += n
         rc.by_function = dict(by_function.most_common())
         rc.mac_mnemonics = dict(mnemonics.most_common())
+        rc.calls_out = dict(sorted(calls_out.items()))
         return rc
+
+    def call_out(self, insn: mca.Insn) -> str | None:
+        """The callee of a direct call or tail call that leaves libisaforge's range, else None."""
+        if insn.mnemonic not in ("bl", "b") or not insn.operands:
+            return None
+        target = insn.target
+        if target is None:
+            ref = re.match(r"^(?:0x)?([0-9a-f]+)\b", insn.operands[-1])
+            target = int(ref[1], 16) if ref else None
+        if target is None or self.code.lo <= target < self.code.hi:
+            return None
+        return self.external.get(target, f"0x{target:x}")
 
 
 def _run(cmd: list[str]) -> tuple[int, str, str]:

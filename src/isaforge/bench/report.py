@@ -237,6 +237,25 @@ def _qemu_section(result: BenchResult, compiler: str) -> list[str]:
     return out
 
 
+def _calls_out_sentence(runs: Sequence[RunCount]) -> str:
+    """What libisaforge called outside its own code, grouped by runs that called the same: the instructions of those
+    calls are not in the counts, so this says how much was left out."""
+    groups: dict[tuple[tuple[str, int], ...], list[RunCount]] = {}
+    for rc in runs:
+        groups.setdefault(tuple(sorted(rc.calls_out.items())), []).append(rc)
+    parts = []
+    for calls, rcs in sorted(groups.items(), key=lambda g: -len(g[1])):
+        what = ", ".join(f"{name} ×{n}" for name, n in calls) if calls else "nothing"
+        if len(groups) == 1:
+            who = f"in each of the {len(rcs)} runs" if len(rcs) > 1 else "in the run"
+        elif len(rcs) > 3:
+            who = f"in {len(rcs)} runs"
+        else:
+            who = "in " + ", ".join(f"{rc.kernel} {rc.shape} ({rc.compiler})" for rc in rcs)
+        parts.append(f"{what} {who}")
+    return "Calls out of libisaforge (to libc; their instructions are not counted): " + "; ".join(parts) + "."
+
+
 def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
     out = [
         "# libisaforge performance",
@@ -262,7 +281,8 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
                 if bad
                 else ""
             )
-            + "; QEMU's instruction words matched llvm-objdump's at every executed address.",
+            + "; QEMU's instruction words matched llvm-objdump's at every executed address. "
+            + _calls_out_sentence(result.qemu),
             "",
         ]
     if result.ran_mca:
@@ -289,8 +309,9 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
             "the counts. Per MAC means per useful M·N·K. *Hot-loop instr/MAC* is the ideal: the selected "
             "kernel's hot loop alone. *Packing+driver share*: instructions outside `isf_ukernel_*`. *MAC check*: "
             "MACs executed by the MAC instructions / M·N·K rounded up to whole MR×NR×KR tiles (1.0000 = every "
-            "tile counted exactly once). Not counted: libc code libisaforge calls (memcpy and memset in "
-            "packing, aligned_alloc) and the reference (`ref`) variant, unless asked for with `--variants`.",
+            "tile counted exactly once). Not counted: the libc code libisaforge calls (named, with how often, "
+            "above: each call out of its range is counted as a call) and the reference (`ref`) variant, unless "
+            "asked for with `--variants`.",
             "",
         ]
         for compiler in result.compilers:
