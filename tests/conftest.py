@@ -22,3 +22,14 @@ def info(qemu_run: QemuRunner):
         return json.loads(result.stdout)
 
     return run
+
+
+def assert_one_line_error(proc, *words: str) -> None:
+    """The CLI's contract for bad input: exit 2, one `isaforge: error:` line naming what is wrong, no traceback."""
+    assert proc.returncode == 2, proc
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("isaforge: error: ")
+    for word in words:
+        assert word in lines[0], lines[0]

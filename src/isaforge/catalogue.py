@@ -214,7 +214,7 @@ class Catalogue:
         exts = [f.per_arch[arch_name].ext for f in feats if f.per_arch[arch_name].ext]
         if not exts:
             return self.baseline_flags(arch_name, compiler)
-        march = max(levels, key=_march_key)
+        march = max(levels, key=march_key)
         flags = [f"-march={march}{''.join(exts)}", *arch.variant_extra]
         for f in feats:
             flags += f.per_arch[arch_name].extra.get(compiler, ())
@@ -284,7 +284,8 @@ class Catalogue:
         return max(fits, key=lambda k: self.variant(k.variant).rank).name if fits else None
 
 
-def _march_key(march: str) -> tuple[int, int]:
+def march_key(march: str) -> tuple[int, int]:
+    """Orders -march levels: armv7-a < armv8-a < armv8.2-a < armv9-a."""
     m = re.match(r"armv(\d+)(?:\.(\d+))?-a", march)
     return (int(m[1]), int(m[2] or 0)) if m else (0, 0)
 

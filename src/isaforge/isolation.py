@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
-from isaforge.catalogue import Arch, Catalogue, CatalogueError, _march_key, load
+from isaforge.catalogue import Arch, Catalogue, CatalogueError, load, march_key
 from isaforge.errors import IsaforgeError
 
 COMPILE_COMMANDS = "compile_commands.json"
@@ -336,7 +336,7 @@ def feature_set_flags(cat: Catalogue, arch: Arch, features: Iterable[str]) -> li
 
 
 def _highest(levels: Iterable[str]) -> str:
-    return max(levels, key=_march_key)
+    return max(levels, key=march_key)
 
 
 def _candidates(cat: Catalogue, arch: Arch) -> list[tuple[str, list[str]]]:
@@ -344,9 +344,9 @@ def _candidates(cat: Catalogue, arch: Arch) -> list[tuple[str, list[str]]]:
     feats = [f.name for f in sorted(cat.arch_features(arch.name), key=lambda f: f.bit)]
     baseline_march = next((f.removeprefix("-march=") for f in arch.baseline if f.startswith("-march=")), "")
     out: list[tuple[str, list[str]]] = []
-    levels = sorted({cat.features[n].per_arch[arch.name].march for n in feats}, key=_march_key)
+    levels = sorted({cat.features[n].per_arch[arch.name].march for n in feats}, key=march_key)
     for level in levels:
-        if _march_key(level) > _march_key(baseline_march):
+        if march_key(level) > march_key(baseline_march):
             out.append((level, [f"-march={level}", *arch.variant_extra]))
     seen: set[frozenset[str]] = set()
     for size in range(1, len(feats) + 1):

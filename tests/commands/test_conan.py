@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from isaforge import toolchains
+from tests.conftest import assert_one_line_error
 from tests.recipes import conan_env
 
 REPO = Path(toolchains.__file__).resolve().parents[2]
@@ -29,16 +30,6 @@ def isaforge(*args: str, conan_home: Path | None = None, path: str | None = None
     return subprocess.run(
         [sys.executable, "-m", "isaforge", *args], cwd=REPO, env=env, capture_output=True, text=True, check=False
     )
-
-
-def assert_one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> None:
-    assert proc.returncode == 2, proc
-    assert "Traceback" not in proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("isaforge: error: ")
-    for word in words:
-        assert word in lines[0], lines[0]
 
 
 def dry_run(*args: str) -> list[str]:

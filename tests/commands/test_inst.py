@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from isaforge import inst
+from tests.conftest import assert_one_line_error
 
 SRC = Path(inst.__file__).resolve().parents[1]
 BOOT = "import sys; from isaforge import cli; cli.SUBCOMMANDS.setdefault('inst', 'inst'); sys.exit(cli.main())"
@@ -26,16 +27,6 @@ def isaforge(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", BOOT, *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True, check=False
     )
-
-
-def assert_one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> None:
-    assert proc.returncode == 2, proc
-    assert "Traceback" not in proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("isaforge: error: ")
-    for word in words:
-        assert word in lines[0]
 
 
 def test_default_arch_is_aarch64(tmp_path):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from isaforge import toolchains
+from tests.conftest import assert_one_line_error
 
 REPO = Path(toolchains.__file__).resolve().parents[2]
 SRC = REPO / "src"
@@ -30,16 +31,6 @@ def isaforge(
     return subprocess.run(
         [sys.executable, "-m", "isaforge", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
     )
-
-
-def assert_one_line_error(proc: subprocess.CompletedProcess[str], *words: str) -> None:
-    assert proc.returncode == 2, proc
-    assert "Traceback" not in proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("isaforge: error: ")
-    for word in words:
-        assert word in lines[0]
 
 
 # -- list -------------------------------------------------------------------------------------------------------
