@@ -94,6 +94,11 @@ def profile(tc: toolchains.Toolchain) -> str:
     return str(REPO / tc.conan_profile)
 
 
+def cross_args(tc: toolchains.Toolchain) -> list[str]:
+    """Host profile of `tc`, the detected build profile, the package built if missing, two jobs."""
+    return ["-pr:h", profile(tc), "-pr:b", "default", "--build=missing", "-c", JOBS]
+
+
 def copy_tree(src: Path, dst: Path) -> Path:
     """A copy of a consumer folder, so that its build folders land in the test's tmp_path, not in the checkout."""
     shutil.copytree(

@@ -14,7 +14,7 @@ import pytest
 
 from isaforge.catalogue import load
 from tests.recipes import conan_env
-from tests.recipes.conan_env import REPO, profile, require
+from tests.recipes.conan_env import REPO, require
 
 EXAMPLE = REPO / "examples" / "downstream"
 # (toolchain, CPU without dotprod, CPU with it)
@@ -86,13 +86,7 @@ def test_engine_with_conan_package(name, plain_cpu, dotprod_cpu, tmp_path):
             str(example),
             "-of",
             str(out_folder),
-            "-pr:h",
-            profile(tc),
-            "-pr:b",
-            "default",
-            "--build=missing",
-            "-c",
-            conan_env.JOBS,
+            *conan_env.cross_args(tc),
             "-c",
             f"user.isaforge:qemu_cpu={cpu}",
         )
