@@ -32,9 +32,13 @@ isf_status isf_gemm_f16(size_t m, size_t n, size_t k, const uint16_t *a, size_t 
 /* bfloat16 in, fp32 out. */
 isf_status isf_gemm_bf16(size_t m, size_t n, size_t k, const uint16_t *a, size_t lda,
                          const uint16_t *b, size_t ldb, float *c, size_t ldc);
-/* Pre-packed B (weights), packed once for the kernel selected at packing time. */
+/* Pre-packed B (weights), packed once for the kernel selected at packing time.
+ * isf_packed_b_size: bytes that every kernel of `op` this CPU can run (at the calling thread's SVE vector length)
+ * fits in, so a cap changed between the two calls cannot make the buffer too small; 0 on bad input or overflow.
+ * isf_pack_b writes at most `packed_bytes` bytes: a buffer too small for the kernel selected now is refused
+ * (ISF_ERR_INVALID_ARG, nothing written). Changed before 1.0: isf_pack_b gained `packed_bytes`. */
 size_t     isf_packed_b_size(isf_op op, size_t n, size_t k);
-isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, void *packed);
+isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, void *packed, size_t packed_bytes);
 isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda,
                            const void *packed_b, void *c, size_t ldc);
 

@@ -52,7 +52,7 @@ typedef struct {
 
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
-static size_t blocks_of(size_t depth, size_t kr) { return (depth + kr - 1) / kr; }
+static size_t blocks_of(size_t depth, size_t kr) { return depth / kr + (depth % kr != 0); } /* no wrap */
 
 static isf_pack_kind pack_kind(const isf_kernel_info *kern) {
     if (!kern->widened) {
@@ -358,35 +358,52 @@ isf_status isf_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a, size_t lda
 
 /* ---- pre-packed B ------------------------------------------------------------------------------------------ */
 
-/* Bytes of the packed panels for n×k, or 0 with *ok cleared on overflow. */
+/* Bytes of the packed panels for n×k: every Kc block holds every NR panel of n. 0 with *ok cleared on overflow.
+ * No loop over k: n = 0 with k near SIZE_MAX must answer at once. */
 static size_t panels_bytes(const blocking *bl, size_t n, size_t k, int *ok) {
     const isf_pack_spec *ps = &bl->pack;
-    /* Bound first, generously (each panel pads at most 64 bytes), so the exact sum below cannot overflow. */
-    size_t width = round_up(n, ps->nr), depth = round_up(k, ps->kr), slack = PANEL_ALIGN * (ps->kr + 1);
-    if (width < n || depth < k || (depth != 0 && width > (SIZE_MAX / 2) / depth / ps->in / slack)) {
+    size_t full = k / bl->kc, rest = k % bl->kc, per_panel = 0, bytes = 0;
+    if (__builtin_mul_overflow(full, isf_panel_stride(ps, bl->kc, ps->nr), &per_panel) ||
+        __builtin_add_overflow(per_panel, rest ? isf_panel_stride(ps, rest, ps->nr) : 0, &per_panel) ||
+        __builtin_mul_overflow(blocks_of(n, ps->nr), per_panel, &bytes)) {
         *ok = 0;
         return 0;
-    }
-    size_t bytes = 0;
-    for (size_t pc = 0; pc < k; pc += bl->kc) {
-        bytes += blocks_of(n, ps->nr) * isf_panel_stride(ps, min_size(bl->kc, k - pc), ps->nr);
     }
     return bytes;
 }
 
-size_t isf_packed_b_size(isf_op op, size_t n, size_t k) {
-    const isf_kernel_info *kern = (unsigned)op < isf_op_count ? isf_selected_kernel(op) : NULL;
-    if (kern == NULL) {
-        return 0;
-    }
+/* Header, then up to PANEL_ALIGN - 1 bytes to align the panels, then the panels; 0 on overflow. */
+static size_t packed_bytes_for(const isf_kernel_info *kern, size_t n, size_t k) {
     blocking bl = plan(kern, k);
     int ok = 1;
     size_t bytes = panels_bytes(&bl, n, k, &ok);
-    size_t overhead = PACKED_HEADER_BYTES + PANEL_ALIGN - 1; /* header, then slack to align the panels */
+    size_t overhead = PACKED_HEADER_BYTES + PANEL_ALIGN - 1;
     return ok && bytes <= SIZE_MAX - overhead ? bytes + overhead : 0;
 }
 
-isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, void *packed) {
+size_t isf_packed_b_size(isf_op op, size_t n, size_t k) {
+    if ((unsigned)op >= isf_op_count) {
+        return 0;
+    }
+    /* The largest over every kernel of the op this CPU can run: a cap set or lifted before isf_pack_b (from any
+     * thread) can change the selection, never beyond these. */
+    uint32_t cpu = isf_cpu_features();
+    size_t most = 0;
+    for (size_t i = 0; i < isf_kernel_count; i++) {
+        const isf_kernel_info *kern = &isf_kernels[i];
+        if (kern->op != op || (kern->required & ~cpu) != 0) {
+            continue;
+        }
+        size_t bytes = packed_bytes_for(kern, n, k);
+        if (bytes == 0) {
+            return 0;
+        }
+        most = bytes > most ? bytes : most;
+    }
+    return most;
+}
+
+isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, void *packed, size_t packed_bytes) {
     if ((unsigned)op >= isf_op_count || packed == NULL || (n && k && (b == NULL || ldb < n))) {
         return ISF_ERR_INVALID_ARG;
     }
@@ -396,18 +413,18 @@ isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, 
     }
     blocking bl = plan(kern, k);
     int ok = 1;
-    panels_bytes(&bl, n, k, &ok);
+    size_t panels = panels_bytes(&bl, n, k, &ok);
     check_span(k, n, ldb, bl.pack.src_bytes, &ok);
-    if (!ok) {
-        return ISF_ERR_INVALID_ARG;
-    }
     size_t misalign = (uintptr_t)((unsigned char *)packed + PACKED_HEADER_BYTES) % PANEL_ALIGN;
     size_t offset = PACKED_HEADER_BYTES + (misalign ? PANEL_ALIGN - misalign : 0);
+    if (!ok || panels > SIZE_MAX - offset || offset + panels > packed_bytes) {
+        return ISF_ERR_INVALID_ARG; /* nothing written */
+    }
     packed_header h = {PACKED_MAGIC, (uint32_t)op, (uint32_t)(kern - isf_kernels), (uint32_t)isf_vector_bytes(), n,
                        k, bl.kc, bl.pack.nr, offset};
     unsigned char *dst = (unsigned char *)packed + offset;
-    for (size_t pc = 0; pc < k; pc += bl.kc) {
-        size_t depth = min_size(bl.kc, k - pc);
+    for (size_t pc = 0, depth; n > 0 && pc < k; pc += depth) {
+        depth = min_size(bl.kc, k - pc);
         isf_pack_b_panels(&bl.pack, (const unsigned char *)b + pc * ldb * bl.pack.src_bytes, ldb, depth, n, dst);
         dst += blocks_of(n, bl.pack.nr) * isf_panel_stride(&bl.pack, depth, bl.pack.nr);
     }

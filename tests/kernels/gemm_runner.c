@@ -47,7 +47,7 @@ static isf_status run_packed(uint32_t op, const job_case *jc, const void *a, con
     if (packed == NULL) {
         return ISF_ERR_NO_MEMORY;
     }
-    isf_status st = isf_pack_b((isf_op)op, jc->n, jc->k, b, jc->ldb, packed);
+    isf_status st = isf_pack_b((isf_op)op, jc->n, jc->k, b, jc->ldb, packed, bytes);
     if (st == ISF_OK) {
         st = isf_gemm_packed((isf_op)op, jc->m, jc->n, jc->k, a, jc->lda, packed, c, jc->ldc);
     }

@@ -68,10 +68,10 @@ static void packed_errors(void) {
     CHECK(bytes > 0 && bytes <= sizeof packed);
     CHECK(isf_packed_b_size((isf_op)42, 4, 4) == 0);
     CHECK(isf_packed_b_size(ISF_OP_GEMM_F32, SIZE_MAX, SIZE_MAX / 2) == 0);
-    CHECK(isf_pack_b(ISF_OP_GEMM_F32, 4, 4, NULL, 4, packed) == ISF_ERR_INVALID_ARG);
-    CHECK(isf_pack_b(ISF_OP_GEMM_F32, 4, 4, b, 3, packed) == ISF_ERR_INVALID_ARG);
-    CHECK(isf_pack_b(ISF_OP_GEMM_F32, 4, 4, b, 4, NULL) == ISF_ERR_INVALID_ARG);
-    CHECK(isf_pack_b(ISF_OP_GEMM_F32, 4, 4, b, 4, packed) == ISF_OK);
+    CHECK(isf_pack_b(ISF_OP_GEMM_F32, 4, 4, NULL, 4, packed, sizeof packed) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_pack_b(ISF_OP_GEMM_F32, 4, 4, b, 3, packed, sizeof packed) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_pack_b(ISF_OP_GEMM_F32, 4, 4, b, 4, NULL, sizeof packed) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_pack_b(ISF_OP_GEMM_F32, 4, 4, b, 4, packed, sizeof packed) == ISF_OK);
     reset(c, 16);
     CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 5, 4, a, 4, packed, c, 5) == ISF_ERR_INVALID_ARG); /* n differs */
     CHECK(isf_gemm_packed(ISF_OP_GEMM_S8, 4, 4, 4, a, 4, packed, c, 4) == ISF_ERR_INVALID_ARG);  /* op differs */
