@@ -25,6 +25,7 @@ typedef struct {
     size_t out;   /* bytes of one element the kernel writes */
     size_t c_out; /* bytes of one element of C (binary16 C from a widened fp32 kernel: out 4, c_out 2) */
     size_t kc, nc, mc;
+    size_t vector_bytes; /* the calling thread's SVE vector length for a scalable kernel, else 0 */
 } blocking;
 
 /* What a packed B buffer was packed for; checked before it is used. */
@@ -50,7 +51,7 @@ typedef struct {
 /* Keeps the tile loops in functions of their own, with their pointers in registers across the kernel calls. */
 #define ISF_NOINLINE __attribute__((noinline))
 
-static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
+static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; } /* small x only */
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 static size_t blocks_of(size_t depth, size_t kr) { return depth / kr + (depth % kr != 0); } /* no wrap */
 
@@ -61,15 +62,22 @@ static isf_pack_kind pack_kind(const isf_kernel_info *kern) {
     return kern->op == ISF_OP_GEMM_F16 ? ISF_PACK_F16_TO_F32 : ISF_PACK_BF16_TO_F32;
 }
 
-static blocking plan(const isf_kernel_info *kern, size_t k) {
+/* The blocking of one call: Kc from L1 and Nc from L2 (bounded whatever m, n and k are, so the work buffer is too),
+ * for the vector length the calling thread has now. */
+static blocking plan(const isf_kernel_info *kern, size_t k, size_t vector_bytes) {
     const isf_op_info *op = &isf_ops[kern->op];
     size_t in = kern->widened ? sizeof(float) : op->in_bytes;
-    blocking bl = {{kern->mr, isf_kernel_nr(kern), kern->kr, op->in_bytes, in, pack_kind(kern)},
-                   kern->widened ? sizeof(float) : op->out_bytes, op->out_bytes, 0, 0, 0};
+    blocking bl = {{kern->mr, isf_kernel_nr(kern, vector_bytes), kern->kr, op->in_bytes, in, pack_kind(kern)},
+                   kern->widened ? sizeof(float) : op->out_bytes,
+                   op->out_bytes,
+                   0,
+                   0,
+                   0,
+                   vector_bytes};
     size_t kr = bl.pack.kr;
     size_t kc = L1_BUDGET / (in * (bl.pack.mr + bl.pack.nr));
-    bl.kc = op->whole_k ? round_up(k, kr) : kc < kr ? kr : kc / kr * kr;
-    size_t nc = L2_BUDGET / (min_size(bl.kc, round_up(k, kr)) * in);
+    bl.kc = kc < kr ? kr : kc / kr * kr;
+    size_t nc = L2_BUDGET / ((k < bl.kc ? round_up(k, kr) : bl.kc) * in);
     bl.nc = nc < bl.pack.nr ? bl.pack.nr : nc / bl.pack.nr * bl.pack.nr;
     bl.mc = round_up(MC_ROWS, bl.pack.mr);
     return bl;
@@ -138,26 +146,18 @@ static inline void narrow_row_f16(uint16_t *d, const float *s, size_t n) {
     }
 }
 
-/* Edge tiles (and every tile whose C type differs from the kernel's): the kernel writes a full MR×NR scratch tile;
- * only the valid rows × cols reach C. Accumulation only happens when C and kernel types agree (fp16 never splits
- * k); then the valid part of C is copied in first (the rest of the tile is left over from earlier tiles: the kernel
- * reads it, its results are dropped). */
+/* Edge tiles: the kernel writes a full MR×NR scratch tile; only the valid rows × cols reach C. To accumulate, the
+ * valid part of C is copied in first (the rest of the tile is left over from earlier tiles: the kernel reads it, its
+ * results are dropped). */
 static ISF_NOINLINE void scratch_tile(const isf_kernel_info *kern, const blocking *bl, size_t kblocks,
                                       const unsigned char *ap, const unsigned char *bp, unsigned char *c, size_t ldc,
                                       size_t rows, size_t cols, int accumulate, unsigned char *scratch) {
-    size_t nr = bl->pack.nr, tile_row = nr * bl->out, c_row = ldc * bl->c_out, bytes = cols * bl->out;
+    size_t nr = bl->pack.nr, tile_row = nr * bl->out, c_row = ldc * bl->out, bytes = cols * bl->out;
     if (accumulate) {
         copy_rows(scratch, tile_row, c, c_row, rows, bytes);
     }
     kern->fn(kblocks, ap, bp, scratch, nr, accumulate);
-    if (bl->c_out == bl->out) {
-        copy_rows(c, c_row, scratch, tile_row, rows, bytes);
-    } else {
-        for (size_t r = 0; r < rows; r++) {
-            narrow_row_f16((uint16_t *)(void *)(c + r * c_row), (const float *)(const void *)(scratch + r * tile_row),
-                           cols);
-        }
-    }
+    copy_rows(c, c_row, scratch, tile_row, rows, bytes);
 }
 
 /* Where the tiles of one macro tile are: A panels down, B panels across, C tiles both ways. */
@@ -188,33 +188,29 @@ static ISF_NOINLINE void full_tiles(const tile_grid *t, size_t down, size_t acro
     }
 }
 
-/* C rows [ic, ic + rows) × columns [jc, jc + cols) from packed A (rows) and packed B (cols): the full tiles straight
- * into C, then the edge row and column of tiles through the scratch tile. */
-static void macro_tile(const isf_kernel_info *kern, const blocking *bl, const gemm_args *g, size_t ic, size_t jc,
-                       size_t rows, size_t cols, size_t depth, int accumulate, const unsigned char *apack,
-                       const unsigned char *bpack, unsigned char *scratch) {
+/* Where one macro tile writes: a row-major block of elements of the kernel's output type. */
+typedef struct {
+    unsigned char *c;
+    size_t ldc;
+} c_block;
+
+/* rows × cols of `dst` from packed A (rows) and packed B (cols): the full tiles straight into it, then the edge row
+ * and column of tiles through the scratch tile. */
+static void macro_tile(const isf_kernel_info *kern, const blocking *bl, c_block dst, size_t rows, size_t cols,
+                       size_t depth, int accumulate, const unsigned char *apack, const unsigned char *bpack,
+                       unsigned char *scratch) {
     size_t mr = bl->pack.mr, nr = bl->pack.nr;
     tile_grid t = {kern->fn,
                    blocks_of(depth, bl->pack.kr),
-                   g->ldc,
+                   dst.ldc,
                    accumulate,
                    apack,
                    bpack,
                    isf_panel_stride(&bl->pack, depth, mr),
                    isf_panel_stride(&bl->pack, depth, nr),
-                   g->c + (ic * g->ldc + jc) * bl->c_out,
-                   mr * g->ldc * bl->c_out,
-                   nr * bl->c_out};
-    if (bl->out != bl->c_out) { /* binary16 C from an fp32 kernel: every tile is converted on the way out */
-        for (size_t j = 0; j * nr < cols; j++) {
-            for (size_t i = 0; i * mr < rows; i++) {
-                scratch_tile(kern, bl, t.kblocks, t.a + i * t.a_panel, t.b + j * t.b_panel,
-                             t.c + i * t.c_down + j * t.c_right, t.ldc, min_size(mr, rows - i * mr),
-                             min_size(nr, cols - j * nr), accumulate, scratch);
-            }
-        }
-        return;
-    }
+                   dst.c,
+                   mr * dst.ldc * bl->out,
+                   nr * bl->out};
     size_t down = rows / mr, across = cols / nr;
     if (down && across) {
         full_tiles(&t, down, across);
@@ -239,45 +235,112 @@ static const unsigned char *packed_block(const blocking *bl, const unsigned char
     return panels + before + jc / bl->pack.nr * isf_panel_stride(&bl->pack, depth, bl->pack.nr);
 }
 
+/* The work buffer of one call: packed A and B blocks, the scratch tile and, when the kernel writes a wider type
+ * than C, the fp32 accumulator of one macro tile. Bounded by the blocking, never by m, n or k. */
+typedef struct {
+    unsigned char *apack, *bpack, *scratch, *acc;
+} work_areas;
+
+static unsigned char *allocate_work(const blocking *bl, const gemm_args *g, int b_needed, work_areas *w) {
+    const isf_pack_spec *ps = &bl->pack;
+    size_t depth = min_size(bl->kc, g->k), rows = min_size(bl->mc, g->m), cols = min_size(bl->nc, g->n);
+    size_t a_bytes = blocks_of(rows, ps->mr) * isf_panel_stride(ps, depth, ps->mr);
+    size_t b_bytes = b_needed ? blocks_of(cols, ps->nr) * isf_panel_stride(ps, depth, ps->nr) : 0;
+    size_t s_bytes = round_up(ps->mr * ps->nr * bl->out, PANEL_ALIGN);
+    size_t acc_bytes = bl->out != bl->c_out ? round_up(rows * cols * bl->out, PANEL_ALIGN) : 0;
+    unsigned char *work = aligned_alloc(PANEL_ALIGN, a_bytes + b_bytes + s_bytes + acc_bytes);
+    if (work == NULL) {
+        return NULL;
+    }
+    *w = (work_areas){work, work + a_bytes, work + a_bytes + b_bytes, work + a_bytes + b_bytes + s_bytes};
+    for (size_t i = 0; i < s_bytes; i += sizeof(uint64_t)) { /* defined values in the scratch tile's padding */
+        uint64_t zero = 0;
+        memcpy(w->scratch + i, &zero, sizeof zero);
+    }
+    return work;
+}
+
+/* The B panels of k block [pc, pc + depth) × columns [jc, jc + cols): packed here, or found in (or, misaligned,
+ * copied from) the pre-packed buffer. `*held` names the block bpack holds, so a block is packed once per use run. */
+static const unsigned char *b_panels(const blocking *bl, const gemm_args *g, size_t pc, size_t depth, size_t jc,
+                                     size_t cols, unsigned char *bpack, size_t held[2]) {
+    const isf_pack_spec *ps = &bl->pack;
+    if (g->packed_b != NULL && (uintptr_t)g->packed_b % PANEL_ALIGN == 0) {
+        return packed_block(bl, g->packed_b, g->n, pc, depth, jc);
+    }
+    if (held[0] == pc && held[1] == jc) {
+        return bpack;
+    }
+    if (g->packed_b != NULL) { /* moved to an address with another alignment: read through aligned scratch */
+        const unsigned char *src = packed_block(bl, g->packed_b, g->n, pc, depth, jc);
+        copy_rows(bpack, 0, src, 0, 1, blocks_of(cols, ps->nr) * isf_panel_stride(ps, depth, ps->nr));
+    } else {
+        isf_pack_b_panels(ps, g->b + (pc * g->ldb + jc) * ps->src_bytes, g->ldb, depth, cols, bpack);
+    }
+    held[0] = pc, held[1] = jc;
+    return bpack;
+}
+
+static void pack_a(const blocking *bl, const gemm_args *g, size_t ic, size_t rows, size_t pc, size_t depth,
+                   unsigned char *apack) {
+    isf_pack_a_panels(&bl->pack, g->a + (ic * g->lda + pc) * bl->pack.src_bytes, g->lda, rows, depth, apack);
+}
+
+/* C and the kernel share the element type: k blocks outside, so each B block is packed once and every row block
+ * of A accumulates into C. */
+static void blocks_into_c(const isf_kernel_info *kern, const blocking *bl, const gemm_args *g, const work_areas *w) {
+    size_t held[2] = {SIZE_MAX, SIZE_MAX};
+    for (size_t jc = 0, cols; jc < g->n; jc += cols) {
+        cols = min_size(bl->nc, g->n - jc);
+        for (size_t pc = 0, depth; pc < g->k; pc += depth) {
+            depth = min_size(bl->kc, g->k - pc);
+            const unsigned char *bp = b_panels(bl, g, pc, depth, jc, cols, w->bpack, held);
+            for (size_t ic = 0, rows; ic < g->m; ic += rows) {
+                rows = min_size(bl->mc, g->m - ic);
+                pack_a(bl, g, ic, rows, pc, depth, w->apack);
+                c_block dst = {g->c + (ic * g->ldc + jc) * bl->out, g->ldc};
+                macro_tile(kern, bl, dst, rows, cols, depth, pc > 0, w->apack, bp, w->scratch);
+            }
+        }
+    }
+}
+
+/* binary16 C from an fp32 kernel: each macro tile accumulates all of k in fp32, then is rounded once into C. With
+ * more than one k block, B blocks are packed again for every row block of A (only when m > Mc). */
+static void blocks_through_acc(const isf_kernel_info *kern, const blocking *bl, const gemm_args *g,
+                               const work_areas *w) {
+    size_t held[2] = {SIZE_MAX, SIZE_MAX};
+    for (size_t jc = 0, cols; jc < g->n; jc += cols) {
+        cols = min_size(bl->nc, g->n - jc);
+        for (size_t ic = 0, rows; ic < g->m; ic += rows) {
+            rows = min_size(bl->mc, g->m - ic);
+            c_block acc = {w->acc, cols};
+            for (size_t pc = 0, depth; pc < g->k; pc += depth) {
+                depth = min_size(bl->kc, g->k - pc);
+                const unsigned char *bp = b_panels(bl, g, pc, depth, jc, cols, w->bpack, held);
+                pack_a(bl, g, ic, rows, pc, depth, w->apack);
+                macro_tile(kern, bl, acc, rows, cols, depth, pc > 0, w->apack, bp, w->scratch);
+            }
+            for (size_t r = 0; r < rows; r++) {
+                narrow_row_f16((uint16_t *)(void *)(g->c + ((ic + r) * g->ldc + jc) * bl->c_out),
+                               (const float *)(const void *)(w->acc + r * cols * bl->out), cols);
+            }
+        }
+    }
+}
+
 static isf_status run_gemm(const isf_kernel_info *kern, const gemm_args *g) {
-    blocking bl = plan(kern, g->k);
-    const isf_pack_spec *ps = &bl.pack;
-    size_t kc_max = min_size(bl.kc, g->k);
-    size_t a_bytes = blocks_of(min_size(bl.mc, g->m), ps->mr) * isf_panel_stride(ps, kc_max, ps->mr);
-    /* A pre-packed buffer moved to an address with another alignment is read through aligned scratch. */
-    int copy_packed = g->packed_b != NULL && (uintptr_t)g->packed_b % PANEL_ALIGN != 0;
-    int b_needed = g->packed_b == NULL || copy_packed;
-    size_t b_bytes = b_needed ? blocks_of(min_size(bl.nc, g->n), ps->nr) * isf_panel_stride(ps, kc_max, ps->nr) : 0;
-    size_t s_bytes = round_up(ps->mr * ps->nr * bl.out, PANEL_ALIGN);
-    unsigned char *work = aligned_alloc(PANEL_ALIGN, a_bytes + b_bytes + s_bytes);
+    blocking bl = plan(kern, g->k, isf_kernel_vector_bytes(kern));
+    int b_needed = g->packed_b == NULL || (uintptr_t)g->packed_b % PANEL_ALIGN != 0;
+    work_areas w;
+    unsigned char *work = allocate_work(&bl, g, b_needed, &w);
     if (work == NULL) {
         return ISF_ERR_NO_MEMORY;
     }
-    unsigned char *apack = work, *bpack = work + a_bytes, *scratch = bpack + b_bytes;
-    for (size_t i = 0; i < s_bytes; i += sizeof(uint64_t)) { /* defined values in the scratch tile's padding */
-        uint64_t zero = 0;
-        memcpy(scratch + i, &zero, sizeof zero);
-    }
-    for (size_t jc = 0; jc < g->n; jc += bl.nc) {
-        size_t cols = min_size(bl.nc, g->n - jc);
-        for (size_t pc = 0; pc < g->k; pc += bl.kc) {
-            size_t depth = min_size(bl.kc, g->k - pc);
-            const unsigned char *bp = bpack;
-            if (g->packed_b != NULL) {
-                bp = packed_block(&bl, g->packed_b, g->n, pc, depth, jc);
-                if (copy_packed) {
-                    copy_rows(bpack, 0, bp, 0, 1, blocks_of(cols, ps->nr) * isf_panel_stride(ps, depth, ps->nr));
-                    bp = bpack;
-                }
-            } else {
-                isf_pack_b_panels(ps, g->b + (pc * g->ldb + jc) * ps->src_bytes, g->ldb, depth, cols, bpack);
-            }
-            for (size_t ic = 0; ic < g->m; ic += bl.mc) {
-                size_t rows = min_size(bl.mc, g->m - ic);
-                isf_pack_a_panels(ps, g->a + (ic * g->lda + pc) * ps->src_bytes, g->lda, rows, depth, apack);
-                macro_tile(kern, &bl, g, ic, jc, rows, cols, depth, pc > 0, apack, bp, scratch);
-            }
-        }
+    if (bl.out == bl.c_out) {
+        blocks_into_c(kern, &bl, g, &w);
+    } else {
+        blocks_through_acc(kern, &bl, g, &w);
     }
     free(work);
     return ISF_OK;
@@ -316,7 +379,7 @@ static void zero_c(isf_op op, const gemm_args *g) {
     }
 }
 
-/* `kern` is the kernel to run; NULL: the one selected now. */
+/* `kern` is the kernel to run (its selection pinned by the caller); NULL: the current selection's, pinned here. */
 static isf_status gemm_with(isf_op op, const gemm_args *g, const isf_kernel_info *kern) {
     isf_status st = check_args(op, g);
     if (st != ISF_OK || g->m == 0 || g->n == 0) {
@@ -326,8 +389,14 @@ static isf_status gemm_with(isf_op op, const gemm_args *g, const isf_kernel_info
         zero_c(op, g);
         return ISF_OK;
     }
-    kern = kern != NULL ? kern : isf_selected_kernel(op);
-    return kern == NULL ? ISF_ERR_UNSUPPORTED : run_gemm(kern, g);
+    if (kern != NULL) {
+        return run_gemm(kern, g);
+    }
+    const isf_selection *sel = isf_selection_enter();
+    kern = sel->kernel[op];
+    st = kern == NULL ? ISF_ERR_UNSUPPORTED : run_gemm(kern, g);
+    isf_selection_leave(sel);
+    return st;
 }
 
 static isf_status gemm(isf_op op, const gemm_args *g) { return gemm_with(op, g, NULL); }
@@ -373,8 +442,8 @@ static size_t panels_bytes(const blocking *bl, size_t n, size_t k, int *ok) {
 }
 
 /* Header, then up to PANEL_ALIGN - 1 bytes to align the panels, then the panels; 0 on overflow. */
-static size_t packed_bytes_for(const isf_kernel_info *kern, size_t n, size_t k) {
-    blocking bl = plan(kern, k);
+static size_t packed_bytes_for(const isf_kernel_info *kern, size_t n, size_t k, size_t vector_bytes) {
+    blocking bl = plan(kern, k, vector_bytes);
     int ok = 1;
     size_t bytes = panels_bytes(&bl, n, k, &ok);
     size_t overhead = PACKED_HEADER_BYTES + PANEL_ALIGN - 1;
@@ -386,7 +455,8 @@ size_t isf_packed_b_size(isf_op op, size_t n, size_t k) {
         return 0;
     }
     /* The largest over every kernel of the op this CPU can run: a cap set or lifted before isf_pack_b (from any
-     * thread) can change the selection, never beyond these. */
+     * thread) changes the selection, never beyond these. Scalable ones at this thread's vector length (the CPU has
+     * SVE when they are counted, so reading it is safe). */
     uint32_t cpu = isf_cpu_features();
     size_t most = 0;
     for (size_t i = 0; i < isf_kernel_count; i++) {
@@ -394,7 +464,7 @@ size_t isf_packed_b_size(isf_op op, size_t n, size_t k) {
         if (kern->op != op || (kern->required & ~cpu) != 0) {
             continue;
         }
-        size_t bytes = packed_bytes_for(kern, n, k);
+        size_t bytes = packed_bytes_for(kern, n, k, isf_kernel_vector_bytes(kern));
         if (bytes == 0) {
             return 0;
         }
@@ -403,15 +473,10 @@ size_t isf_packed_b_size(isf_op op, size_t n, size_t k) {
     return most;
 }
 
-isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, void *packed, size_t packed_bytes) {
-    if ((unsigned)op >= isf_op_count || packed == NULL || (n && k && (b == NULL || ldb < n))) {
-        return ISF_ERR_INVALID_ARG;
-    }
-    const isf_kernel_info *kern = isf_selected_kernel(op);
-    if (kern == NULL) {
-        return ISF_ERR_UNSUPPORTED;
-    }
-    blocking bl = plan(kern, k);
+static isf_status pack_b_with(const isf_kernel_info *kern, isf_op op, size_t n, size_t k, const void *b, size_t ldb,
+                              void *packed, size_t packed_bytes) {
+    size_t vector_bytes = isf_kernel_vector_bytes(kern);
+    blocking bl = plan(kern, k, vector_bytes);
     int ok = 1;
     size_t panels = panels_bytes(&bl, n, k, &ok);
     check_span(k, n, ldb, bl.pack.src_bytes, &ok);
@@ -420,8 +485,8 @@ isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, 
     if (!ok || panels > SIZE_MAX - offset || offset + panels > packed_bytes) {
         return ISF_ERR_INVALID_ARG; /* nothing written */
     }
-    packed_header h = {PACKED_MAGIC, (uint32_t)op, (uint32_t)(kern - isf_kernels), (uint32_t)isf_vector_bytes(), n,
-                       k, bl.kc, bl.pack.nr, offset};
+    packed_header h = {PACKED_MAGIC, (uint32_t)op, (uint32_t)(kern - isf_kernels), (uint32_t)vector_bytes, n, k,
+                       bl.kc, bl.pack.nr, offset};
     unsigned char *dst = (unsigned char *)packed + offset;
     for (size_t pc = 0, depth; n > 0 && pc < k; pc += depth) {
         depth = min_size(bl.kc, k - pc);
@@ -429,6 +494,28 @@ isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, 
         dst += blocks_of(n, bl.pack.nr) * isf_panel_stride(&bl.pack, depth, bl.pack.nr);
     }
     memcpy(packed, &h, sizeof h);
+    return ISF_OK;
+}
+
+isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, void *packed, size_t packed_bytes) {
+    if ((unsigned)op >= isf_op_count || packed == NULL || (n && k && (b == NULL || ldb < n))) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    const isf_selection *sel = isf_selection_enter();
+    const isf_kernel_info *kern = sel->kernel[op];
+    isf_status st = kern == NULL ? ISF_ERR_UNSUPPORTED : pack_b_with(kern, op, n, k, b, ldb, packed, packed_bytes);
+    isf_selection_leave(sel);
+    return st;
+}
+
+/* ISF_OK when `h` was packed for `kern` at this thread's vector length and the blocking it plans now. */
+static isf_status packed_for(const packed_header *h, const isf_kernel_info *kern, size_t k) {
+    size_t vector_bytes = isf_kernel_vector_bytes(kern);
+    blocking bl = plan(kern, k, vector_bytes);
+    if (h->kernel != (uint32_t)(kern - isf_kernels) || h->vector_bytes != vector_bytes || h->kc != bl.kc ||
+        h->nr != bl.pack.nr) {
+        return ISF_ERR_UNSUPPORTED; /* packed for another kernel or vector length: repack */
+    }
     return ISF_OK;
 }
 
@@ -443,10 +530,13 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
         h.panels < PACKED_HEADER_BYTES || h.panels >= PACKED_HEADER_BYTES + PANEL_ALIGN) {
         return ISF_ERR_INVALID_ARG;
     }
-    const isf_kernel_info *kern = isf_selected_kernel(op);
-    if (kern == NULL || h.kernel != (uint32_t)(kern - isf_kernels) || h.vector_bytes != isf_vector_bytes()) {
-        return ISF_ERR_UNSUPPORTED; /* packed for another kernel or vector length: repack */
-    }
     gemm_args g = {m, n, k, a, lda, NULL, n, c, ldc, (const unsigned char *)packed_b + h.panels};
-    return gemm_with(op, &g, kern);
+    const isf_selection *sel = isf_selection_enter();
+    const isf_kernel_info *kern = sel->kernel[op];
+    isf_status st = kern == NULL ? ISF_ERR_UNSUPPORTED : packed_for(&h, kern, k);
+    if (st == ISF_OK) {
+        st = gemm_with(op, &g, kern);
+    }
+    isf_selection_leave(sel);
+    return st;
 }

@@ -21,12 +21,15 @@
  * Edge tiles are handled by the driver through a scratch tile, so kernels always write the full MR×NR.
  *
  * Element types: gemm_f32 float → float; gemm_f16 IEEE binary16 bits (uint16_t) → binary16; gemm_bf16 bfloat16
- * bits (uint16_t) → float; gemm_s8 int8_t → int32_t. For gemm_f16 the driver never splits k (one call covers all
- * of k, accumulate = 0), so a variant that accumulates in fp32 rounds to binary16 once, at the store.
+ * bits (uint16_t) → float; gemm_s8 int8_t → int32_t. The driver splits k into Kc blocks for every op: a gemm_f16
+ * kernel that accumulates in binary16 (the op's narrow_accumulation variants) adds each block to C in binary16;
+ * the fp32-accumulating ones are widened kernels (fp32 out), accumulated across blocks in an fp32 buffer and
+ * rounded to binary16 once.
  *
  * Scalable variants (catalogue `scalable = true`, the SVE ones): NR in the name is the tile width at a 128-bit
- * vector length and scales with it: NR = name's NR × VL / 128. The kernel reads VL itself (svcntb()); the
- * runtime reads it with prctl(PR_SVE_GET_VL) and packs B for that width.
+ * vector length and scales with it: NR = name's NR × VL / 128. The kernel reads VL itself (svcntb()); the driver
+ * reads the calling thread's VL (isf_sve_vector_bytes, compiled with SVE flags and called only to run a scalable
+ * kernel, so only when SVE is active) once per call, and plans, packs and sizes its scratch for that width.
  */
 typedef void (*isf_ukernel_fn)(size_t k_blocks, const void *a, const void *b, void *c, size_t ldc, int accumulate);
 
@@ -59,7 +62,6 @@ typedef struct {
 
 typedef struct {
     size_t in_bytes, out_bytes;
-    int whole_k; /* never split k (binary16 output: round once) */
 } isf_op_info;
 
 /* Packing (pack.c): how A and B become panels for one kernel. */
@@ -87,11 +89,27 @@ extern const size_t isf_kernel_count;
 extern const isf_op_info isf_ops[];
 extern const size_t isf_op_count;
 
-/* Runtime internals shared by the runtime files and isaforge-info. */
-const isf_kernel_info *isf_selected_kernel(isf_op op);
+/* The SVE vector length of the calling thread in bytes (kernels/runtime/sve_vl.c, built with the flags of a
+ * scalable variant). Executes an SVE instruction: call only when SVE is active. The generated pointer is NULL when
+ * no scalable variant is built. */
+size_t isf_sve_read_vector_bytes(void);
+extern size_t (*const isf_sve_vector_bytes)(void);
+
+/* One consistent selection: the active features and the kernel each op runs with them (dispatch.c). */
+typedef struct {
+    uint32_t active;
+    const isf_kernel_info *kernel[ISF_OP_GEMM_S8 + 1];
+} isf_selection;
+
+/* Pin the current selection for the duration of a call; isf_set_feature_mask waits for pinned calls to leave. */
+const isf_selection *isf_selection_enter(void);
+void isf_selection_leave(const isf_selection *sel);
+
+/* Runtime internals shared by the runtime files, isaforge-info and the tests. */
+const isf_kernel_info *isf_selected_kernel(isf_op op); /* the kernel of `op` in the current selection */
 const char *isf_detect_source(void);
-size_t isf_vector_bytes(void);   /* SVE vector length of this thread, 0 without SVE */
-unsigned isf_kernel_nr(const isf_kernel_info *k); /* NR at the current vector length */
+size_t isf_kernel_vector_bytes(const isf_kernel_info *k);         /* this thread's VL if scalable, else 0 */
+unsigned isf_kernel_nr(const isf_kernel_info *k, size_t vector_bytes); /* NR at that vector length */
 uint32_t isf_detect_features(const char **source);
 uint32_t isf_close_features(uint32_t mask); /* drops features whose implied ones are missing */
 uint32_t isf_parse_feature_list(const char *list, void (*report_unknown)(const char *name, size_t len));

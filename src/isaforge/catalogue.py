@@ -101,7 +101,6 @@ class Op:
     in_bytes: int
     out_bytes: int
     narrow_accumulation: tuple[str, ...]
-    whole_k: bool
     widened: dict[str, str] = field(compare=False)  # variant -> op whose kernels run on panels widened to fp32
 
 
@@ -356,7 +355,6 @@ def load(path: Path = CATALOGUE_PATH) -> Catalogue:
             o["in_bytes"],
             o["out_bytes"],
             tuple(o.get("narrow_accumulation", ())),
-            bool(o.get("whole_k", False)),
             dict(o.get("widened", {})),
         )
         for name, o in raw["op"].items()

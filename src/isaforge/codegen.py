@@ -105,20 +105,23 @@ def render_c(cat: Catalogue, source_root: Path, arch: str, variants: list[str]) 
     ]
     out += _table("isf_variant_info", "isf_variants", variant_rows)
     out += _table("isf_kernel_info", "isf_kernels", [_kernel_row(cat, arch, k) for k in kernels])
-    op_rows = [f"    {{{o.in_bytes}, {o.out_bytes}, {int(o.whole_k)}}}, /* {o.name} */" for o in ops]
+    op_rows = [f"    {{{o.in_bytes}, {o.out_bytes}}}, /* {o.name} */" for o in ops]
     out += _table("isf_op_info", "isf_ops", op_rows)
-    return "\n".join(out)
+    # meson.build compiles kernels/runtime/sve_vl.c when a scalable variant is built.
+    scalable = any(cat.variant(v).scalable for v in variants)
+    out.append(f"size_t (*const isf_sve_vector_bytes)(void) = {'isf_sve_read_vector_bytes' if scalable else '0'};")
+    return "\n".join(out) + "\n"
 
 
 def _variants_answer(cat: Catalogue, arch: str, compiler: str) -> str:
-    # One line per buildable variant other than ref: name|flags|required features.
+    # One line per buildable variant other than ref: name|flags|required features|scalable (0 or 1).
     if arch == HOST_ARCH:
         return ""
     lines = []
     for v in cat.arch_variants(arch):
         if v.name != REFERENCE:
             flags = " ".join(cat.variant_flags(arch, compiler, v.name))
-            lines.append(f"{v.name}|{flags}|{' '.join(v.requires)}")
+            lines.append(f"{v.name}|{flags}|{' '.join(v.requires)}|{int(v.scalable)}")
     return "\n".join(lines) + "\n"
 
 
