@@ -1,0 +1,393 @@
+/* Caps and vector lengths changing under the library's feet, from other threads:
+ *  - between every pair of calls of the packed path (size, pack, GEMM): the size fits whatever is packed, a short
+ *    buffer is refused with nothing written, a buffer packed for another kernel is refused with C untouched;
+ *  - during calls: when isf_set_feature_mask returns, every call that started before it has finished, calls that
+ *    start later use the new selection, and no reader ever sees features and kernels of two different caps;
+ *  - (SVE) threads with other vector lengths: exact results, or a refusal of weights packed for another length.
+ * Every buffer written ends at an inaccessible page. Exit status: the number of failed checks. */
+#include "test_util.h" /* first: it sets _GNU_SOURCE */
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/prctl.h>
+#ifndef PR_SVE_SET_VL
+#define PR_SVE_SET_VL 50
+#endif
+#endif
+
+enum { M = 5, N = 13, K = 37, PAD = 3, SENTINEL = 0xA5, PACK_FILL = 0xCD };
+
+/* ---- helpers ------------------------------------------------------------------------------------------------- */
+
+static void *set_mask_thread(void *arg) {
+    isf_set_feature_mask(*(const uint32_t *)arg);
+    return NULL;
+}
+
+/* The cap, set by another thread. */
+static void set_mask_elsewhere(uint32_t mask) {
+    pthread_t t;
+    pthread_create(&t, NULL, set_mask_thread, &mask);
+    pthread_join(t, NULL);
+}
+
+/* The distinct feature sets the op's kernels need, least first (the caps that select each kernel). */
+static size_t kernel_masks(isf_op op, uint32_t *out) {
+    size_t count = 0;
+    for (size_t i = 0; i < isf_kernel_count; i++) {
+        const isf_kernel_info *k = &isf_kernels[i];
+        int seen = 0;
+        for (size_t j = 0; j < count; j++) {
+            seen |= out[j] == k->required;
+        }
+        if (k->op == op && !seen && (k->required & ~isf_cpu_features()) == 0) {
+            out[count++] = k->required;
+        }
+    }
+    return count;
+}
+
+typedef struct {
+    guarded ga, gb, gc;
+    unsigned char *a, *b, *c;
+    size_t c_bytes, out;
+} operands;
+
+static int operands_init(operands *o, isf_op op) {
+    size_t in = isf_ops[op].in_bytes;
+    o->out = isf_ops[op].out_bytes;
+    o->c_bytes = ((M - 1) * (N + PAD) + N) * o->out;
+    o->a = guarded_alloc(&o->ga, M * K * in, 0);
+    o->b = guarded_alloc(&o->gb, K * N * in, 0);
+    o->c = guarded_alloc(&o->gc, o->c_bytes, 0);
+    if (o->a == NULL || o->b == NULL || o->c == NULL) {
+        return 0;
+    }
+    fill_matrix(op, o->a, M, K, K, 1);
+    fill_matrix(op, o->b, K, N, N, 2);
+    return 1;
+}
+
+static void operands_free(operands *o) {
+    guarded_free(&o->ga), guarded_free(&o->gb), guarded_free(&o->gc);
+}
+
+/* C's padding (ldc = N + PAD) still holds the sentinel. */
+static int padding_untouched(const operands *o) {
+    for (size_t r = 0; r + 1 < M; r++) {
+        if (!all_bytes(o->c + (r * (N + PAD) + N) * o->out, PAD * o->out, SENTINEL)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- the packed path with a cap change before each of its three calls ------------------------------------------ */
+
+/* The smallest buffer isf_pack_b accepts now is found by bisection; one byte less is refused with nothing written,
+ * and packing into exactly that many bytes writes nothing past them (the guard page). */
+static void short_buffers_are_refused(isf_op op, const operands *o) {
+    size_t size = isf_packed_b_size(op, N, K), low = 0, high = size;
+    guarded gp;
+    unsigned char *p = guarded_alloc(&gp, size, 0);
+    CHECK(p != NULL);
+    if (p == NULL) {
+        return;
+    }
+    while (low + 1 < high) { /* isf_pack_b(high) is OK, isf_pack_b(low) is not */
+        size_t mid = low + (high - low) / 2;
+        memset(p, PACK_FILL, size);
+        isf_status st = isf_pack_b(op, N, K, o->b, N, p + size - mid, mid);
+        if (st == ISF_OK) {
+            high = mid;
+        } else {
+            CHECK(st == ISF_ERR_INVALID_ARG && all_bytes(p, size, PACK_FILL));
+            low = mid;
+        }
+    }
+    CHECK(isf_pack_b(op, N, K, o->b, N, p + size - high, high) == ISF_OK);
+    memset(p, PACK_FILL, size);
+    CHECK(isf_pack_b(op, N, K, o->b, N, p + size - high + 1, high - 1) == ISF_ERR_INVALID_ARG);
+    CHECK(all_bytes(p, size, PACK_FILL));
+    guarded_free(&gp);
+}
+
+static void packed_path_under(isf_op op, operands *o, const uint32_t caps[3]) {
+    set_mask_elsewhere(caps[0]);
+    size_t size = isf_packed_b_size(op, N, K);
+    CHECK(size > 0);
+    guarded gp;
+    unsigned char *packed = guarded_alloc(&gp, size, 0);
+    CHECK(packed != NULL);
+    if (packed == NULL) {
+        return;
+    }
+    set_mask_elsewhere(caps[1]);
+    const char *packed_for = isf_kernel_name(op);
+    CHECK(isf_pack_b(op, N, K, o->b, N, packed, size) == ISF_OK); /* the size fits every kernel */
+    set_mask_elsewhere(caps[2]);
+    int same = strcmp(packed_for, isf_kernel_name(op)) == 0;
+    memset(o->c, SENTINEL, o->c_bytes);
+    isf_status st = isf_gemm_packed(op, M, N, K, o->a, K, packed, o->c, N + PAD);
+    if (same) {
+        CHECK(st == ISF_OK && product_is_exact(op, M, N, K, o->c, N + PAD));
+    } else {
+        CHECK(st == ISF_ERR_UNSUPPORTED && all_bytes(o->c, o->c_bytes, SENTINEL));
+    }
+    CHECK(padding_untouched(o));
+    guarded_free(&gp);
+}
+
+static void packed_path_with_caps_between_calls(void) {
+    for (int op = 0; op < (int)isf_op_count; op++) {
+        uint32_t masks[32];
+        size_t count = kernel_masks((isf_op)op, masks);
+        operands o;
+        CHECK(operands_init(&o, (isf_op)op));
+        for (size_t i = 0; i < count * count * count; i++) {
+            uint32_t caps[3] = {masks[i % count], masks[i / count % count], masks[i / count / count]};
+            packed_path_under((isf_op)op, &o, caps);
+        }
+        for (size_t i = 0; i < count; i++) {
+            set_mask_elsewhere(masks[i]);
+            short_buffers_are_refused((isf_op)op, &o);
+        }
+        set_mask_elsewhere(UINT32_MAX);
+        operands_free(&o);
+    }
+}
+
+/* ---- caps during calls --------------------------------------------------------------------------------------- */
+
+enum { BIG = 64, CALL_LOG = 1 << 16 };
+
+static atomic_uint clock_ticks; /* one order for call starts and ends and cap publications */
+static atomic_int stop;
+
+typedef struct {
+    int packed;
+    const void *a, *b, *packed_b;
+    unsigned starts[CALL_LOG], ends[CALL_LOG];
+    isf_status status[CALL_LOG];
+    size_t calls, wrong;
+} worker;
+
+static void *gemm_worker(void *arg) {
+    worker *w = arg;
+    int32_t *c = malloc(sizeof(int32_t) * BIG * BIG);
+    for (; !atomic_load(&stop) && w->calls < CALL_LOG; w->calls++) {
+        size_t i = w->calls;
+        w->starts[i] = atomic_fetch_add(&clock_ticks, 1u);
+        w->status[i] = w->packed ? isf_gemm_packed(ISF_OP_GEMM_S8, BIG, BIG, BIG, w->a, BIG, w->packed_b, c, BIG)
+                                 : isf_gemm_s8(BIG, BIG, BIG, w->a, BIG, w->b, BIG, c, BIG);
+        w->ends[i] = atomic_fetch_add(&clock_ticks, 1u);
+        w->wrong += w->status[i] == ISF_OK && !product_is_exact(ISF_OP_GEMM_S8, BIG, BIG, BIG, c, BIG);
+    }
+    free(c);
+    return NULL;
+}
+
+/* The best kernel for a feature set, as dispatch must choose it. */
+static const isf_kernel_info *expected_kernel(isf_op op, uint32_t active) {
+    const isf_kernel_info *best = NULL;
+    for (size_t i = 0; i < isf_kernel_count; i++) {
+        const isf_kernel_info *k = &isf_kernels[i];
+        if (k->op == op && (k->required & ~active) == 0 && (best == NULL || k->rank > best->rank)) {
+            best = k;
+        }
+    }
+    return best;
+}
+
+static atomic_size_t torn_snapshots, snapshots_read;
+
+static void *snapshot_reader(void *arg) {
+    (void)arg;
+    while (!atomic_load(&stop)) {
+        const isf_selection *sel = isf_selection_enter();
+        for (int op = 0; op < (int)isf_op_count; op++) {
+            atomic_fetch_add(&torn_snapshots, sel->kernel[op] != expected_kernel((isf_op)op, sel->active));
+        }
+        isf_selection_leave(sel);
+        atomic_fetch_add(&snapshots_read, 1);
+    }
+    return NULL;
+}
+
+static void sleep_ms(long ms) {
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000};
+    nanosleep(&t, NULL);
+}
+
+static isf_status packed_status_under(const char *kernel, const char *packed_for) {
+    return strcmp(kernel, packed_for) == 0 ? ISF_OK : ISF_ERR_UNSUPPORTED;
+}
+
+typedef struct {
+    unsigned before, after; /* clock ticks just before isf_set_feature_mask and just after it returned */
+    const char *kernel;     /* the s8 kernel selected after it returned */
+} cap_change;
+
+/* 1 when a packed call that ran the packed kernel ran it past the return of a cap excluding it: it pinned the
+ * selection from before that cap (no later cap restoring the kernel was even begun before the call ended). */
+static int ran_past_a_cap(const worker *w, size_t i, const cap_change *changes, size_t count, const char *packed_for) {
+    for (size_t j = 0; j < count; j++) {
+        if (changes[j].after >= w->ends[i] || packed_status_under(changes[j].kernel, packed_for) == ISF_OK) {
+            continue;
+        }
+        int restored = 0;
+        for (size_t later = j + 1; later < count; later++) {
+            restored |= changes[later].before < w->ends[i] &&
+                        packed_status_under(changes[later].kernel, packed_for) == ISF_OK;
+        }
+        if (!restored) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A call runs with the selection it pinned at some moment of [start, end]: the one in force at its start, or one
+ * published during the call; a packed call refuses weights packed for a kernel that selection excludes, and never
+ * runs an excluded kernel after the cap returned (isf_set_feature_mask waits for running calls). */
+static void check_calls_against(const worker *w, const cap_change *changes, size_t count, const char *packed_for) {
+    for (size_t i = 0; i < w->calls; i++) {
+        if (!w->packed) {
+            CHECK(w->status[i] == ISF_OK);
+            continue;
+        }
+        int allowed = 0;
+        const char *at_start = packed_for; /* the initial selection packed the weights */
+        for (size_t j = 0; j < count; j++) {
+            at_start = changes[j].after < w->starts[i] ? changes[j].kernel : at_start;
+            if (changes[j].before < w->ends[i] && changes[j].after > w->starts[i]) {
+                allowed |= w->status[i] == packed_status_under(changes[j].kernel, packed_for);
+            }
+        }
+        allowed |= w->status[i] == packed_status_under(at_start, packed_for);
+        CHECK(allowed);
+        CHECK(!(w->status[i] == ISF_OK && ran_past_a_cap(w, i, changes, count, packed_for)));
+    }
+    CHECK(w->wrong == 0);
+}
+
+static void caps_during_calls(void) {
+    uint32_t masks[32];
+    size_t count = kernel_masks(ISF_OP_GEMM_S8, masks);
+    isf_set_feature_mask(UINT32_MAX);
+    int8_t *a = malloc(BIG * BIG), *b = malloc(BIG * BIG);
+    fill_matrix(ISF_OP_GEMM_S8, a, BIG, BIG, BIG, 1);
+    fill_matrix(ISF_OP_GEMM_S8, b, BIG, BIG, BIG, 2);
+    size_t size = isf_packed_b_size(ISF_OP_GEMM_S8, BIG, BIG);
+    void *packed = malloc(size);
+    const char *packed_for = isf_kernel_name(ISF_OP_GEMM_S8);
+    CHECK(isf_pack_b(ISF_OP_GEMM_S8, BIG, BIG, b, BIG, packed, size) == ISF_OK);
+
+    static worker direct, from_packed;
+    direct = (worker){.packed = 0, .a = a, .b = b};
+    from_packed = (worker){.packed = 1, .a = a, .packed_b = packed};
+    pthread_t threads[3];
+    pthread_create(&threads[0], NULL, gemm_worker, &direct);
+    pthread_create(&threads[1], NULL, gemm_worker, &from_packed);
+    pthread_create(&threads[2], NULL, snapshot_reader, NULL);
+    cap_change changes[16];
+    size_t n_changes = 0;
+    for (size_t round = 0; round < 2 * count && n_changes < 16; round++) { /* every kernel's cap, then all on */
+        sleep_ms(40);
+        uint32_t mask = round % 2 ? UINT32_MAX : masks[(round / 2) % count];
+        cap_change *ch = &changes[n_changes++];
+        ch->before = atomic_fetch_add(&clock_ticks, 1u);
+        isf_set_feature_mask(mask);
+        ch->after = atomic_fetch_add(&clock_ticks, 1u);
+        ch->kernel = isf_kernel_name(ISF_OP_GEMM_S8);
+        CHECK(isf_selected_kernel(ISF_OP_GEMM_S8) == expected_kernel(ISF_OP_GEMM_S8, isf_active_features()));
+    }
+    sleep_ms(40);
+    atomic_store(&stop, 1);
+    for (int i = 0; i < 3; i++) {
+        pthread_join(threads[i], NULL);
+    }
+    printf("caps during calls: %zu cap changes, %zu direct and %zu packed calls, %zu snapshots read\n", n_changes,
+           direct.calls, from_packed.calls, atomic_load(&snapshots_read));
+    CHECK(direct.calls > n_changes && from_packed.calls > n_changes && atomic_load(&snapshots_read) > 0);
+    CHECK(atomic_load(&torn_snapshots) == 0);
+    check_calls_against(&direct, changes, n_changes, packed_for);
+    check_calls_against(&from_packed, changes, n_changes, packed_for);
+    isf_set_feature_mask(UINT32_MAX);
+    free(a), free(b), free(packed);
+}
+
+/* ---- SVE: weights packed at one vector length, used from a thread at another ------------------------------------ */
+
+#if defined(__aarch64__) && defined(__linux__)
+typedef struct {
+    int vector_bytes;
+    isf_op op;
+    const void *packed;
+    operands *o;
+    isf_status packed_status, direct_status;
+    int direct_exact, packed_exact, untouched;
+} vl_job;
+
+static void *at_vector_length(void *arg) {
+    vl_job *j = arg;
+    if (prctl(PR_SVE_SET_VL, j->vector_bytes, 0, 0, 0) < 0) {
+        j->packed_status = j->direct_status = (isf_status)-1;
+        return NULL;
+    }
+    operands *o = j->o;
+    memset(o->c, SENTINEL, o->c_bytes);
+    j->packed_status = isf_gemm_packed(j->op, M, N, K, o->a, K, j->packed, o->c, N + PAD);
+    j->packed_exact = j->packed_status == ISF_OK && product_is_exact(j->op, M, N, K, o->c, N + PAD);
+    j->untouched = j->packed_status != ISF_OK && all_bytes(o->c, o->c_bytes, SENTINEL);
+    memset(o->c, SENTINEL, o->c_bytes);
+    j->direct_status = gemm_any(j->op, M, N, K, o->a, K, o->b, N, o->c, N + PAD);
+    j->direct_exact = j->direct_status == ISF_OK && product_is_exact(j->op, M, N, K, o->c, N + PAD) &&
+                      padding_untouched(o);
+    return NULL;
+}
+
+static void packed_weights_across_vector_lengths(void) {
+    static const int lengths[] = {16, 32, 64, 256};
+    isf_set_feature_mask(UINT32_MAX);
+    for (int op = 0; op < (int)isf_op_count; op++) {
+        const isf_kernel_info *kern = isf_selected_kernel((isf_op)op);
+        operands o;
+        CHECK(operands_init(&o, (isf_op)op));
+        for (size_t from = 0; from < 4; from++) {
+            vl_job pack_side = {lengths[from], (isf_op)op, NULL, &o, 0, 0, 0, 0, 0};
+            size_t size = isf_packed_b_size((isf_op)op, N, K) * 16; /* room for any length */
+            void *packed = malloc(size);
+            CHECK(prctl(PR_SVE_SET_VL, lengths[from], 0, 0, 0) >= 0);
+            CHECK(isf_pack_b((isf_op)op, N, K, o.b, N, packed, size) == ISF_OK);
+            for (size_t to = 0; to < 4; to++) {
+                vl_job use = pack_side;
+                use.vector_bytes = lengths[to], use.packed = packed;
+                pthread_t t;
+                pthread_create(&t, NULL, at_vector_length, &use);
+                pthread_join(t, NULL);
+                int same = !kern->scalable || from == to;
+                CHECK(use.direct_status == ISF_OK && use.direct_exact);
+                CHECK(same ? use.packed_exact : use.packed_status == ISF_ERR_UNSUPPORTED && use.untouched);
+            }
+            free(packed);
+        }
+        operands_free(&o);
+    }
+}
+#endif
+
+int main(void) {
+    packed_path_with_caps_between_calls();
+    caps_during_calls();
+#if defined(__aarch64__) && defined(__linux__)
+    if (isf_cpu_features() & ISF_FEATURE_SVE) {
+        packed_weights_across_vector_lengths();
+    }
+#endif
+    return finish();
+}
