@@ -64,7 +64,26 @@ def test_arm_fp16_gets_ieee_format_on_gcc_only() -> None:
 def test_implications_are_closed() -> None:
     cat = load()
     assert cat.implied_closure("aarch64", "sve2") == {"sve2", "sve", "fp16", "neon"}
-    assert cat.variant_features("aarch64", "svei8mm") == {"sve", "i8mm", "fp16", "neon"}
+    assert cat.variant_features("aarch64", "svei8mm") == {"svei8mm", "sve", "i8mm", "fp16", "neon"}
+
+
+def test_a_feature_without_an_extension_needs_all_it_implies() -> None:
+    """svei8mm has no flag of its own: -march=…+sve+i8mm allows it, +sve or +i8mm alone does not; neon is baseline."""
+    cat = load()
+    assert cat.feature_flags_allow("aarch64", ["-march=armv8.2-a+i8mm"]) == {"i8mm", "neon"}
+    assert cat.feature_flags_allow("aarch64", ["-march=armv8.2-a+sve"]) == {"sve", "fp16", "neon"}
+    assert "svei8mm" in cat.feature_flags_allow("aarch64", ["-march=armv8.2-a+sve+i8mm"])
+    assert "svebf16" not in cat.feature_flags_allow("aarch64", ["-march=armv8.2-a+sve+i8mm"])
+    assert cat.feature_flags_allow("aarch64", ["-march=armv8-a"]) == {"neon"}
+    assert cat.feature_flags_allow("arm", ["-march=armv7-a", "-mfpu=neon-vfpv4"]) == {"neon"}
+
+
+def test_sve_matrix_features_come_from_their_own_hwcap2_bits() -> None:
+    """HWCAP2_SVEI8MM = 1 << 9, HWCAP2_SVEBF16 = 1 << 12 (arch/arm64/include/uapi/asm/hwcap.h): not inferred."""
+    cat = load()
+    assert cat.features["svei8mm"].per_arch["aarch64"].hwcap == ((2, 9),)
+    assert cat.features["svebf16"].per_arch["aarch64"].hwcap == ((2, 12),)
+    assert {"svei8mm", "svebf16"}.isdisjoint(f.name for f in cat.arch_features("arm"))
 
 
 def test_every_cpu_model_has_neon_and_only_arch_features() -> None:

@@ -26,7 +26,16 @@ def test_c_tables_list_only_the_built_variants_kernels() -> None:
     text = render_c(load(), ROOT, "aarch64", ["ref", "neon"])
     assert "isf_ukernel_gemm_f32_8x12_neon" in text
     assert "_dotprod" not in text and "_i8mm" not in text
-    assert "const size_t isf_feature_count = 7;" in text
+    assert f"const size_t isf_feature_count = {len(load().arch_features('aarch64'))};" in text
+
+
+def test_arm_feature_rows_carry_the_aarch64_cpuinfo_names_too() -> None:
+    """A 32-bit process on an arm64 kernel reads AArch64 names in /proc/cpuinfo: each arm row has both vocabularies."""
+    text = render_c(load(), ROOT, "arm", ["ref"])
+    assert '{"neon", 0x1u, 0x1u, {0x1000ull, 0x0ull}, "neon", "asimd"},' in text
+    assert '"asimdbf16", "bf16"},' in text
+    aarch64 = render_c(load(), ROOT, "aarch64", ["ref"])
+    assert '"svei8mm", ""},' in aarch64  # one vocabulary on aarch64
 
 
 def test_host_tables_have_reference_kernels_and_no_features() -> None:

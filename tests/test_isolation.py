@@ -247,7 +247,7 @@ def test_needed_feature_sets_are_named_from_the_catalogue(tmp_path):
     words = {
         "0x4e82a420": "i8mm",  # smmla v0.4s, v1.16b, v2.16b
         "0x2518e3e0": "sve",  # ptrue p0.b
-        "0x6462e420": "bf16+sve",  # bfmmla z0.s, z1.h, z2.h
+        "0x6462e420": "svebf16",  # bfmmla z0.s, z1.h, z2.h: the one feature that is sve+bf16
         "0x4e421420": "fp16",  # fadd v0.8h, v1.8h, v2.8h
     }
     body = "".join(f'__asm__ volatile(".inst {w}");' for w in words)

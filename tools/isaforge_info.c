@@ -1,9 +1,21 @@
-/* isaforge-info: what this CPU has, what is allowed, and which kernel each op runs, as JSON. */
+/* isaforge-info: what this CPU has, what is allowed, and which kernel each op runs, as JSON.
+ *
+ * --check (what `meson test` runs): after the JSON, verify that detection, caps and dispatch agree with each other
+ * and with the generated tables, and run one small GEMM per op through the public API against a naive loop. The
+ * first problem is reported as one line on stderr and the exit status is 1, so a wrong choice or a wrong result
+ * fails the test instead of being printed and ignored.
+ * --expect-kernel <op>=<name> (with --check, repeatable): also require that <op> runs <name>, for a CI runner that
+ * knows its CPU. */
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "isf_half.h"
 #include "isf_internal.h"
 
 static const char *const op_names[] = {"gemm_f32", "gemm_f16", "gemm_bf16", "gemm_s8"};
+#define OP_NAME_COUNT (sizeof op_names / sizeof *op_names)
 
 static void print_feature_list(uint32_t mask) {
     const char *sep = "";
@@ -19,7 +31,7 @@ static void print_feature_list(uint32_t mask) {
 
 static void print_kernels(void) {
     printf("  \"kernels\": {");
-    for (size_t op = 0; op < sizeof op_names / sizeof *op_names; op++) {
+    for (size_t op = 0; op < OP_NAME_COUNT; op++) {
         const char *name = isf_kernel_name((isf_op)op);
         printf("%s\"%s\": ", op ? ", " : "", op_names[op]);
         name != NULL ? printf("\"%s\"", name) : printf("null");
@@ -36,7 +48,7 @@ static void print_variants(void) {
     printf("}\n");
 }
 
-int main(void) {
+static void print_json(void) {
     printf("{\n  \"arch\": \"%s\",\n  \"detected\": ", isf_arch_name);
     print_feature_list(isf_cpu_features());
     printf(",\n  \"active\": ");
@@ -45,5 +57,217 @@ int main(void) {
     print_kernels();
     print_variants();
     printf("}\n");
+}
+
+/* -- --check ------------------------------------------------------------------------------------------------- */
+
+/* One line on stderr, then exit 1: the first inconsistency is the one to fix. */
+static void fail(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fflush(stdout);
+    fputs("isaforge-info: check failed: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(1);
+}
+
+/* Feature names of `mask`, space-separated, for messages. */
+static const char *feature_names(uint32_t mask) {
+    static char buf[256];
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < isf_feature_count && used < sizeof buf; i++) {
+        if (mask & isf_features[i].bit) {
+            int n = snprintf(buf + used, sizeof buf - used, "%s%s", used ? " " : "", isf_features[i].name);
+            used += n > 0 ? (size_t)n : 0;
+        }
+    }
+    return buf;
+}
+
+static void check_implications(const char *what, uint32_t mask) {
+    for (size_t i = 0; i < isf_feature_count; i++) {
+        const isf_feature_info *f = &isf_features[i];
+        uint32_t missing = f->implied & ~mask;
+        if ((mask & f->bit) && missing) {
+            fail("%s feature %s lacks %s, which it implies", what, f->name, feature_names(missing));
+        }
+    }
+}
+
+/* What dispatch must choose, from the generated table alone: the highest-ranked kernel of `op` whose required
+ * features are all active. */
+static const isf_kernel_info *preferred_kernel(isf_op op, uint32_t active) {
+    const isf_kernel_info *best = NULL;
+    for (size_t i = 0; i < isf_kernel_count; i++) {
+        const isf_kernel_info *k = &isf_kernels[i];
+        if (k->op == op && (k->required & ~active) == 0 && (best == NULL || k->rank > best->rank)) {
+            best = k;
+        }
+    }
+    return best;
+}
+
+static void check_selection(isf_op op, uint32_t active, const char *expected) {
+    const char *name = op_names[op];
+    const isf_kernel_info *sel = isf_selected_kernel(op);
+    if (sel == NULL) {
+        fail("%s has no kernel", name);
+    }
+    const char *public_name = isf_kernel_name(op);
+    if (public_name == NULL || strcmp(public_name, sel->name) != 0) {
+        fail("%s: isf_kernel_name says %s, the selected kernel is %s", name, public_name ? public_name : "(null)",
+             sel->name);
+    }
+    if (sel->required & ~active) {
+        fail("%s runs %s, which needs %s (not active)", name, sel->name, feature_names(sel->required & ~active));
+    }
+    const isf_kernel_info *best = preferred_kernel(op, active);
+    if (best != NULL && best->rank > sel->rank) {
+        fail("%s runs %s, but %s is built, preferred and its features are active", name, sel->name, best->name);
+    }
+    if (expected != NULL && strcmp(expected, sel->name) != 0) {
+        fail("%s runs %s, expected %s (--expect-kernel)", name, sel->name, expected);
+    }
+}
+
+/* One GEMM per op, small enough to be exact in every precision: inputs are integers in [-3, 3] and k = 9, so every
+ * partial sum is an integer of magnitude ≤ 81 (exact in binary16, bfloat16 inputs and fp32). Leading dimensions
+ * exceed the widths; A's and B's padding holds 100s that would show in C if read, C's padding and the guard after
+ * C's end must keep their fill byte. */
+enum { M = 5, N = 7, K = 9, LDA = K + 2, LDB = N + 1, LDC = N + 3, GUARD = 16, FILL = 0x5a, PAD = 100 };
+
+static int a_value(size_t i, size_t p, unsigned op) { return (int)((i * 3 + p * 5 + op) % 7) - 3; }
+static int b_value(size_t p, size_t j, unsigned op) { return (int)((p * 2 + j * 3 + op + 1) % 7) - 3; }
+
+/* Stores the integer v (or PAD) as element `idx` of a buffer of op's input type. */
+static void put_input(isf_op op, void *buf, size_t idx, int v) {
+    switch (op) {
+    case ISF_OP_GEMM_F32: ((float *)buf)[idx] = (float)v; break;
+    case ISF_OP_GEMM_F16: ((uint16_t *)buf)[idx] = isf_f32_to_f16((float)v); break;
+    case ISF_OP_GEMM_BF16: ((uint16_t *)buf)[idx] = (uint16_t)(isf_f32_to_bits((float)v) >> 16); break; /* exact */
+    case ISF_OP_GEMM_S8: ((int8_t *)buf)[idx] = (int8_t)v; break;
+    }
+}
+
+/* Element `idx` of op's output buffer, as a double (every expected value is a small integer). */
+static double get_output(isf_op op, const void *buf, size_t idx) {
+    switch (op) {
+    case ISF_OP_GEMM_F32: return ((const float *)buf)[idx];
+    case ISF_OP_GEMM_F16: return isf_f16_to_f32(((const uint16_t *)buf)[idx]);
+    case ISF_OP_GEMM_BF16: return ((const float *)buf)[idx];
+    case ISF_OP_GEMM_S8: return ((const int32_t *)buf)[idx];
+    }
+    return 0;
+}
+
+static isf_status run_gemm(isf_op op, const void *a, const void *b, void *c) {
+    switch (op) {
+    case ISF_OP_GEMM_F32: return isf_gemm_f32(M, N, K, a, LDA, b, LDB, c, LDC);
+    case ISF_OP_GEMM_F16: return isf_gemm_f16(M, N, K, a, LDA, b, LDB, c, LDC);
+    case ISF_OP_GEMM_BF16: return isf_gemm_bf16(M, N, K, a, LDA, b, LDB, c, LDC);
+    case ISF_OP_GEMM_S8: return isf_gemm_s8(M, N, K, a, LDA, b, LDB, c, LDC);
+    }
+    return ISF_ERR_INVALID_ARG;
+}
+
+static void check_gemm(isf_op op) {
+    const char *name = op_names[op];
+    const size_t in = isf_ops[op].in_bytes, out = isf_ops[op].out_bytes;
+    /* Aligned for every element type; sizes are fixed and small. */
+    static _Alignas(16) unsigned char a[M * LDA * 4], b[K * LDB * 4], c[(M * LDC + GUARD) * 4];
+    if (in > 4 || out > 4) {
+        fail("%s: element sizes %zu/%zu exceed the check's buffers", name, in, out);
+    }
+    for (size_t i = 0; i < M; i++) {
+        for (size_t p = 0; p < LDA; p++) {
+            put_input(op, a, i * LDA + p, p < K ? a_value(i, p, op) : PAD);
+        }
+    }
+    for (size_t p = 0; p < K; p++) {
+        for (size_t j = 0; j < LDB; j++) {
+            put_input(op, b, p * LDB + j, j < N ? b_value(p, j, op) : PAD);
+        }
+    }
+    const size_t c_elems = M * LDC + GUARD;
+    memset(c, FILL, c_elems * out);
+    isf_status st = run_gemm(op, a, b, c);
+    if (st != ISF_OK) {
+        fail("%s (%s) returned status %d for %dx%dx%d", name, isf_kernel_name(op), (int)st, M, N, K);
+    }
+    for (size_t idx = 0; idx < c_elems; idx++) {
+        size_t i = idx / LDC, j = idx % LDC;
+        if (i < M && j < N) {
+            int want = 0;
+            for (size_t p = 0; p < K; p++) {
+                want += a_value(i, p, op) * b_value(p, j, op);
+            }
+            double got = get_output(op, c, idx);
+            if (got != (double)want) {
+                fail("%s (%s): C[%zu][%zu] = %g, naive loop gives %d", name, isf_kernel_name(op), i, j, got, want);
+            }
+            continue;
+        }
+        for (size_t byte = 0; byte < out; byte++) {
+            if (c[idx * out + byte] != FILL) {
+                const char *where = i < M ? "padding (ldc > n)" : "guard after C";
+                fail("%s (%s) wrote C's %s at element %zu", name, isf_kernel_name(op), where, idx);
+            }
+        }
+    }
+}
+
+static int usage(void) {
+    fprintf(stderr, "usage: isaforge-info [--check [--expect-kernel <op>=<kernel>]...]\n");
+    return 2;
+}
+
+int main(int argc, char **argv) {
+    int check = 0;
+    const char *expected[OP_NAME_COUNT] = {0};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--check") == 0) {
+            check = 1;
+        } else if (strcmp(argv[i], "--expect-kernel") == 0 && i + 1 < argc) {
+            const char *spec = argv[++i], *eq = strchr(spec, '=');
+            size_t op = 0;
+            while (eq != NULL && op < OP_NAME_COUNT &&
+                   !(strlen(op_names[op]) == (size_t)(eq - spec) && strncmp(op_names[op], spec, (size_t)(eq - spec)) == 0)) {
+                op++;
+            }
+            if (eq == NULL || op == OP_NAME_COUNT) {
+                fprintf(stderr, "isaforge-info: --expect-kernel %s: want <op>=<kernel> with op one of gemm_f32, "
+                                "gemm_f16, gemm_bf16, gemm_s8\n", spec);
+                return 2;
+            }
+            expected[op] = eq + 1;
+        } else {
+            return usage();
+        }
+    }
+    for (size_t op = 0; op < OP_NAME_COUNT; op++) {
+        if (expected[op] != NULL && !check) {
+            return usage();
+        }
+    }
+    print_json();
+    if (!check) {
+        return 0;
+    }
+    if (isf_op_count != OP_NAME_COUNT) {
+        fail("the generated tables have %zu ops, isaforge-info knows %zu", isf_op_count, (size_t)OP_NAME_COUNT);
+    }
+    const uint32_t detected = isf_cpu_features(), active = isf_active_features();
+    if (active & ~detected) {
+        fail("active features %s are not detected", feature_names(active & ~detected));
+    }
+    check_implications("detected", detected);
+    check_implications("active", active);
+    for (size_t op = 0; op < OP_NAME_COUNT; op++) {
+        check_selection((isf_op)op, active, expected[op]);
+        check_gemm((isf_op)op);
+    }
     return 0;
 }

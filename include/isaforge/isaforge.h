@@ -12,7 +12,7 @@ extern "C" {
 typedef enum { ISF_OK = 0, ISF_ERR_INVALID_ARG = 1, ISF_ERR_NO_MEMORY = 2, ISF_ERR_UNSUPPORTED = 3 } isf_status;
 enum { ISF_FEATURE_NEON = 1u << 0, ISF_FEATURE_FP16 = 1u << 1, ISF_FEATURE_DOTPROD = 1u << 2,
        ISF_FEATURE_I8MM = 1u << 3, ISF_FEATURE_BF16 = 1u << 4, ISF_FEATURE_SVE = 1u << 5,
-       ISF_FEATURE_SVE2 = 1u << 6 };
+       ISF_FEATURE_SVE2 = 1u << 6, ISF_FEATURE_SVEI8MM = 1u << 7, ISF_FEATURE_SVEBF16 = 1u << 8 };
 typedef enum { ISF_OP_GEMM_F32, ISF_OP_GEMM_F16, ISF_OP_GEMM_BF16, ISF_OP_GEMM_S8 } isf_op;
 
 uint32_t    isf_cpu_features(void);              /* detected on this CPU */

@@ -11,32 +11,45 @@
 
 #include "isf_internal.h"
 
+/* Word separators of a Features line; ':' ends the "Features\t:" label. */
+static const char separators[] = " \t\r\n:";
+
+/* Whether `token` (len bytes) is a whole word of `line`: "asimd" is not in "asimddp", nor "neon" in "neonx". */
 static int has_token(const char *line, const char *token, size_t len) {
-    for (const char *p = line; (p = strstr(p, token)) != NULL; p += len) {
-        int starts = p == line || p[-1] == ' ' || p[-1] == '\t';
-        int ends = p[len] == '\0' || p[len] == ' ' || p[len] == '\t' || p[len] == '\n';
-        if (starts && ends) {
+    for (const char *p = line + strspn(line, separators); *p; p += strspn(p, separators)) {
+        size_t word = strcspn(p, separators);
+        if (word == len && memcmp(p, token, len) == 0) {
             return 1;
         }
+        p += word;
     }
     return 0;
 }
 
+/* All space-separated `tokens` are words of `line`. An empty list is no vocabulary at all, so it never matches. */
 static int has_all_tokens(const char *line, const char *tokens) {
+    if (tokens == NULL || *tokens == '\0') {
+        return 0;
+    }
     for (const char *t = tokens; *t;) {
         size_t len = strcspn(t, " ");
-        char token[32];
-        if (len == 0 || len >= sizeof token) {
-            return 0;
-        }
-        memcpy(token, t, len);
-        token[len] = '\0';
-        if (!has_token(line, token, len)) {
+        if (len > 0 && !has_token(line, t, len)) {
             return 0;
         }
         t += len + (t[len] == ' ');
     }
     return 1;
+}
+
+uint32_t isf_features_from_cpuinfo_line(const char *line) {
+    uint32_t mask = 0;
+    for (size_t i = 0; i < isf_feature_count; i++) {
+        const isf_feature_info *f = &isf_features[i];
+        if (has_all_tokens(line, f->cpuinfo_tokens) || has_all_tokens(line, f->cpuinfo_compat_tokens)) {
+            mask |= f->bit;
+        }
+    }
+    return mask;
 }
 
 /* A feature counts only with everything it implies: a kernel for it may use those too. */
@@ -76,11 +89,7 @@ static uint32_t from_cpuinfo(void) {
         if (strncmp(line, "Features", 8) != 0) {
             continue;
         }
-        for (size_t i = 0; i < isf_feature_count; i++) {
-            if (has_all_tokens(line, isf_features[i].cpuinfo_tokens)) {
-                mask |= isf_features[i].bit;
-            }
-        }
+        mask = isf_features_from_cpuinfo_line(line + 8);
         break;
     }
     fclose(f);

@@ -42,6 +42,9 @@ typedef struct {
     uint32_t implied;           /* this feature and everything it implies, as a mask */
     uint64_t hwcap[2];          /* AT_HWCAP, AT_HWCAP2 bits; all must be set */
     const char *cpuinfo_tokens; /* space-separated, all must appear on the Features line */
+    /* The same feature in the other kernel's words, "" if none: a 32-bit process on an arm64 kernel reads AArch64
+     * names ("asimd", "bf16") unless its personality is PER_LINUX32. Either vocabulary, complete, counts. */
+    const char *cpuinfo_compat_tokens;
 } isf_feature_info;
 
 typedef struct {
@@ -113,5 +116,8 @@ unsigned isf_kernel_nr(const isf_kernel_info *k, size_t vector_bytes); /* NR at 
 uint32_t isf_detect_features(const char **source);
 uint32_t isf_close_features(uint32_t mask); /* drops features whose implied ones are missing */
 uint32_t isf_parse_feature_list(const char *list, void (*report_unknown)(const char *name, size_t len));
+/* Features named by one /proc/cpuinfo Features line ("Features\t: fp asimd …" or just the tokens), as whole words;
+ * implications are not applied (isf_close_features does that). */
+uint32_t isf_features_from_cpuinfo_line(const char *line);
 
 #endif

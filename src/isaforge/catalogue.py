@@ -234,10 +234,27 @@ class Catalogue:
         exts = set(march.split("+")[1:])
         out: set[str] = set()
         for f in self.arch_features(arch):
-            ext = f.per_arch[arch].ext.lstrip("+")
-            if not ext or ext in exts:
+            spec = f.per_arch[arch]
+            ext = spec.ext.lstrip("+")
+            # A feature with neither an extension nor implications (neon) comes with the baseline.
+            if (ext and ext in exts) or (not ext and not spec.implies):
                 out |= self.implied_closure(arch, f.name)
+        # A feature without an extension of its own (svei8mm) is enabled by what it implies, and only by all of it;
+        # repeat until stable, as one such feature may imply another.
+        derived = [f.name for f in self.arch_features(arch) if self.is_derived(arch, f.name)]
+        changed = True
+        while changed:
+            changed = False
+            for name in derived:
+                if name not in out and set(self.features[name].per_arch[arch].implies) <= out:
+                    out.add(name)
+                    changed = True
         return out
+
+    def is_derived(self, arch: str, name: str) -> bool:
+        """A feature that no flag enables by itself: no extension of its own, present when all it implies is."""
+        spec = self.features[name].per_arch[arch]
+        return not spec.ext and bool(spec.implies)
 
     # -- kernels ----------------------------------------------------------------------------------------------
     def kernel_dir(self, source_root: Path, arch: str, variant: str) -> Path:

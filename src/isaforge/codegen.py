@@ -49,6 +49,17 @@ def _hwcap_words(hwcap: tuple[tuple[int, int], ...]) -> tuple[int, int]:
     return words[0], words[1]
 
 
+# A 32-bit process on an arm64 kernel reads /proc/cpuinfo in the arm64 kernel's words ("asimd", "bf16") unless its
+# personality is PER_LINUX32: 32-bit arm rows carry the same feature's aarch64 tokens as a second vocabulary.
+COMPAT_CPUINFO_ARCH = {"arm": "aarch64"}
+
+
+def _compat_tokens(cat: Catalogue, arch: str, name: str) -> str:
+    other = COMPAT_CPUINFO_ARCH.get(arch)
+    spec = cat.features[name].per_arch.get(other, None) if other else None
+    return " ".join(spec.cpuinfo) if spec else ""
+
+
 def _feature_rows(cat: Catalogue, arch: str) -> list[str]:
     if arch == HOST_ARCH:
         return []
@@ -59,7 +70,7 @@ def _feature_rows(cat: Catalogue, arch: str) -> list[str]:
         implied = cat.mask(cat.implied_closure(arch, f.name))
         rows.append(
             f"    {{{_c_string(f.name)}, 0x{f.mask:x}u, 0x{implied:x}u, {{0x{hw1:x}ull, 0x{hw2:x}ull}}, "
-            f"{_c_string(' '.join(spec.cpuinfo))}}},"
+            f"{_c_string(' '.join(spec.cpuinfo))}, {_c_string(_compat_tokens(cat, arch, f.name))}}},"
         )
     return rows
 

@@ -328,7 +328,9 @@ def run_mca(source: str, core: str, mattr: str, iterations: int = ITERATIONS) ->
 
 
 def mattr_for(features: Iterable[str]) -> str:
-    return ",".join(f"+{LLVM_ATTR.get(f, f)}" for f in sorted(features))
+    # Features without an extension of their own (svei8mm) are no LLVM attribute: what they imply enables them.
+    cat = load()
+    return ",".join(f"+{LLVM_ATTR.get(f, f)}" for f in sorted(features) if not cat.is_derived(ARCH, f))
 
 
 # -- cores --------------------------------------------------------------------------------------------------------
@@ -347,6 +349,10 @@ def core_features(core: str) -> frozenset[str]:
         spec = feat.per_arch[ARCH]
         named = re.search(r"\(FEAT_(\w+)\)", feat.title)
         if (spec.march == baseline_march and not spec.ext) or (named and named[1].lower() in enabled):
+            have.add(feat.name)
+    # The architecture ties SVE's int8/bf16 matrix multiplies to SVE plus I8MM/BF16 (no FEAT_ name of their own).
+    for feat in cat.arch_features(ARCH):
+        if cat.is_derived(ARCH, feat.name) and set(feat.per_arch[ARCH].implies) <= have:
             have.add(feat.name)
     return frozenset(have)
 

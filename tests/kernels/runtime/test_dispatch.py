@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from isaforge.catalogue import load
@@ -68,3 +70,35 @@ def test_api_rejects_bad_input_and_never_touches_c(target_cpu: TargetCpu, qemu_r
     result = qemu_run(target_cpu.build, target_cpu.cpu, "tests/kernels/test_api_errors")
     assert result.returncode == 0, result.describe()
     assert result.stdout.strip().endswith("0 failed")
+
+
+def test_info_check_passes_detected_and_under_each_single_cap(target_cpu: TargetCpu, qemu_run: QemuRunner) -> None:
+    """`isaforge-info --check`: consistent detection and choice, and an exact small GEMM per op, on the model as
+    detected and with each of its features disabled in turn (so every fallback kernel runs too)."""
+    for cap in ["", *target_cpu.expected_features]:
+        env = {"ISAFORGE_DISABLE": cap} if cap else {}
+        result = qemu_run(target_cpu.build, target_cpu.cpu, "isaforge-info", args=["--check"], env=env)
+        assert result.returncode == 0, (cap, result.describe())
+        assert json.loads(result.stdout)["arch"] == target_cpu.build.arch_name
+
+
+@pytest.mark.cpus(["max"])
+def test_info_check_fails_with_one_line_on_a_wrong_expected_kernel(
+    target_cpu: TargetCpu, qemu_run: QemuRunner, info
+) -> None:
+    chosen = info(target_cpu)["kernels"]["gemm_f32"]
+    right = qemu_run(
+        target_cpu.build, target_cpu.cpu, "isaforge-info", args=["--check", "--expect-kernel", f"gemm_f32={chosen}"]
+    )
+    assert right.returncode == 0, right.describe()
+
+    wrong = qemu_run(
+        target_cpu.build,
+        target_cpu.cpu,
+        "isaforge-info",
+        args=["--check", "--expect-kernel", "gemm_f32=gemm_f32_4x4_ref"],
+    )
+    assert wrong.returncode == 1, wrong.describe()
+    lines = wrong.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("isaforge-info: check failed: "), wrong.stderr
+    assert chosen in lines[0] and "gemm_f32_4x4_ref" in lines[0]
