@@ -24,6 +24,17 @@ LARGE = [Case(70, 400, 300, 301, 403, 405), Case(33, 29, 1000, 1000, 29, 29), Ca
 SVE_VECTOR_BYTES = (16, 32, 64, 256)
 
 
+def edge_cases(pad: int) -> list[Case]:
+    """m, n, k on both sides of the tile sizes (MR 4/8; NR 4..24 at 128-bit vectors, up to 128 at 256-byte SVE;
+    KR 4/8/16), plus 1: every edge-tile path of every kernel."""
+    return [
+        Case(m, n, k, k + pad, n + pad, n + pad)
+        for m in (1, 3, 8, 9, 17)
+        for n in (1, 7, 12, 13, 25, 33, 49, 129)
+        for k in (1, 5, 16, 17, 33)
+    ]
+
+
 def run_batch(
     qemu_run: QemuRunner,
     tc: TargetCpu,
@@ -137,3 +148,29 @@ def test_int8_extremes_are_exact(target_cpu: TargetCpu, qemu_run: QemuRunner, tm
     cases = [Case(9, 13, 4099, 4099, 13, 13), Case(17, 17, 33, 33, 17, 17)]
     operands = gemmjob.random_operands(types, cases, seed=0, extremes=True)
     every_variant(qemu_run, target_cpu, tmp_path, "gemm_s8", cases, operands=operands)
+
+
+@pytest.mark.cpus(["cortex-a53", "cortex-a7", "max"])
+@pytest.mark.parametrize("packed", [False, True], ids=["direct", "packed"])
+@pytest.mark.parametrize("op", OPS)
+def test_every_variant_stays_inside_its_operands_under_guard_pages(
+    target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op, packed
+) -> None:
+    """A read past A or B, or a write past C or the packed buffer, or into A, B or the packed buffer, faults."""
+    cases = gemmjob.sweep_cases(9, 17) + gemmjob.sweep_cases(9, 17, pad=3) + edge_cases(0) + edge_cases(5)
+    every_variant(qemu_run, target_cpu, tmp_path, op, [*cases, LARGE[1]], packed=packed, guard_pages=True)
+
+
+@pytest.mark.cpus(["cortex-a53", "cortex-a7"])
+@pytest.mark.parametrize("operand", ["a", "b", "c", "packed", "-a", "-b", "-c", "-packed"])
+def test_guard_pages_sit_right_at_every_operand(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, operand) -> None:
+    """The harness's own check, so the guard-page test can fail: touching the byte just past an operand's span (or
+    just before its mapping's data) after a GEMM that ran cleanly must kill the runner with SIGSEGV."""
+    types = gemmjob.op_types("gemm_f32")
+    cases = [Case(5, 7, 9, 11, 8, 10)]
+    a, b = gemmjob.random_operands(types, cases, seed=1)
+    job = tmp_path / "probe.job"
+    gemmjob.write_job(job, types, a, b, cases, packed=True, guard_pages=True)
+    args = [str(job), str(tmp_path / "probe.out"), f"probe={operand}"]
+    result = qemu_run(target_cpu.build, target_cpu.cpu, "tests/kernels/gemm_runner", args)
+    assert result.signal_name == "SIGSEGV", result.describe()
