@@ -22,6 +22,8 @@ OPS = ("gemm_f32", "gemm_f16", "gemm_bf16", "gemm_s8")
 FLOAT_OPS = ("gemm_f32", "gemm_f16", "gemm_bf16")
 LARGE = [Case(70, 400, 300, 301, 403, 405), Case(33, 29, 1000, 1000, 29, 29), Case(128, 128, 128, 128, 128, 128)]
 SVE_VECTOR_BYTES = (16, 32, 64, 256)
+# (main thread, worker thread) SVE vector lengths in bytes: shrinking and growing, both ways round.
+THREAD_VECTOR_BYTES = [(64, 16), (16, 64), (16, 256), (256, 32)]
 
 
 def edge_cases(pad: int) -> list[Case]:
@@ -58,12 +60,12 @@ def run_batch(
     assert result.returncode == 0, result.describe()
     kernel = json.loads(result.stdout)["kernel"]
     variant = kernel.rsplit("_", 1)[1]
-    failures = [
-        msg
-        for case, got in zip(cases, gemmjob.read_results(out, types, cases), strict=True)
-        if (msg := gemmjob.check_case(types, variant, a, b, case, got)) is not None
-    ]
-    assert not failures, f"{kernel} on {tc.id}: {len(failures)} wrong, first: {failures[0]}"
+    results = list(zip(cases, gemmjob.read_results(out, types, cases), strict=True))
+    failures = [msg for case, got in results if (msg := gemmjob.check_case(types, variant, a, b, case, got))]
+    # Wrong values usually come first; a stray write elsewhere in the batch is the worse news, so name it too.
+    strays = [msg for case, got in results if (msg := gemmjob.stray_write(case, got))]
+    stray_note = f"; {len(strays)} wrote outside C, first: {strays[0]}" if strays else ""
+    assert not failures, f"{kernel} on {tc.id}: {len(failures)} wrong, first: {failures[0]}{stray_note}"
     return kernel
 
 
@@ -174,3 +176,31 @@ def test_guard_pages_sit_right_at_every_operand(target_cpu: TargetCpu, qemu_run:
     args = [str(job), str(tmp_path / "probe.out"), f"probe={operand}"]
     result = qemu_run(target_cpu.build, target_cpu.cpu, "tests/kernels/gemm_runner", args)
     assert result.signal_name == "SIGSEGV", result.describe()
+
+
+@pytest.mark.arch("aarch64")
+@pytest.mark.cpus(["max"])
+@pytest.mark.parametrize("vl", THREAD_VECTOR_BYTES, ids=[f"{m}to{t}" for m, t in THREAD_VECTOR_BYTES])
+@pytest.mark.parametrize("op", OPS)
+def test_a_thread_at_another_vector_length_gets_right_results(
+    target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op, vl
+) -> None:
+    """SVE vector length is per thread: the main thread warms the library up at one length, a worker thread runs
+    every case at another. Each scalable variant must plan for the calling thread's length (right results, nothing
+    written outside C) — a length cached process-wide gives wrong tiles and writes past C."""
+    tc = TargetCpu(target_cpu.build, "max")
+    cases = gemmjob.sweep_cases(9, 17, pad=2) + edge_cases(0) + edge_cases(3) + LARGE[1:]
+    every_variant(qemu_run, tc, tmp_path, op, cases, scalable_only=True, vl=vl)
+    every_variant(qemu_run, tc, tmp_path, op, cases, scalable_only=True, vl=vl, packed=True)
+
+
+@pytest.mark.arch("arm")
+@pytest.mark.cpus(["cortex-a7"])
+def test_vector_length_option_is_refused_without_sve(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path) -> None:
+    types = gemmjob.op_types("gemm_f32")
+    cases = [Case(2, 2, 2, 2, 2, 2)]
+    job = tmp_path / "vl.job"
+    gemmjob.write_job(job, types, *gemmjob.random_operands(types, cases, seed=1), cases)
+    args = [str(job), str(tmp_path / "vl.out"), "vl=16:16"]
+    result = qemu_run(target_cpu.build, target_cpu.cpu, "tests/kernels/gemm_runner", args)
+    assert result.returncode == 2 and "aarch64 only" in result.stderr, result.describe()
