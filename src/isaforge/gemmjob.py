@@ -2,6 +2,11 @@
 
 One job file holds one A and one B buffer shared by every case (each case reads a leading submatrix with its own
 leading dimensions), so thousands of shapes cost one QEMU start.
+
+Result file (the format is documented at the top of tests/kernels/gemm_runner.c too), per case: i32 status, then
+G guard elements, the m×ldc block of C, G guard elements, with G = guard_elements(): room for a whole 8-row tile
+of the widest SVE vectors landing past either end. Everything outside C's m×n window must still hold the sentinel
+byte 0xA5 the runner filled it with; check_case names the first place that does not.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ SENTINEL_BYTE = 0xA5
 F32_UNIT_ROUNDOFF = 2.0**-24
 F16_UNIT_ROUNDOFF = 2.0**-11
 PACKED_FLAG = 1
+GUARD_PAGES_FLAG = 2
+GUARD_ROWS = 8
+GUARD_TAIL_BYTES = 512
 
 
 @dataclass(frozen=True)
@@ -102,25 +110,47 @@ def plant_non_finite(types: OpTypes, a: np.ndarray, b: np.ndarray, case: Case) -
 
 
 def write_job(
-    path: Path, types: OpTypes, a: np.ndarray, b: np.ndarray, cases: list[Case], packed: bool = False
+    path: Path,
+    types: OpTypes,
+    a: np.ndarray,
+    b: np.ndarray,
+    cases: list[Case],
+    packed: bool = False,
+    guard_pages: bool = False,
 ) -> None:
-    flags = PACKED_FLAG if packed else 0
+    """`guard_pages`: the runner puts every operand in its own mapping, ending exactly at a PROT_NONE page."""
+    flags = (PACKED_FLAG if packed else 0) | (GUARD_PAGES_FLAG if guard_pages else 0)
     header = b"ISFJ" + struct.pack("<III", types.index, len(cases), flags) + struct.pack("<QQ", a.nbytes, b.nbytes)
     table = np.array([[c.m, c.n, c.k, c.lda, c.ldb, c.ldc] for c in cases], dtype="<u8")
     path.write_bytes(header + a.tobytes() + b.tobytes() + table.tobytes())
 
 
-def read_results(path: Path, types: OpTypes, cases: list[Case]) -> list[tuple[int, np.ndarray]]:
-    """(status, C as m×ldc raw array) per case."""
+@dataclass(frozen=True)
+class Result:
+    """One case as the runner wrote it: C is the raw m×ldc block, `before`/`after` the guard elements."""
+
+    status: int
+    before: np.ndarray
+    c: np.ndarray
+    after: np.ndarray
+
+
+def guard_elements(types: OpTypes, case: Case) -> int:
+    return GUARD_ROWS * case.ldc + GUARD_TAIL_BYTES // types.out_dtype.itemsize
+
+
+def read_results(path: Path, types: OpTypes, cases: list[Case]) -> list[Result]:
     data = path.read_bytes()
     out = []
     pos = 0
     for c in cases:
         (status,) = struct.unpack_from("<i", data, pos)
         pos += 4
-        size = c.m * c.ldc * types.out_dtype.itemsize
-        out.append((status, np.frombuffer(data, types.out_dtype, c.m * c.ldc, pos).reshape(c.m, c.ldc)))
-        pos += size
+        guard = guard_elements(types, c)
+        count = 2 * guard + c.m * c.ldc
+        flat = np.frombuffer(data, types.out_dtype, count, pos)
+        out.append(Result(status, flat[:guard], flat[guard:-guard].reshape(c.m, c.ldc), flat[-guard:]))
+        pos += count * types.out_dtype.itemsize
     if pos != len(data):
         raise ValueError(f"result file has {len(data) - pos} trailing bytes")
     return out
@@ -183,20 +213,37 @@ def _wrong_float(types: OpTypes, variant: str, c: Case, av: np.ndarray, bv: np.n
     return f"{c}: C{bad} = {result[bad]!r}, expected {exact[bad]!r} (error {err[bad]:.3g} > bound {bound[bad]:.3g})"
 
 
-def check_case(
-    types: OpTypes, variant: str, a: np.ndarray, b: np.ndarray, c: Case, status: int, got: np.ndarray
-) -> str | None:
-    """None when the result is right, else one line saying what is wrong."""
-    if status != 0:
-        return f"{c}: status {status}"
-    sentinel = np.frombuffer(bytes([SENTINEL_BYTE]) * types.out_dtype.itemsize, types.out_dtype)[0]
-    padding = got[:, c.n :]
-    if c.ldc > c.n and not np.array_equal(padding.view(np.uint8), np.full(padding.shape, sentinel).view(np.uint8)):
-        return f"{c}: wrote into the ldc padding"
+def _first_overwrite(x: np.ndarray) -> int | None:
+    """Byte offset of the first byte that no longer holds the sentinel."""
+    raw = np.ascontiguousarray(x).view(np.uint8)
+    changed = np.flatnonzero(raw != SENTINEL_BYTE)
+    return int(changed[0]) if changed.size else None
+
+
+def stray_write(c: Case, result: Result) -> str | None:
+    """Where the result was written outside C's m×n window, or None."""
+    regions = (
+        ("before C (leading guard), byte {} of it", result.before),
+        ("into the padding between rows (ldc > n), byte {} of rows 0..m-2's padding", result.c[:-1, c.n :]),
+        ("into the last row's padding, byte {} of it", result.c[-1, c.n :]),
+        ("after the end of C (trailing guard), byte {} of it", result.after),
+    )
+    for where, region in regions:
+        if (at := _first_overwrite(region)) is not None:
+            return f"{c}: wrote {where.format(at)}"
+    return None
+
+
+def check_case(types: OpTypes, variant: str, a: np.ndarray, b: np.ndarray, c: Case, result: Result) -> str | None:
+    """None when the result is right, else one line saying what is wrong (stray writes first: they are worse)."""
+    if (stray := stray_write(c, result)) is not None:
+        return stray
+    if result.status != 0:
+        return f"{c}: status {result.status}"
     av, bv = (to_float64(types, x) for x in operand_views(a, b, c))
     with np.errstate(invalid="ignore", over="ignore"):
         exact = av @ bv
-    result = got[:, : c.n].astype(np.float64)
+    got = result.c[:, : c.n].astype(np.float64)
     if types.out_dtype == np.int32:
-        return _wrong_int(c, result, exact)
-    return _wrong_float(types, variant, c, av, bv, result, exact)
+        return _wrong_int(c, got, exact)
+    return _wrong_float(types, variant, c, av, bv, got, exact)

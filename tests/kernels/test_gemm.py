@@ -22,6 +22,19 @@ OPS = ("gemm_f32", "gemm_f16", "gemm_bf16", "gemm_s8")
 FLOAT_OPS = ("gemm_f32", "gemm_f16", "gemm_bf16")
 LARGE = [Case(70, 400, 300, 301, 403, 405), Case(33, 29, 1000, 1000, 29, 29), Case(128, 128, 128, 128, 128, 128)]
 SVE_VECTOR_BYTES = (16, 32, 64, 256)
+# (main thread, worker thread) SVE vector lengths in bytes: shrinking and growing, both ways round.
+THREAD_VECTOR_BYTES = [(64, 16), (16, 64), (16, 256), (256, 32)]
+
+
+def edge_cases(pad: int) -> list[Case]:
+    """m, n, k on both sides of the tile sizes (MR 4/8; NR 4..24 at 128-bit vectors, up to 128 at 256-byte SVE;
+    KR 4/8/16), plus 1: every edge-tile path of every kernel."""
+    return [
+        Case(m, n, k, k + pad, n + pad, n + pad)
+        for m in (1, 3, 8, 9, 17)
+        for n in (1, 7, 12, 13, 25, 33, 49, 129)
+        for k in (1, 5, 16, 17, 33)
+    ]
 
 
 def run_batch(
@@ -33,23 +46,26 @@ def run_batch(
     mask: int | None = None,
     operands: tuple | None = None,
     packed: bool = False,
+    guard_pages: bool = False,
+    vl: tuple[int, int] | None = None,
 ) -> str:
-    """Run the cases, assert every result, and return the kernel the runner reports it used."""
+    """Run the cases, assert every result (guard bytes included), and return the kernel the runner reports it used.
+    `vl`: (main thread's, worker thread's) SVE vector length in bytes (see gemm_runner.c)."""
     types = gemmjob.op_types(op)
     a, b = operands or gemmjob.random_operands(types, cases, seed=len(cases) + types.index)
     job, out = tmp / f"{op}.job", tmp / f"{op}.out"
-    gemmjob.write_job(job, types, a, b, cases, packed=packed)
-    args = [str(job), str(out)] + ([hex(mask)] if mask is not None else [])
+    gemmjob.write_job(job, types, a, b, cases, packed=packed, guard_pages=guard_pages)
+    args = [str(job), str(out)] + ([hex(mask)] if mask is not None else []) + ([f"vl={vl[0]}:{vl[1]}"] if vl else [])
     result = qemu_run(tc.build, tc.cpu, "tests/kernels/gemm_runner", args)
     assert result.returncode == 0, result.describe()
     kernel = json.loads(result.stdout)["kernel"]
     variant = kernel.rsplit("_", 1)[1]
-    failures = [
-        msg
-        for case, (status, got) in zip(cases, gemmjob.read_results(out, types, cases), strict=True)
-        if (msg := gemmjob.check_case(types, variant, a, b, case, status, got)) is not None
-    ]
-    assert not failures, f"{kernel} on {tc.id}: {len(failures)} wrong, first: {failures[0]}"
+    results = list(zip(cases, gemmjob.read_results(out, types, cases), strict=True))
+    failures = [msg for case, got in results if (msg := gemmjob.check_case(types, variant, a, b, case, got))]
+    # Wrong values usually come first; a stray write elsewhere in the batch is the worse news, so name it too.
+    strays = [msg for case, got in results if (msg := gemmjob.stray_write(case, got))]
+    stray_note = f"; {len(strays)} wrote outside C, first: {strays[0]}" if strays else ""
+    assert not failures, f"{kernel} on {tc.id}: {len(failures)} wrong, first: {failures[0]}{stray_note}"
     return kernel
 
 
@@ -134,3 +150,57 @@ def test_int8_extremes_are_exact(target_cpu: TargetCpu, qemu_run: QemuRunner, tm
     cases = [Case(9, 13, 4099, 4099, 13, 13), Case(17, 17, 33, 33, 17, 17)]
     operands = gemmjob.random_operands(types, cases, seed=0, extremes=True)
     every_variant(qemu_run, target_cpu, tmp_path, "gemm_s8", cases, operands=operands)
+
+
+@pytest.mark.cpus(["cortex-a53", "cortex-a7", "max"])
+@pytest.mark.parametrize("packed", [False, True], ids=["direct", "packed"])
+@pytest.mark.parametrize("op", OPS)
+def test_every_variant_stays_inside_its_operands_under_guard_pages(
+    target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op, packed
+) -> None:
+    """A read past A or B, or a write past C or the packed buffer, or into A, B or the packed buffer, faults."""
+    cases = gemmjob.sweep_cases(9, 17) + gemmjob.sweep_cases(9, 17, pad=3) + edge_cases(0) + edge_cases(5)
+    every_variant(qemu_run, target_cpu, tmp_path, op, [*cases, LARGE[1]], packed=packed, guard_pages=True)
+
+
+@pytest.mark.cpus(["cortex-a53", "cortex-a7"])
+@pytest.mark.parametrize("operand", ["a", "b", "c", "packed", "-a", "-b", "-c", "-packed"])
+def test_guard_pages_sit_right_at_every_operand(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, operand) -> None:
+    """The harness's own check, so the guard-page test can fail: touching the byte just past an operand's span (or
+    just before its mapping's data) after a GEMM that ran cleanly must kill the runner with SIGSEGV."""
+    types = gemmjob.op_types("gemm_f32")
+    cases = [Case(5, 7, 9, 11, 8, 10)]
+    a, b = gemmjob.random_operands(types, cases, seed=1)
+    job = tmp_path / "probe.job"
+    gemmjob.write_job(job, types, a, b, cases, packed=True, guard_pages=True)
+    args = [str(job), str(tmp_path / "probe.out"), f"probe={operand}"]
+    result = qemu_run(target_cpu.build, target_cpu.cpu, "tests/kernels/gemm_runner", args)
+    assert result.signal_name == "SIGSEGV", result.describe()
+
+
+@pytest.mark.arch("aarch64")
+@pytest.mark.cpus(["max"])
+@pytest.mark.parametrize("vl", THREAD_VECTOR_BYTES, ids=[f"{m}to{t}" for m, t in THREAD_VECTOR_BYTES])
+@pytest.mark.parametrize("op", OPS)
+def test_a_thread_at_another_vector_length_gets_right_results(
+    target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op, vl
+) -> None:
+    """SVE vector length is per thread: the main thread warms the library up at one length, a worker thread runs
+    every case at another. Each scalable variant must plan for the calling thread's length (right results, nothing
+    written outside C) — a length cached process-wide gives wrong tiles and writes past C."""
+    tc = TargetCpu(target_cpu.build, "max")
+    cases = gemmjob.sweep_cases(9, 17, pad=2) + edge_cases(0) + edge_cases(3) + LARGE[1:]
+    every_variant(qemu_run, tc, tmp_path, op, cases, scalable_only=True, vl=vl)
+    every_variant(qemu_run, tc, tmp_path, op, cases, scalable_only=True, vl=vl, packed=True)
+
+
+@pytest.mark.arch("arm")
+@pytest.mark.cpus(["cortex-a7"])
+def test_vector_length_option_is_refused_without_sve(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path) -> None:
+    types = gemmjob.op_types("gemm_f32")
+    cases = [Case(2, 2, 2, 2, 2, 2)]
+    job = tmp_path / "vl.job"
+    gemmjob.write_job(job, types, *gemmjob.random_operands(types, cases, seed=1), cases)
+    args = [str(job), str(tmp_path / "vl.out"), "vl=16:16"]
+    result = qemu_run(target_cpu.build, target_cpu.cpu, "tests/kernels/gemm_runner", args)
+    assert result.returncode == 2 and "aarch64 only" in result.stderr, result.describe()

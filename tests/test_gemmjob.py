@@ -1,0 +1,130 @@
+"""isaforge.gemmjob's oracle must catch what a kernel can get wrong: results written the way gemm_runner writes them
+(status, guard, m×ldc block, guard), then spoiled one way at a time, must fail check_case with one line."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from isaforge import gemmjob
+from isaforge.gemmjob import Case, OpTypes
+
+OPS = ("gemm_f32", "gemm_f16", "gemm_bf16", "gemm_s8")
+CASE = Case(m=3, n=5, k=7, lda=9, ldb=6, ldc=8)  # padding after every row, the last one included
+
+Spoil = Callable[[np.ndarray, np.ndarray], None]  # (flat result with guards, m×ldc view of C)
+
+
+def runner_output(types: OpTypes, a: np.ndarray, b: np.ndarray, case: Case, spoil: Spoil | None) -> bytes:
+    """One case as a correct runner writes it (sentinel everywhere but the m×n window, which holds A·B), then
+    `spoil`ed."""
+    guard = gemmjob.guard_elements(types, case)
+    count = 2 * guard + case.m * case.ldc
+    flat = np.frombuffer(bytes([gemmjob.SENTINEL_BYTE]) * count * types.out_dtype.itemsize, types.out_dtype).copy()
+    block = flat[guard:-guard].reshape(case.m, case.ldc)
+    av, bv = (gemmjob.to_float64(types, x) for x in gemmjob.operand_views(a, b, case))
+    block[:, : case.n] = av @ bv
+    if spoil is not None:
+        spoil(flat, block)
+    return struct.pack("<i", 0) + flat.tobytes()
+
+
+def check(op: str, tmp_path: Path, spoil: Spoil | None = None, status: int = 0) -> str | None:
+    types = gemmjob.op_types(op)
+    a, b = gemmjob.random_operands(types, [CASE], seed=5)
+    data = runner_output(types, a, b, CASE, spoil)
+    path = tmp_path / "case.out"
+    path.write_bytes(struct.pack("<i", status) + data[4:])
+    (result,) = gemmjob.read_results(path, types, [CASE])
+    return gemmjob.check_case(types, "ref", a, b, CASE, result)
+
+
+def fails(op: str, tmp_path: Path, spoil: Spoil, *words: str) -> None:
+    msg = check(op, tmp_path, spoil)
+    assert msg is not None, "check_case accepted a spoiled result"
+    assert "\n" not in msg and str(CASE) in msg, msg
+    for word in words:
+        assert word in msg, msg
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_a_right_result_passes(op: str, tmp_path: Path) -> None:
+    assert check(op, tmp_path) is None
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_a_wrong_value_fails(op: str, tmp_path: Path) -> None:
+    def spoil(_flat: np.ndarray, c: np.ndarray) -> None:
+        c[2, 4] = c[2, 4] + 1 if c.dtype == np.int32 else c[2, 4] * 1.01 + 0.01
+
+    fails(op, tmp_path, spoil, "C(")
+
+
+@pytest.mark.parametrize("op", ["gemm_f32", "gemm_f16", "gemm_bf16"])
+def test_a_nan_where_ieee_gives_a_finite_value_fails(op: str, tmp_path: Path) -> None:
+    def spoil(_flat: np.ndarray, c: np.ndarray) -> None:
+        c[1, 1] = np.nan
+
+    fails(op, tmp_path, spoil, "NaN/Inf")
+
+
+def test_a_refusal_status_fails(tmp_path: Path) -> None:
+    msg = check("gemm_f32", tmp_path, status=3)
+    assert msg is not None and "status 3" in msg
+
+
+def flat_index(op: str, where: str) -> int:
+    """Where, in the flat result with guards, each region outside C's m×n window starts or ends."""
+    guard = gemmjob.guard_elements(gemmjob.op_types(op), CASE)
+    c_end = guard + CASE.m * CASE.ldc
+    return {
+        "far_before": 0,
+        "just_before": guard - 1,
+        "first_row_padding": guard + CASE.n,
+        "middle_row_padding": guard + CASE.ldc + CASE.ldc - 1,
+        "last_row_padding": c_end - 1,
+        "just_after": c_end,
+        "far_after": c_end + guard - 1,
+    }[where]
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize(
+    ("where", "words"),
+    [
+        ("far_before", "before C"),
+        ("just_before", "before C"),
+        ("first_row_padding", "padding between rows"),
+        ("middle_row_padding", "padding between rows"),
+        ("last_row_padding", "last row's padding"),
+        ("just_after", "after the end"),
+        ("far_after", "after the end"),
+    ],
+)
+def test_a_write_outside_the_window_fails(op: str, where: str, words: str, tmp_path: Path) -> None:
+    def spoil(flat: np.ndarray, _c: np.ndarray) -> None:
+        flat[flat_index(op, where)] = 0
+
+    fails(op, tmp_path, spoil, words)
+
+
+def test_one_changed_byte_is_a_write(tmp_path: Path) -> None:
+    """A kernel storing a narrower type than C's shows as one byte, not a whole element."""
+
+    def spoil(flat: np.ndarray, _c: np.ndarray) -> None:
+        flat.view(np.uint8)[flat_index("gemm_f32", "just_after") * 4 + 3] = 0
+
+    fails("gemm_f32", tmp_path, spoil, "after the end", "byte 3")
+
+
+def test_trailing_bytes_in_a_result_file_are_an_error(tmp_path: Path) -> None:
+    types = gemmjob.op_types("gemm_s8")
+    a, b = gemmjob.random_operands(types, [CASE], seed=5)
+    path = tmp_path / "case.out"
+    path.write_bytes(runner_output(types, a, b, CASE, None) + b"\0")
+    with pytest.raises(ValueError, match="trailing"):
+        gemmjob.read_results(path, types, [CASE])
