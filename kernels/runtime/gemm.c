@@ -432,6 +432,9 @@ isf_status isf_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a, size_t lda
 static size_t panels_bytes(const blocking *bl, size_t n, size_t k, int *ok) {
     const isf_pack_spec *ps = &bl->pack;
     size_t full = k / bl->kc, rest = k % bl->kc, per_panel = 0, bytes = 0;
+    if (n == 0) {
+        return 0;
+    }
     if (__builtin_mul_overflow(full, isf_panel_stride(ps, bl->kc, ps->nr), &per_panel) ||
         __builtin_add_overflow(per_panel, rest ? isf_panel_stride(ps, rest, ps->nr) : 0, &per_panel) ||
         __builtin_mul_overflow(blocks_of(n, ps->nr), per_panel, &bytes)) {

@@ -1,0 +1,32 @@
+"""The runtime's memory-safety programs under QEMU, CPU model by CPU model: caps and SVE vector lengths changing from
+other threads (tests/kernels/test_threads.c) and sizes at the top of size_t (tests/kernels/test_size_edges.c). Each
+program checks itself and prints "N failed"; every buffer it hands the library ends at an inaccessible page."""
+
+from __future__ import annotations
+
+import pytest
+
+from isaforge.pytest_plugin import QemuRunner, TargetCpu
+
+
+def run_self_checking(qemu_run: QemuRunner, tc: TargetCpu, program: str, *args: str) -> str:
+    result = qemu_run(tc.build, tc.cpu, f"tests/kernels/{program}", args)
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.strip().splitlines()[-1] == "0 failed", result.stdout
+    return result.stdout
+
+
+def test_caps_and_vector_lengths_changing_from_other_threads(target_cpu: TargetCpu, qemu_run: QemuRunner) -> None:
+    out = run_self_checking(qemu_run, target_cpu, "test_threads")
+    assert "cap changes" in out  # the during-calls part ran and reported its counts
+
+
+def test_sizes_near_the_top_of_size_t(target_cpu: TargetCpu, qemu_run: QemuRunner) -> None:
+    run_self_checking(qemu_run, target_cpu, "test_size_edges")
+
+
+@pytest.mark.slow
+@pytest.mark.cpus(["cortex-a7", "cortex-a53", "max"])
+def test_one_by_one_results_over_k_of_half_a_gibibyte(target_cpu: TargetCpu, qemu_run: QemuRunner) -> None:
+    """2^28 binary16 values of A and B for a 1×1 C: once a 128-byte work buffer on arm, and SIGSEGV."""
+    run_self_checking(qemu_run, target_cpu, "test_size_edges", "long")

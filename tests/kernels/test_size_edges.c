@@ -1,0 +1,157 @@
+/* Sizes at the edge of size_t, for every op: on a 32-bit target 2^28…2^32 elements or bytes. Spans that overflow are
+ * refused with C untouched; large spans that fit are computed exactly, with operands in MAP_NORESERVE mappings that
+ * end at an inaccessible page (only the touched pages cost memory); packed-B sizes never wrap and never loop over
+ * k. Exit status: the number of failed checks. */
+#include "test_util.h" /* first: it sets _GNU_SOURCE */
+
+#include <stdlib.h>
+
+enum { SENTINEL = 0xA5, BYTES_512M = 1 << 29, WORK_BOUND = 1 << 20 };
+
+/* The library's work buffers come from aligned_alloc: this definition takes the place of libc's for it, so the test
+ * sees the largest one a call asked for. It must not grow with m, n or k. */
+static size_t largest_work;
+
+void *aligned_alloc(size_t alignment, size_t size) {
+    void *p = NULL;
+    largest_work = size > largest_work ? size : largest_work;
+    return posix_memalign(&p, alignment, size) == 0 ? p : NULL;
+}
+
+/* Elements of an op's input or output buffer that fit in `bytes`. */
+static size_t in_elems(isf_op op, size_t bytes) { return bytes / isf_ops[op].in_bytes; }
+
+/* ---- spans that do not fit in size_t ---------------------------------------------------------------------------- */
+
+static void overflowing_spans_are_refused(isf_op op) {
+    size_t in = isf_ops[op].in_bytes, out = isf_ops[op].out_bytes;
+    size_t max_in = SIZE_MAX / in, max_out = SIZE_MAX / out;
+    unsigned char a[64] = {0}, b[64] = {0}, c[64];
+    memset(c, SENTINEL, sizeof c);
+    /* (rows - 1)·ld + cols elements, one past what size_t holds in bytes. */
+    CHECK(gemm_any(op, 2, 2, 2, a, max_in - 1, b, 2, c, 2) == ISF_ERR_INVALID_ARG);
+    CHECK(gemm_any(op, 2, 2, 2, a, 2, b, max_in - 1, c, 2) == ISF_ERR_INVALID_ARG);
+    CHECK(gemm_any(op, 2, 2, 2, a, 2, b, 2, c, max_out - 1) == ISF_ERR_INVALID_ARG);
+    if (in > 1) { /* k = SIZE_MAX / in + 1 elements of A */
+        CHECK(gemm_any(op, 1, 1, max_in + 1, a, max_in + 1, b, 1, c, 1) == ISF_ERR_INVALID_ARG);
+    }
+    CHECK(gemm_any(op, 1, max_out + 1, 1, a, 1, b, max_out + 1, c, max_out + 1) == ISF_ERR_INVALID_ARG);
+    CHECK(gemm_any(op, SIZE_MAX, 1, 1, a, 1, b, 1, c, 1) == ISF_ERR_INVALID_ARG);
+    if (sizeof(size_t) == 4) { /* 2^30 rows of a 4-element leading dimension: 2^32 elements */
+        CHECK(gemm_any(op, (size_t)1 << 30, 4, 4, a, 4, b, 4, c, 4) == ISF_ERR_INVALID_ARG);
+        CHECK(gemm_any(op, 4, (size_t)1 << 30, 4, a, 4, b, (size_t)1 << 30, c, (size_t)1 << 30) ==
+              ISF_ERR_INVALID_ARG);
+    }
+    CHECK(all_bytes(c, sizeof c, SENTINEL));
+}
+
+/* ---- large spans that fit: exact results ---------------------------------------------------------------------- */
+
+typedef struct {
+    size_t m, n, k, lda, ldb, ldc;
+} shape;
+
+/* Element (i, j) of an operand: a few small non-zero values, so the product is exact in every precision. */
+static int a_value(size_t i, size_t p, size_t k) { return p == 0 ? 1 + (int)(i % 4) : p == k - 1 ? 2 : 0; }
+static int b_value(size_t p, size_t j, size_t k) { return p == 0 ? 1 + (int)(j % 4) : p == k - 1 ? -3 : 0; }
+
+static double expected(size_t i, size_t j, size_t k) {
+    double sum = 0;
+    for (size_t p = 0; p < k; p += (k > 1 ? k - 1 : 1)) {
+        sum += (double)a_value(i, p, k) * b_value(p, j, k);
+    }
+    return sum;
+}
+
+/* Writes the non-zero elements only: the rest of a fresh mapping reads as zero (and stays unbacked). */
+static void plant_operands(isf_op op, const shape *s, unsigned char *a, unsigned char *b) {
+    for (size_t i = 0; i < s->m; i++) {
+        put_input(op, a, i * s->lda, a_value(i, 0, s->k));
+        put_input(op, a, i * s->lda + s->k - 1, a_value(i, s->k - 1, s->k));
+    }
+    for (size_t j = 0; j < s->n; j++) {
+        put_input(op, b, j, b_value(0, j, s->k));
+        put_input(op, b, (s->k - 1) * s->ldb + j, b_value(s->k - 1, j, s->k));
+    }
+}
+
+static void large_shape_is_exact(isf_op op, shape s, const char *what) {
+    size_t in = isf_ops[op].in_bytes, out = isf_ops[op].out_bytes;
+    size_t a_bytes = ((s.m - 1) * s.lda + s.k) * in, b_bytes = ((s.k - 1) * s.ldb + s.n) * in;
+    size_t c_bytes = ((s.m - 1) * s.ldc + s.n) * out;
+    guarded ga, gb, gc;
+    unsigned char *a = guarded_alloc(&ga, a_bytes, 1), *b = guarded_alloc(&gb, b_bytes, 1);
+    unsigned char *c = guarded_alloc(&gc, c_bytes, 1);
+    if (a == NULL || b == NULL || c == NULL) {
+        fprintf(stderr, "%s: no %zu + %zu + %zu bytes of address space\n", what, a_bytes, b_bytes, c_bytes);
+        failures++;
+    } else {
+        plant_operands(op, &s, a, b);
+        size_t pad = s.ldc - s.n < 16 ? s.ldc - s.n : 16; /* the start of each row's padding, not all 2^28 of it */
+        for (size_t i = 0; i < s.m; i++) {
+            memset(c + i * s.ldc * out, SENTINEL, (i + 1 < s.m ? s.n + pad : s.n) * out);
+        }
+        largest_work = 0;
+        isf_status st = gemm_any(op, s.m, s.n, s.k, a, s.lda, b, s.ldb, c, s.ldc);
+        int exact = st == ISF_OK && largest_work > 0 && largest_work <= WORK_BOUND;
+        for (size_t i = 0; i < s.m; i++) {
+            for (size_t j = 0; j < s.n; j++) {
+                exact &= get_output(op, c, i * s.ldc + j) == expected(i, j, s.k);
+            }
+            exact &= i + 1 == s.m || all_bytes(c + (i * s.ldc + s.n) * out, pad * out, SENTINEL);
+        }
+        if (!exact) {
+            fprintf(stderr, "%s (op %d, %s): status %d, work buffer %zu bytes, wrong result or padding written\n",
+                    what, (int)op, isf_kernel_name(op), (int)st, largest_work);
+            failures++;
+        }
+    }
+    guarded_free(&ga), guarded_free(&gb), guarded_free(&gc);
+}
+
+/* `long_k_bytes`: A's one row and B's one column of a 1×1 result (2^29: 2^28 binary16 values, the size that once
+ * asked for a 128-byte work buffer and packed 8 GiB into it; 0: none). */
+static void large_spans_are_exact(isf_op op, size_t long_k_bytes) {
+    size_t ld = in_elems(op, BYTES_512M); /* 2^27…2^29 elements */
+    large_shape_is_exact(op, (shape){2, 3, 5, ld, 3, 3}, "lda near 2^29 bytes");
+    large_shape_is_exact(op, (shape){2, 3, 2, 2, ld, 3}, "ldb near 2^29 bytes");
+    large_shape_is_exact(op, (shape){3, 3, 2, 2, 3, ld / 2 * isf_ops[op].in_bytes / isf_ops[op].out_bytes},
+                         "ldc near 2^28 bytes");
+    size_t n = in_elems(op, 1 << 20);
+    large_shape_is_exact(op, (shape){1, n, 2, 2, n, n}, "n near 2^20 bytes");
+    if (long_k_bytes) {
+        size_t k = in_elems(op, long_k_bytes);
+        large_shape_is_exact(op, (shape){1, 1, k, k, 1, 1}, "long k, 1x1 result");
+    }
+}
+
+/* ---- packed B sizes ------------------------------------------------------------------------------------------- */
+
+static void packed_sizes_never_wrap(isf_op op) {
+    size_t in = isf_ops[op].in_bytes;
+    size_t empty = isf_packed_b_size(op, 0, SIZE_MAX); /* used to loop for ever: pc += Kc wrapped past SIZE_MAX */
+    CHECK(empty > 0);
+    unsigned char buf[256];
+    CHECK(empty <= sizeof buf && isf_pack_b(op, 0, SIZE_MAX, buf, 1, buf, empty) == ISF_OK);
+    CHECK(isf_packed_b_size(op, SIZE_MAX, 2) == 0);
+    CHECK(isf_packed_b_size(op, 2, SIZE_MAX) == 0);
+    CHECK(isf_packed_b_size(op, SIZE_MAX / 2, SIZE_MAX / 2) == 0);
+    /* 2^28 columns × 16 deep: past 2^32 bytes on 32-bit (0), a true bound on 64-bit. */
+    size_t big = isf_packed_b_size(op, (size_t)1 << 28, 16);
+    CHECK(sizeof(size_t) == 4 ? big == 0 : big >= ((size_t)1 << 28) * 16 * in);
+    /* A size that fits on every target is at least the data it holds. */
+    size_t fits = isf_packed_b_size(op, 1000, 1000);
+    CHECK(fits >= 1000 * 1000 * in);
+}
+
+/* Usage: test_size_edges [long]. `long` adds 1×1 results over k of 2^29 bytes for every op (minutes under QEMU:
+ * every element is read); the default stops at 2^21 bytes. */
+int main(int argc, char **argv) {
+    size_t long_k_bytes = argc > 1 && strcmp(argv[1], "long") == 0 ? BYTES_512M : 1 << 21;
+    for (int op = 0; op < (int)isf_op_count; op++) {
+        overflowing_spans_are_refused((isf_op)op);
+        packed_sizes_never_wrap((isf_op)op);
+        large_spans_are_exact((isf_op)op, long_k_bytes);
+    }
+    return finish();
+}
