@@ -17,7 +17,9 @@ typedef enum { ISF_OP_GEMM_F32, ISF_OP_GEMM_F16, ISF_OP_GEMM_BF16, ISF_OP_GEMM_S
 
 uint32_t    isf_cpu_features(void);              /* detected on this CPU */
 uint32_t    isf_active_features(void);           /* detected & allowed */
-isf_status  isf_set_feature_mask(uint32_t allowed); /* cap: only removes features; re-selects kernels */
+/* Cap: only removes features, and re-selects kernels. Returns once every call that started before it has finished:
+ * from then on no call runs a kernel the cap excludes. Active features and kernels are one snapshot per call. */
+isf_status  isf_set_feature_mask(uint32_t allowed);
 const char *isf_kernel_name(isf_op op);          /* micro-kernel chosen now, e.g. "gemm_s8_8x8x8_i8mm" */
 
 /* C[m×n] = A[m×k]·B[k×n], row-major, leading dimensions in elements; C is overwritten. */

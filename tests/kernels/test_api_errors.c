@@ -1,20 +1,6 @@
 /* Bad input never crashes and never touches C: NULLs, short leading dimensions, size_t overflow; empty sizes are
  * fine and k = 0 writes zeros. Exit status is the number of failed checks (meson test reads it). */
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-
-#include "isaforge/isaforge.h"
-
-static int failures;
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                      \
-        }                                                                    \
-    } while (0)
+#include "test_util.h"
 
 static int untouched(const float *c, size_t len) {
     for (size_t i = 0; i < len; i++) {
@@ -116,6 +102,5 @@ int main(void) {
     packed_errors();
     f16_bf16_errors();
     api_errors();
-    printf("%d failed\n", failures);
-    return failures != 0;
+    return finish();
 }
