@@ -97,19 +97,6 @@ static void check_implications(const char *what, uint32_t mask) {
     }
 }
 
-/* What dispatch must choose, from the generated table alone: the highest-ranked kernel of `op` whose required
- * features are all active. */
-static const isf_kernel_info *preferred_kernel(isf_op op, uint32_t active) {
-    const isf_kernel_info *best = NULL;
-    for (size_t i = 0; i < isf_kernel_count; i++) {
-        const isf_kernel_info *k = &isf_kernels[i];
-        if (k->op == op && (k->required & ~active) == 0 && (best == NULL || k->rank > best->rank)) {
-            best = k;
-        }
-    }
-    return best;
-}
-
 static void check_selection(isf_op op, uint32_t active, const char *expected) {
     const char *name = op_names[op];
     const isf_kernel_info *sel = isf_selected_kernel(op);
@@ -124,7 +111,7 @@ static void check_selection(isf_op op, uint32_t active, const char *expected) {
     if (sel->required & ~active) {
         fail("%s runs %s, which needs %s (not active)", name, sel->name, feature_names(sel->required & ~active));
     }
-    const isf_kernel_info *best = preferred_kernel(op, active);
+    const isf_kernel_info *best = isf_best_kernel(op, active);
     if (best != NULL && best->rank > sel->rank) {
         fail("%s runs %s, but %s is built, preferred and its features are active", name, sel->name, best->name);
     }

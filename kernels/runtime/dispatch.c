@@ -49,7 +49,7 @@ static void report_unknown(const char *name, size_t len) {
     fprintf(stderr, ")\n");
 }
 
-static const isf_kernel_info *best_kernel(isf_op op, uint32_t features) {
+const isf_kernel_info *isf_best_kernel(isf_op op, uint32_t features) {
     const isf_kernel_info *best = NULL;
     for (size_t i = 0; i < isf_kernel_count; i++) {
         const isf_kernel_info *k = &isf_kernels[i];
@@ -63,7 +63,7 @@ static const isf_kernel_info *best_kernel(isf_op op, uint32_t features) {
 static void fill_selection(isf_selection *sel, uint32_t allowed) {
     sel->active = isf_close_features(detected & env_allowed & allowed);
     for (int op = 0; op < OP_COUNT; op++) {
-        sel->kernel[op] = best_kernel((isf_op)op, sel->active);
+        sel->kernel[op] = isf_best_kernel((isf_op)op, sel->active);
     }
 }
 

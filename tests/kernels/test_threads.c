@@ -191,18 +191,6 @@ static void *gemm_worker(void *arg) {
     return NULL;
 }
 
-/* The best kernel for a feature set, as dispatch must choose it. */
-static const isf_kernel_info *expected_kernel(isf_op op, uint32_t active) {
-    const isf_kernel_info *best = NULL;
-    for (size_t i = 0; i < isf_kernel_count; i++) {
-        const isf_kernel_info *k = &isf_kernels[i];
-        if (k->op == op && (k->required & ~active) == 0 && (best == NULL || k->rank > best->rank)) {
-            best = k;
-        }
-    }
-    return best;
-}
-
 static atomic_size_t torn_snapshots, snapshots_read;
 
 static void *snapshot_reader(void *arg) {
@@ -210,7 +198,7 @@ static void *snapshot_reader(void *arg) {
     while (!atomic_load(&stop)) {
         const isf_selection *sel = isf_selection_enter();
         for (int op = 0; op < (int)isf_op_count; op++) {
-            atomic_fetch_add(&torn_snapshots, sel->kernel[op] != expected_kernel((isf_op)op, sel->active));
+            atomic_fetch_add(&torn_snapshots, sel->kernel[op] != isf_best_kernel((isf_op)op, sel->active));
         }
         isf_selection_leave(sel);
         atomic_fetch_add(&snapshots_read, 1);
@@ -304,7 +292,7 @@ static void caps_during_calls(void) {
         isf_set_feature_mask(mask);
         ch->after = atomic_fetch_add(&clock_ticks, 1u);
         ch->kernel = isf_kernel_name(ISF_OP_GEMM_S8);
-        CHECK(isf_selected_kernel(ISF_OP_GEMM_S8) == expected_kernel(ISF_OP_GEMM_S8, isf_active_features()));
+        CHECK(isf_selected_kernel(ISF_OP_GEMM_S8) == isf_best_kernel(ISF_OP_GEMM_S8, isf_active_features()));
     }
     sleep_ms(40);
     atomic_store(&stop, 1);
