@@ -77,9 +77,15 @@ static blocking plan(const isf_kernel_info *kern, size_t k, size_t vector_bytes)
     size_t kr = bl.pack.kr;
     size_t kc = L1_BUDGET / (in * (bl.pack.mr + bl.pack.nr));
     bl.kc = kc < kr ? kr : kc / kr * kr;
-    size_t nc = L2_BUDGET / ((k < bl.kc ? round_up(k, kr) : bl.kc) * in);
-    bl.nc = nc < bl.pack.nr ? bl.pack.nr : nc / bl.pack.nr * bl.pack.nr;
     bl.mc = round_up(MC_ROWS, bl.pack.mr);
+    /* Nc: as many B panels (64-byte padded, which counts for a short k) as fill the L2 budget; with an fp32
+     * accumulator (binary16 C from an fp32 kernel), no more columns than its Mc rows keep within it too. */
+    size_t panels = L2_BUDGET / isf_panel_stride(&bl.pack, k < bl.kc ? k : bl.kc, bl.pack.nr);
+    if (bl.out != bl.c_out) {
+        size_t acc_panels = L2_BUDGET / (bl.mc * bl.pack.nr * bl.out);
+        panels = acc_panels < panels ? acc_panels : panels;
+    }
+    bl.nc = (panels ? panels : 1) * bl.pack.nr;
     return bl;
 }
 
