@@ -25,7 +25,6 @@ typedef struct {
     size_t out;   /* bytes of one element the kernel writes */
     size_t c_out; /* bytes of one element of C (binary16 C from a widened fp32 kernel: out 4, c_out 2) */
     size_t kc, nc, mc;
-    size_t vector_bytes; /* the calling thread's SVE vector length for a scalable kernel, else 0 */
 } blocking;
 
 /* What a packed B buffer was packed for; checked before it is used. */
@@ -68,12 +67,7 @@ static blocking plan(const isf_kernel_info *kern, size_t k, size_t vector_bytes)
     const isf_op_info *op = &isf_ops[kern->op];
     size_t in = kern->widened ? sizeof(float) : op->in_bytes;
     blocking bl = {{kern->mr, isf_kernel_nr(kern, vector_bytes), kern->kr, op->in_bytes, in, pack_kind(kern)},
-                   kern->widened ? sizeof(float) : op->out_bytes,
-                   op->out_bytes,
-                   0,
-                   0,
-                   0,
-                   vector_bytes};
+                   kern->widened ? sizeof(float) : op->out_bytes, op->out_bytes, 0, 0, 0};
     size_t kr = bl.pack.kr;
     size_t kc = L1_BUDGET / (in * (bl.pack.mr + bl.pack.nr));
     bl.kc = kc < kr ? kr : kc / kr * kr;
