@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isf_half.h"
-#include "isf_internal.h"
+#include "isf_elements.h"
 
 static const char *const op_names[] = {"gemm_f32", "gemm_f16", "gemm_bf16", "gemm_s8"};
 #define OP_NAME_COUNT (sizeof op_names / sizeof *op_names)
@@ -129,37 +128,6 @@ enum { M = 5, N = 7, K = 9, LDA = K + 2, LDB = N + 1, LDC = N + 3, GUARD = 16, F
 static int a_value(size_t i, size_t p, unsigned op) { return (int)((i * 3 + p * 5 + op) % 7) - 3; }
 static int b_value(size_t p, size_t j, unsigned op) { return (int)((p * 2 + j * 3 + op + 1) % 7) - 3; }
 
-/* Stores the integer v (or PAD) as element `idx` of a buffer of op's input type. */
-static void put_input(isf_op op, void *buf, size_t idx, int v) {
-    switch (op) {
-    case ISF_OP_GEMM_F32: ((float *)buf)[idx] = (float)v; break;
-    case ISF_OP_GEMM_F16: ((uint16_t *)buf)[idx] = isf_f32_to_f16((float)v); break;
-    case ISF_OP_GEMM_BF16: ((uint16_t *)buf)[idx] = (uint16_t)(isf_f32_to_bits((float)v) >> 16); break; /* exact */
-    case ISF_OP_GEMM_S8: ((int8_t *)buf)[idx] = (int8_t)v; break;
-    }
-}
-
-/* Element `idx` of op's output buffer, as a double (every expected value is a small integer). */
-static double get_output(isf_op op, const void *buf, size_t idx) {
-    switch (op) {
-    case ISF_OP_GEMM_F32: return ((const float *)buf)[idx];
-    case ISF_OP_GEMM_F16: return isf_f16_to_f32(((const uint16_t *)buf)[idx]);
-    case ISF_OP_GEMM_BF16: return ((const float *)buf)[idx];
-    case ISF_OP_GEMM_S8: return ((const int32_t *)buf)[idx];
-    }
-    return 0;
-}
-
-static isf_status run_gemm(isf_op op, const void *a, const void *b, void *c) {
-    switch (op) {
-    case ISF_OP_GEMM_F32: return isf_gemm_f32(M, N, K, a, LDA, b, LDB, c, LDC);
-    case ISF_OP_GEMM_F16: return isf_gemm_f16(M, N, K, a, LDA, b, LDB, c, LDC);
-    case ISF_OP_GEMM_BF16: return isf_gemm_bf16(M, N, K, a, LDA, b, LDB, c, LDC);
-    case ISF_OP_GEMM_S8: return isf_gemm_s8(M, N, K, a, LDA, b, LDB, c, LDC);
-    }
-    return ISF_ERR_INVALID_ARG;
-}
-
 static void check_gemm(isf_op op) {
     const char *name = op_names[op];
     const size_t in = isf_ops[op].in_bytes, out = isf_ops[op].out_bytes;
@@ -170,17 +138,17 @@ static void check_gemm(isf_op op) {
     }
     for (size_t i = 0; i < M; i++) {
         for (size_t p = 0; p < LDA; p++) {
-            put_input(op, a, i * LDA + p, p < K ? a_value(i, p, op) : PAD);
+            isf_put_input(op, a, i * LDA + p, p < K ? a_value(i, p, op) : PAD);
         }
     }
     for (size_t p = 0; p < K; p++) {
         for (size_t j = 0; j < LDB; j++) {
-            put_input(op, b, p * LDB + j, j < N ? b_value(p, j, op) : PAD);
+            isf_put_input(op, b, p * LDB + j, j < N ? b_value(p, j, op) : PAD);
         }
     }
     const size_t c_elems = M * LDC + GUARD;
     memset(c, FILL, c_elems * out);
-    isf_status st = run_gemm(op, a, b, c);
+    isf_status st = isf_gemm_op(op, M, N, K, a, LDA, b, LDB, c, LDC);
     if (st != ISF_OK) {
         fail("%s (%s) returned status %d for %dx%dx%d", name, isf_kernel_name(op), (int)st, M, N, K);
     }
@@ -191,7 +159,7 @@ static void check_gemm(isf_op op) {
             for (size_t p = 0; p < K; p++) {
                 want += a_value(i, p, op) * b_value(p, j, op);
             }
-            double got = get_output(op, c, idx);
+            double got = isf_get_output(op, c, idx);
             if (got != (double)want) {
                 fail("%s (%s): C[%zu][%zu] = %g, naive loop gives %d", name, isf_kernel_name(op), i, j, got, want);
             }

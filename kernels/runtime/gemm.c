@@ -399,30 +399,33 @@ static isf_status gemm_with(isf_op op, const gemm_args *g, const isf_kernel_info
     return st;
 }
 
-static isf_status gemm(isf_op op, const gemm_args *g) { return gemm_with(op, g, NULL); }
+isf_status isf_gemm_op(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda, const void *b, size_t ldb,
+                       void *c, size_t ldc) {
+    if ((unsigned)op >= isf_op_count) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    gemm_args g = {m, n, k, a, lda, b, ldb, c, ldc, NULL};
+    return gemm_with(op, &g, NULL);
+}
 
 isf_status isf_gemm_f32(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb,
                         float *c, size_t ldc) {
-    gemm_args g = {m, n, k, (const void *)a, lda, (const void *)b, ldb, (void *)c, ldc, NULL};
-    return gemm(ISF_OP_GEMM_F32, &g);
+    return isf_gemm_op(ISF_OP_GEMM_F32, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 isf_status isf_gemm_f16(size_t m, size_t n, size_t k, const uint16_t *a, size_t lda, const uint16_t *b, size_t ldb,
                         uint16_t *c, size_t ldc) {
-    gemm_args g = {m, n, k, (const void *)a, lda, (const void *)b, ldb, (void *)c, ldc, NULL};
-    return gemm(ISF_OP_GEMM_F16, &g);
+    return isf_gemm_op(ISF_OP_GEMM_F16, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 isf_status isf_gemm_bf16(size_t m, size_t n, size_t k, const uint16_t *a, size_t lda, const uint16_t *b,
                          size_t ldb, float *c, size_t ldc) {
-    gemm_args g = {m, n, k, (const void *)a, lda, (const void *)b, ldb, (void *)c, ldc, NULL};
-    return gemm(ISF_OP_GEMM_BF16, &g);
+    return isf_gemm_op(ISF_OP_GEMM_BF16, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 isf_status isf_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a, size_t lda, const int8_t *b, size_t ldb,
                        int32_t *c, size_t ldc) {
-    gemm_args g = {m, n, k, (const void *)a, lda, (const void *)b, ldb, (void *)c, ldc, NULL};
-    return gemm(ISF_OP_GEMM_S8, &g);
+    return isf_gemm_op(ISF_OP_GEMM_S8, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
 /* ---- pre-packed B ------------------------------------------------------------------------------------------ */

@@ -111,6 +111,9 @@ void isf_selection_leave(const isf_selection *sel);
 /* Runtime internals shared by the runtime files, isaforge-info and the tests. */
 const isf_kernel_info *isf_selected_kernel(isf_op op); /* the kernel of `op` in the current selection */
 const isf_kernel_info *isf_best_kernel(isf_op op, uint32_t features); /* what dispatch picks for them */
+/* The one-call GEMM of any op on untyped buffers (the typed public functions call it). */
+isf_status isf_gemm_op(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda, const void *b, size_t ldb,
+                       void *c, size_t ldc);
 const char *isf_detect_source(void);
 size_t isf_kernel_vector_bytes(const isf_kernel_info *k);         /* this thread's VL if scalable, else 0 */
 unsigned isf_kernel_nr(const isf_kernel_info *k, size_t vector_bytes); /* NR at that vector length */

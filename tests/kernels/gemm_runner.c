@@ -135,21 +135,6 @@ static void region_close(region *r) {
     }
 }
 
-static isf_status run_direct(uint32_t op, const job_case *jc, const void *a, const void *b, void *c) {
-    switch (op) {
-    case ISF_OP_GEMM_F32:
-        return isf_gemm_f32(jc->m, jc->n, jc->k, a, jc->lda, b, jc->ldb, c, jc->ldc);
-    case ISF_OP_GEMM_F16:
-        return isf_gemm_f16(jc->m, jc->n, jc->k, a, jc->lda, b, jc->ldb, c, jc->ldc);
-    case ISF_OP_GEMM_BF16:
-        return isf_gemm_bf16(jc->m, jc->n, jc->k, a, jc->lda, b, jc->ldb, c, jc->ldc);
-    case ISF_OP_GEMM_S8:
-        return isf_gemm_s8(jc->m, jc->n, jc->k, a, jc->lda, b, jc->ldb, c, jc->ldc);
-    default:
-        return ISF_ERR_UNSUPPORTED;
-    }
-}
-
 /* The operands of one case, where the GEMM sees them. */
 typedef struct {
     region a, b, c, packed;
@@ -230,7 +215,9 @@ static void run_case(const job *j, uint32_t i, int write) {
     size_t beyond = jc->m * jc->ldc * out_bytes - o.c_span + guard;
     unsigned char *c = region_open(&o.c, guard, o.c_span, beyond, guard_pages);
     memset(c - guard, SENTINEL, guard + o.c_span + (guard_pages ? 0 : beyond));
-    int32_t st = j->flags & PACKED_FLAG ? run_packed(j, jc, &o) : run_direct(j->op, jc, o.a.p, o.b.p, c);
+    int32_t st = j->flags & PACKED_FLAG
+                     ? run_packed(j, jc, &o)
+                     : isf_gemm_op((isf_op)j->op, jc->m, jc->n, jc->k, o.a.p, jc->lda, o.b.p, jc->ldb, c, jc->ldc);
     if (j->probe != NULL) {
         probe(&o, j->probe);
     }

@@ -29,17 +29,17 @@ static void overflowing_spans_are_refused(isf_op op) {
     unsigned char a[64] = {0}, b[64] = {0}, c[64];
     memset(c, SENTINEL, sizeof c);
     /* (rows - 1)·ld + cols elements, one past what size_t holds in bytes. */
-    CHECK(gemm_any(op, 2, 2, 2, a, max_in - 1, b, 2, c, 2) == ISF_ERR_INVALID_ARG);
-    CHECK(gemm_any(op, 2, 2, 2, a, 2, b, max_in - 1, c, 2) == ISF_ERR_INVALID_ARG);
-    CHECK(gemm_any(op, 2, 2, 2, a, 2, b, 2, c, max_out - 1) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_op(op, 2, 2, 2, a, max_in - 1, b, 2, c, 2) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_op(op, 2, 2, 2, a, 2, b, max_in - 1, c, 2) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_op(op, 2, 2, 2, a, 2, b, 2, c, max_out - 1) == ISF_ERR_INVALID_ARG);
     if (in > 1) { /* k = SIZE_MAX / in + 1 elements of A */
-        CHECK(gemm_any(op, 1, 1, max_in + 1, a, max_in + 1, b, 1, c, 1) == ISF_ERR_INVALID_ARG);
+        CHECK(isf_gemm_op(op, 1, 1, max_in + 1, a, max_in + 1, b, 1, c, 1) == ISF_ERR_INVALID_ARG);
     }
-    CHECK(gemm_any(op, 1, max_out + 1, 1, a, 1, b, max_out + 1, c, max_out + 1) == ISF_ERR_INVALID_ARG);
-    CHECK(gemm_any(op, SIZE_MAX, 1, 1, a, 1, b, 1, c, 1) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_op(op, 1, max_out + 1, 1, a, 1, b, max_out + 1, c, max_out + 1) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_op(op, SIZE_MAX, 1, 1, a, 1, b, 1, c, 1) == ISF_ERR_INVALID_ARG);
     if (sizeof(size_t) == 4) { /* 2^30 rows of a 4-element leading dimension: 2^32 elements */
-        CHECK(gemm_any(op, (size_t)1 << 30, 4, 4, a, 4, b, 4, c, 4) == ISF_ERR_INVALID_ARG);
-        CHECK(gemm_any(op, 4, (size_t)1 << 30, 4, a, 4, b, (size_t)1 << 30, c, (size_t)1 << 30) ==
+        CHECK(isf_gemm_op(op, (size_t)1 << 30, 4, 4, a, 4, b, 4, c, 4) == ISF_ERR_INVALID_ARG);
+        CHECK(isf_gemm_op(op, 4, (size_t)1 << 30, 4, a, 4, b, (size_t)1 << 30, c, (size_t)1 << 30) ==
               ISF_ERR_INVALID_ARG);
     }
     CHECK(all_bytes(c, sizeof c, SENTINEL));
@@ -66,12 +66,12 @@ static double expected(size_t i, size_t j, size_t k) {
 /* Writes the non-zero elements only: the rest of a fresh mapping reads as zero (and stays unbacked). */
 static void plant_operands(isf_op op, const shape *s, unsigned char *a, unsigned char *b) {
     for (size_t i = 0; i < s->m; i++) {
-        put_input(op, a, i * s->lda, a_value(i, 0, s->k));
-        put_input(op, a, i * s->lda + s->k - 1, a_value(i, s->k - 1, s->k));
+        isf_put_input(op, a, i * s->lda, a_value(i, 0, s->k));
+        isf_put_input(op, a, i * s->lda + s->k - 1, a_value(i, s->k - 1, s->k));
     }
     for (size_t j = 0; j < s->n; j++) {
-        put_input(op, b, j, b_value(0, j, s->k));
-        put_input(op, b, (s->k - 1) * s->ldb + j, b_value(s->k - 1, j, s->k));
+        isf_put_input(op, b, j, b_value(0, j, s->k));
+        isf_put_input(op, b, (s->k - 1) * s->ldb + j, b_value(s->k - 1, j, s->k));
     }
 }
 
@@ -92,11 +92,11 @@ static void large_shape_is_exact(isf_op op, shape s, const char *what) {
             memset(c + i * s.ldc * out, SENTINEL, (i + 1 < s.m ? s.n + pad : s.n) * out);
         }
         largest_work = 0;
-        isf_status st = gemm_any(op, s.m, s.n, s.k, a, s.lda, b, s.ldb, c, s.ldc);
+        isf_status st = isf_gemm_op(op, s.m, s.n, s.k, a, s.lda, b, s.ldb, c, s.ldc);
         int exact = st == ISF_OK && largest_work > 0 && largest_work <= WORK_BOUND;
         for (size_t i = 0; i < s.m; i++) {
             for (size_t j = 0; j < s.n; j++) {
-                exact &= get_output(op, c, i * s.ldc + j) == expected(i, j, s.k);
+                exact &= isf_get_output(op, c, i * s.ldc + j) == expected(i, j, s.k);
             }
             exact &= i + 1 == s.m || all_bytes(c + (i * s.ldc + s.n) * out, pad * out, SENTINEL);
         }

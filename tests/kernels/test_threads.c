@@ -340,7 +340,7 @@ static void *at_vector_length(void *arg) {
     j->packed_exact = j->packed_status == ISF_OK && product_is_exact(j->op, M, N, K, o->c, N + PAD);
     j->untouched = j->packed_status != ISF_OK && all_bytes(o->c, o->c_bytes, SENTINEL);
     memset(o->c, SENTINEL, o->c_bytes);
-    j->direct_status = gemm_any(j->op, M, N, K, o->a, K, o->b, N, o->c, N + PAD);
+    j->direct_status = isf_gemm_op(j->op, M, N, K, o->a, K, o->b, N, o->c, N + PAD);
     j->direct_exact = j->direct_status == ISF_OK && product_is_exact(j->op, M, N, K, o->c, N + PAD) &&
                       padding_untouched(o);
     return NULL;

@@ -11,8 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "isf_half.h"
-#include "isf_internal.h"
+#include "isf_elements.h"
 
 static int failures;
 
@@ -63,31 +62,13 @@ static inline void guarded_free(guarded *g) {
 
 /* ---- operands of any op ------------------------------------------------------------------------------------------ */
 
-/* Element i of an op's input or output buffer as a double, and the reverse for inputs. */
-static inline void put_input(isf_op op, void *buf, size_t i, int value) {
-    switch (op) {
-    case ISF_OP_GEMM_F32: ((float *)buf)[i] = (float)value; break;
-    case ISF_OP_GEMM_F16: ((uint16_t *)buf)[i] = isf_f32_to_f16((float)value); break;
-    case ISF_OP_GEMM_BF16: ((uint16_t *)buf)[i] = (uint16_t)(isf_f32_to_bits((float)value) >> 16); break;
-    default: ((int8_t *)buf)[i] = (int8_t)value; break;
-    }
-}
-
-static inline double get_output(isf_op op, const void *buf, size_t i) {
-    switch (op) {
-    case ISF_OP_GEMM_F16: return isf_f16_to_f32(((const uint16_t *)buf)[i]);
-    case ISF_OP_GEMM_S8: return ((const int32_t *)buf)[i];
-    default: return ((const float *)buf)[i];
-    }
-}
-
 /* A small integer for element (i, j): products and sums of k ≤ 64 of them stay exact in binary16 (below 2048). */
 static inline int small_value(size_t i, size_t j, int salt) { return (int)((i * 7 + j * 3 + (size_t)salt) % 5) - 2; }
 
 static inline void fill_matrix(isf_op op, void *buf, size_t rows, size_t cols, size_t ld, int salt) {
     for (size_t i = 0; i < rows; i++) {
         for (size_t j = 0; j < cols; j++) {
-            put_input(op, buf, i * ld + j, small_value(i, j, salt));
+            isf_put_input(op, buf, i * ld + j, small_value(i, j, salt));
         }
     }
 }
@@ -100,24 +81,12 @@ static inline int product_is_exact(isf_op op, size_t m, size_t n, size_t k, cons
             for (size_t p = 0; p < k; p++) {
                 sum += (double)small_value(i, p, 1) * small_value(p, j, 2);
             }
-            if (get_output(op, c, i * ldc + j) != sum) {
+            if (isf_get_output(op, c, i * ldc + j) != sum) {
                 return 0;
             }
         }
     }
     return 1;
-}
-
-/* Calls the op's one-call GEMM on untyped buffers. */
-static inline isf_status gemm_any(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda, const void *b,
-                                  size_t ldb, void *c, size_t ldc) {
-    switch (op) {
-    case ISF_OP_GEMM_F32: return isf_gemm_f32(m, n, k, a, lda, b, ldb, c, ldc);
-    case ISF_OP_GEMM_F16: return isf_gemm_f16(m, n, k, a, lda, b, ldb, c, ldc);
-    case ISF_OP_GEMM_BF16: return isf_gemm_bf16(m, n, k, a, lda, b, ldb, c, ldc);
-    case ISF_OP_GEMM_S8: return isf_gemm_s8(m, n, k, a, lda, b, ldb, c, ldc);
-    default: return ISF_ERR_UNSUPPORTED;
-    }
 }
 
 /* 1 when every byte of buf[0, bytes) is `fill`. */
