@@ -26,7 +26,8 @@ def test_sizes_near_the_top_of_size_t(target_cpu: TargetCpu, qemu_run: QemuRunne
 
 
 @pytest.mark.slow
-@pytest.mark.cpus(["cortex-a7", "cortex-a53", "max"])
+@pytest.mark.arch("arm")
+@pytest.mark.cpus(["cortex-a15"])  # about 2 minutes under QEMU; the defect was a 32-bit size wrap
 def test_one_by_one_results_over_k_of_half_a_gibibyte(target_cpu: TargetCpu, qemu_run: QemuRunner) -> None:
     """2^28 binary16 values of A and B for a 1×1 C: once a 128-byte work buffer on arm, and SIGSEGV."""
     run_self_checking(qemu_run, target_cpu, "test_size_edges", "long")
