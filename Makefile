@@ -16,7 +16,7 @@ PYTEST_ARGS ?= --qemu-cpu $(SLICE_CPUS) -m "not slow"
 JOBS ?= 1
 ONLY ?=
 
-.PHONY: all install build test test-qemu ci ci-suite ci-matrix lint clean
+.PHONY: all install build test test-qemu ci ci-suite ci-matrix lint format clean
 
 all: build
 
@@ -47,9 +47,19 @@ ci-suite: install lint
 ci-matrix: install
 	$(ISAFORGE) matrix run -j $(JOBS) $(if $(ONLY),--only "$(ONLY)")
 
+# C sources in one style (.clang-format); the clang-format version is pinned in pyproject.toml, as styles drift.
+C_SOURCES = $(shell git ls-files '*.c' '*.h')
+
 lint: install
 	$(VENV)/bin/ruff check src tests
 	$(VENV)/bin/ruff format --check src tests
+	@echo "clang-format --dry-run --Werror <$(words $(C_SOURCES)) C files>"
+	@$(VENV)/bin/clang-format --dry-run --Werror $(C_SOURCES)
+
+## Format the Python and C sources in place.
+format: install
+	$(VENV)/bin/ruff format src tests
+	$(VENV)/bin/clang-format -i $(C_SOURCES)
 
 clean:
 	rm -rf build

@@ -189,12 +189,15 @@ int main(int argc, char **argv) {
             const char *spec = argv[++i], *eq = strchr(spec, '=');
             size_t op = 0;
             while (eq != NULL && op < OP_NAME_COUNT &&
-                   !(strlen(op_names[op]) == (size_t)(eq - spec) && strncmp(op_names[op], spec, (size_t)(eq - spec)) == 0)) {
+                   !(strlen(op_names[op]) == (size_t)(eq - spec) &&
+                     strncmp(op_names[op], spec, (size_t)(eq - spec)) == 0)) {
                 op++;
             }
             if (eq == NULL || op == OP_NAME_COUNT) {
-                fprintf(stderr, "isaforge-info: --expect-kernel %s: want <op>=<kernel> with op one of gemm_f32, "
-                                "gemm_f16, gemm_bf16, gemm_s8\n", spec);
+                fprintf(stderr,
+                        "isaforge-info: --expect-kernel %s: want <op>=<kernel> with op one of gemm_f32, "
+                        "gemm_f16, gemm_bf16, gemm_s8\n",
+                        spec);
                 return 2;
             }
             expected[op] = eq + 1;

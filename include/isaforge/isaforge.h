@@ -10,39 +10,47 @@ extern "C" {
 #endif
 
 typedef enum { ISF_OK = 0, ISF_ERR_INVALID_ARG = 1, ISF_ERR_NO_MEMORY = 2, ISF_ERR_UNSUPPORTED = 3 } isf_status;
-enum { ISF_FEATURE_NEON = 1u << 0, ISF_FEATURE_FP16 = 1u << 1, ISF_FEATURE_DOTPROD = 1u << 2,
-       ISF_FEATURE_I8MM = 1u << 3, ISF_FEATURE_BF16 = 1u << 4, ISF_FEATURE_SVE = 1u << 5,
-       ISF_FEATURE_SVE2 = 1u << 6, ISF_FEATURE_SVEI8MM = 1u << 7, ISF_FEATURE_SVEBF16 = 1u << 8 };
+enum {
+    ISF_FEATURE_NEON = 1u << 0,
+    ISF_FEATURE_FP16 = 1u << 1,
+    ISF_FEATURE_DOTPROD = 1u << 2,
+    ISF_FEATURE_I8MM = 1u << 3,
+    ISF_FEATURE_BF16 = 1u << 4,
+    ISF_FEATURE_SVE = 1u << 5,
+    ISF_FEATURE_SVE2 = 1u << 6,
+    ISF_FEATURE_SVEI8MM = 1u << 7,
+    ISF_FEATURE_SVEBF16 = 1u << 8
+};
 typedef enum { ISF_OP_GEMM_F32, ISF_OP_GEMM_F16, ISF_OP_GEMM_BF16, ISF_OP_GEMM_S8 } isf_op;
 
-uint32_t    isf_cpu_features(void);              /* detected on this CPU */
-uint32_t    isf_active_features(void);           /* detected & allowed */
+uint32_t isf_cpu_features(void);    /* detected on this CPU */
+uint32_t isf_active_features(void); /* detected & allowed */
 /* Cap: only removes features, and re-selects kernels. Returns once every call that started before it has finished:
  * from then on no call runs a kernel the cap excludes. Active features and kernels are one snapshot per call. */
-isf_status  isf_set_feature_mask(uint32_t allowed);
-const char *isf_kernel_name(isf_op op);          /* micro-kernel chosen now, e.g. "gemm_s8_8x8x8_i8mm" */
+isf_status isf_set_feature_mask(uint32_t allowed);
+const char *isf_kernel_name(isf_op op); /* micro-kernel chosen now, e.g. "gemm_s8_8x8x8_i8mm" */
 
 /* C[m×n] = A[m×k]·B[k×n], row-major, leading dimensions in elements; C is overwritten. */
-isf_status isf_gemm_f32(size_t m, size_t n, size_t k, const float *a, size_t lda,
-                        const float *b, size_t ldb, float *c, size_t ldc);
-isf_status isf_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a, size_t lda,
-                       const int8_t *b, size_t ldb, int32_t *c, size_t ldc);
+isf_status isf_gemm_f32(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb, float *c,
+                        size_t ldc);
+isf_status isf_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a, size_t lda, const int8_t *b, size_t ldb,
+                       int32_t *c, size_t ldc);
 
 /* IEEE binary16 in and out; accumulation precision documented per variant. */
-isf_status isf_gemm_f16(size_t m, size_t n, size_t k, const uint16_t *a, size_t lda,
-                        const uint16_t *b, size_t ldb, uint16_t *c, size_t ldc);
+isf_status isf_gemm_f16(size_t m, size_t n, size_t k, const uint16_t *a, size_t lda, const uint16_t *b, size_t ldb,
+                        uint16_t *c, size_t ldc);
 /* bfloat16 in, fp32 out. */
-isf_status isf_gemm_bf16(size_t m, size_t n, size_t k, const uint16_t *a, size_t lda,
-                         const uint16_t *b, size_t ldb, float *c, size_t ldc);
+isf_status isf_gemm_bf16(size_t m, size_t n, size_t k, const uint16_t *a, size_t lda, const uint16_t *b, size_t ldb,
+                         float *c, size_t ldc);
 /* Pre-packed B (weights), packed once for the kernel selected at packing time.
  * isf_packed_b_size: bytes that every kernel of `op` this CPU can run (at the calling thread's SVE vector length)
  * fits in, so a cap changed between the two calls cannot make the buffer too small; 0 on bad input or overflow.
  * isf_pack_b writes at most `packed_bytes` bytes: a buffer too small for the kernel selected now is refused
  * (ISF_ERR_INVALID_ARG, nothing written). Changed before 1.0: isf_pack_b gained `packed_bytes`. */
-size_t     isf_packed_b_size(isf_op op, size_t n, size_t k);
+size_t isf_packed_b_size(isf_op op, size_t n, size_t k);
 isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, void *packed, size_t packed_bytes);
-isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda,
-                           const void *packed_b, void *c, size_t ldc);
+isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda, const void *packed_b,
+                           void *c, size_t ldc);
 
 #ifdef __cplusplus
 }

@@ -67,7 +67,11 @@ static blocking plan(const isf_kernel_info *kern, size_t k, size_t vector_bytes)
     const isf_op_info *op = &isf_ops[kern->op];
     size_t in = kern->widened ? sizeof(float) : op->in_bytes;
     blocking bl = {{kern->mr, isf_kernel_nr(kern, vector_bytes), kern->kr, op->in_bytes, in, pack_kind(kern)},
-                   kern->widened ? sizeof(float) : op->out_bytes, op->out_bytes, 0, 0, 0};
+                   kern->widened ? sizeof(float) : op->out_bytes,
+                   op->out_bytes,
+                   0,
+                   0,
+                   0};
     size_t kr = bl.pack.kr;
     size_t kc = L1_BUDGET / (in * (bl.pack.mr + bl.pack.nr));
     bl.kc = kc < kr ? kr : kc / kr * kr;
@@ -408,8 +412,8 @@ isf_status isf_gemm_op(isf_op op, size_t m, size_t n, size_t k, const void *a, s
     return gemm_with(op, &g, NULL);
 }
 
-isf_status isf_gemm_f32(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb,
-                        float *c, size_t ldc) {
+isf_status isf_gemm_f32(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb, float *c,
+                        size_t ldc) {
     return isf_gemm_op(ISF_OP_GEMM_F32, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
@@ -418,8 +422,8 @@ isf_status isf_gemm_f16(size_t m, size_t n, size_t k, const uint16_t *a, size_t 
     return isf_gemm_op(ISF_OP_GEMM_F16, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
-isf_status isf_gemm_bf16(size_t m, size_t n, size_t k, const uint16_t *a, size_t lda, const uint16_t *b,
-                         size_t ldb, float *c, size_t ldc) {
+isf_status isf_gemm_bf16(size_t m, size_t n, size_t k, const uint16_t *a, size_t lda, const uint16_t *b, size_t ldb,
+                         float *c, size_t ldc) {
     return isf_gemm_op(ISF_OP_GEMM_BF16, m, n, k, a, lda, b, ldb, c, ldc);
 }
 
@@ -491,8 +495,8 @@ static isf_status pack_b_with(const isf_kernel_info *kern, isf_op op, size_t n, 
     if (!ok || panels > SIZE_MAX - offset || offset + panels > packed_bytes) {
         return ISF_ERR_INVALID_ARG; /* nothing written */
     }
-    packed_header h = {PACKED_MAGIC, (uint32_t)op, (uint32_t)(kern - isf_kernels), (uint32_t)vector_bytes, n, k,
-                       bl.kc, bl.pack.nr, offset};
+    packed_header h = {PACKED_MAGIC, (uint32_t)op, (uint32_t)(kern - isf_kernels), (uint32_t)vector_bytes, n, k, bl.kc,
+                       bl.pack.nr,   offset};
     unsigned char *dst = (unsigned char *)packed + offset;
     for (size_t pc = 0, depth; n > 0 && pc < k; pc += depth) {
         depth = min_size(bl.kc, k - pc);
@@ -525,15 +529,15 @@ static isf_status packed_for(const packed_header *h, const isf_kernel_info *kern
     return ISF_OK;
 }
 
-isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda,
-                           const void *packed_b, void *c, size_t ldc) {
+isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda, const void *packed_b,
+                           void *c, size_t ldc) {
     if ((unsigned)op >= isf_op_count || packed_b == NULL) {
         return ISF_ERR_INVALID_ARG;
     }
     packed_header h;
     memcpy(&h, packed_b, sizeof h);
-    if (h.magic != PACKED_MAGIC || h.op != (uint32_t)op || h.n != n || h.k != k ||
-        h.panels < PACKED_HEADER_BYTES || h.panels >= PACKED_HEADER_BYTES + PANEL_ALIGN) {
+    if (h.magic != PACKED_MAGIC || h.op != (uint32_t)op || h.n != n || h.k != k || h.panels < PACKED_HEADER_BYTES ||
+        h.panels >= PACKED_HEADER_BYTES + PANEL_ALIGN) {
         return ISF_ERR_INVALID_ARG;
     }
     gemm_args g = {m, n, k, a, lda, NULL, n, c, ldc, (const unsigned char *)packed_b + h.panels};

@@ -9,19 +9,30 @@
 /* Stores the integer v as element i of a buffer of op's input type (exact for the small integers callers use). */
 static inline void isf_put_input(isf_op op, void *buf, size_t i, int v) {
     switch (op) {
-    case ISF_OP_GEMM_F32: ((float *)buf)[i] = (float)v; break;
-    case ISF_OP_GEMM_F16: ((uint16_t *)buf)[i] = isf_f32_to_f16((float)v); break;
-    case ISF_OP_GEMM_BF16: ((uint16_t *)buf)[i] = (uint16_t)(isf_f32_to_bits((float)v) >> 16); break;
-    default: ((int8_t *)buf)[i] = (int8_t)v; break;
+    case ISF_OP_GEMM_F32:
+        ((float *)buf)[i] = (float)v;
+        break;
+    case ISF_OP_GEMM_F16:
+        ((uint16_t *)buf)[i] = isf_f32_to_f16((float)v);
+        break;
+    case ISF_OP_GEMM_BF16:
+        ((uint16_t *)buf)[i] = (uint16_t)(isf_f32_to_bits((float)v) >> 16);
+        break;
+    default:
+        ((int8_t *)buf)[i] = (int8_t)v;
+        break;
     }
 }
 
 /* Element i of a buffer of op's output type, as a double. */
 static inline double isf_get_output(isf_op op, const void *buf, size_t i) {
     switch (op) {
-    case ISF_OP_GEMM_F16: return isf_f16_to_f32(((const uint16_t *)buf)[i]);
-    case ISF_OP_GEMM_S8: return ((const int32_t *)buf)[i];
-    default: return ((const float *)buf)[i];
+    case ISF_OP_GEMM_F16:
+        return isf_f16_to_f32(((const uint16_t *)buf)[i]);
+    case ISF_OP_GEMM_S8:
+        return ((const int32_t *)buf)[i];
+    default:
+        return ((const float *)buf)[i];
     }
 }
 

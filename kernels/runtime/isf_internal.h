@@ -71,9 +71,9 @@ typedef struct {
 typedef enum { ISF_PACK_COPY, ISF_PACK_F16_TO_F32, ISF_PACK_BF16_TO_F32 } isf_pack_kind;
 
 typedef struct {
-    size_t mr, nr, kr;   /* nr at the current vector length */
-    size_t src_bytes;    /* element size of A and B as given */
-    size_t in;           /* element size in the panels */
+    size_t mr, nr, kr; /* nr at the current vector length */
+    size_t src_bytes;  /* element size of A and B as given */
+    size_t in;         /* element size in the panels */
     isf_pack_kind kind;
 } isf_pack_spec;
 
@@ -109,13 +109,13 @@ const isf_selection *isf_selection_enter(void);
 void isf_selection_leave(const isf_selection *sel);
 
 /* Runtime internals shared by the runtime files, isaforge-info and the tests. */
-const isf_kernel_info *isf_selected_kernel(isf_op op); /* the kernel of `op` in the current selection */
+const isf_kernel_info *isf_selected_kernel(isf_op op);                /* the kernel of `op` in the current selection */
 const isf_kernel_info *isf_best_kernel(isf_op op, uint32_t features); /* what dispatch picks for them */
 /* The one-call GEMM of any op on untyped buffers (the typed public functions call it). */
 isf_status isf_gemm_op(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda, const void *b, size_t ldb,
                        void *c, size_t ldc);
 const char *isf_detect_source(void);
-size_t isf_kernel_vector_bytes(const isf_kernel_info *k);         /* this thread's VL if scalable, else 0 */
+size_t isf_kernel_vector_bytes(const isf_kernel_info *k);              /* this thread's VL if scalable, else 0 */
 unsigned isf_kernel_nr(const isf_kernel_info *k, size_t vector_bytes); /* NR at that vector length */
 uint32_t isf_detect_features(const char **source);
 uint32_t isf_close_features(uint32_t mask); /* drops features whose implied ones are missing */

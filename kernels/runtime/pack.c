@@ -33,7 +33,6 @@ size_t isf_panel_stride(const isf_pack_spec *s, size_t depth, size_t width) {
 static inline void copy2(unsigned char *d, const unsigned char *s) { memcpy(d, s, 2); }
 static inline void copy4(unsigned char *d, const unsigned char *s) { memcpy(d, s, 4); }
 
-
 ISF_INLINE void zero_bytes(unsigned char *d, size_t n) {
 #if defined(__aarch64__)
     if (n >= 16) {
@@ -74,7 +73,6 @@ static inline uint16_t load_u16(const unsigned char *p) {
     memcpy(&h, p, sizeof h);
     return h;
 }
-
 
 /* n binary16 or bfloat16 values at s → n fp32 values at d. */
 ISF_INLINE void widen(isf_pack_kind kind, unsigned char *d, const unsigned char *s, size_t n) {
@@ -196,26 +194,26 @@ static inline uint32_t load_u32(const unsigned char *p) {
 #define OUT64(p) ((uint64_t *)(void *)(p))
 
 /* Leftover k blocks, one G-byte group of each of the MR rows at a time. */
-#define A_TAIL(copy, g, mr)                                                                                     \
-    for (; blocks > 0; blocks--, a += (g), out += (mr) * (g)) {                                                 \
-        for (size_t r = 0; r < (mr); r++) {                                                                     \
-            copy(out + r * (g), a + r * lda_b);                                                                 \
-        }                                                                                                       \
+#define A_TAIL(copy, g, mr)                                     \
+    for (; blocks > 0; blocks--, a += (g), out += (mr) * (g)) { \
+        for (size_t r = 0; r < (mr); r++) {                     \
+            copy(out + r * (g), a + r * lda_b);                 \
+        }                                                       \
     }
 
 #if defined(__aarch64__)
 /* MR = 8, 32 bytes of each row at a time: an ld1 of two registers takes only a base register (post-incremented), so
  * each row has its own pointer. The empty asm "may change" them: otherwise the compilers rebuild all eight from one
  * induction variable with an add per row and iteration. It emits no instruction. */
-#define ROW_POINTERS8(a, ld)                                                                                    \
-    const unsigned char *p0 = (a), *p1 = p0 + (ld), *p2 = p1 + (ld), *p3 = p2 + (ld), *p4 = p3 + (ld);         \
+#define ROW_POINTERS8(a, ld)                                                                           \
+    const unsigned char *p0 = (a), *p1 = p0 + (ld), *p2 = p1 + (ld), *p3 = p2 + (ld), *p4 = p3 + (ld); \
     const unsigned char *p5 = p4 + (ld), *p6 = p5 + (ld), *p7 = p6 + (ld)
 /* r[i].val[h]: bytes 16h … 16h + 15 of row i (an ld1 of two registers, post-incremented). */
 #define LOAD_ROW(r, i) (r[i] = vld1q_u8_x2(p##i), p##i += 32)
-#define LOAD_ROWS8(r)                                                                                           \
-    uint8x16x2_t r[8];                                                                                          \
-    LOAD_ROW(r, 0), LOAD_ROW(r, 1), LOAD_ROW(r, 2), LOAD_ROW(r, 3);                                             \
-    LOAD_ROW(r, 4), LOAD_ROW(r, 5), LOAD_ROW(r, 6), LOAD_ROW(r, 7);                                             \
+#define LOAD_ROWS8(r)                                               \
+    uint8x16x2_t r[8];                                              \
+    LOAD_ROW(r, 0), LOAD_ROW(r, 1), LOAD_ROW(r, 2), LOAD_ROW(r, 3); \
+    LOAD_ROW(r, 4), LOAD_ROW(r, 5), LOAD_ROW(r, 6), LOAD_ROW(r, 7); \
     __asm__("" : "+r"(p0), "+r"(p1), "+r"(p2), "+r"(p3), "+r"(p4), "+r"(p5), "+r"(p6), "+r"(p7))
 #endif
 
@@ -553,8 +551,8 @@ static int a_fast(const isf_pack_spec *s, const unsigned char *a, size_t lda_b, 
 
 /* Row pointers p0 … p<n-1> of n consecutive rows of B, and their step to the next k block. */
 #define ROWS4(b, ld) const unsigned char *p0 = (b), *p1 = p0 + (ld), *p2 = p1 + (ld), *p3 = p2 + (ld)
-#define ROWS8(b, ld)                                                                                            \
-    ROWS4(b, ld);                                                                                               \
+#define ROWS8(b, ld) \
+    ROWS4(b, ld);    \
     const unsigned char *p4 = p3 + (ld), *p5 = p4 + (ld), *p6 = p5 + (ld), *p7 = p6 + (ld)
 #define STEP4(n) (p0 += (n), p1 += (n), p2 += (n), p3 += (n))
 #define STEP8(n) (STEP4(n), p4 += (n), p5 += (n), p6 += (n), p7 += (n))
@@ -586,8 +584,8 @@ ISF_INLINE void b_rows(const unsigned char *b, size_t ldb_b, size_t rows, size_t
 }
 
 /* KR = 1, widened: rows of w binary16/bfloat16 values in panel rows of nr fp32 values. */
-ISF_INLINE void b_rows_widen(isf_pack_kind kind, const unsigned char *b, size_t ldb_b, size_t rows, size_t w,
-                             size_t nr, unsigned char *out) {
+ISF_INLINE void b_rows_widen(isf_pack_kind kind, const unsigned char *b, size_t ldb_b, size_t rows, size_t w, size_t nr,
+                             unsigned char *out) {
     for (; rows > 0; rows--, b += ldb_b, out += 4 * nr) {
         widen(kind, out, b, w);
     }
@@ -610,8 +608,7 @@ ISF_INLINE uint8x16_t gather4(const unsigned char *p0, const unsigned char *p1, 
 #endif
 
 /* KR = 4, int8 (sdot kernels). */
-ISF_INLINE void b_k4_b8(const unsigned char *b, size_t ldb_b, size_t blocks, size_t w, size_t nr,
-                        unsigned char *out) {
+ISF_INLINE void b_k4_b8(const unsigned char *b, size_t ldb_b, size_t blocks, size_t w, size_t nr, unsigned char *out) {
 #if defined(__aarch64__)
     uint8x16_t tbl = vld1q_u8(TBL_4X4_B8);
 #endif
@@ -641,8 +638,7 @@ ISF_INLINE void b_k4_b8(const unsigned char *b, size_t ldb_b, size_t blocks, siz
 }
 
 /* KR = 4, bfloat16 (bfmmla kernels). */
-ISF_INLINE void b_k4_b16(const unsigned char *b, size_t ldb_b, size_t blocks, size_t w, size_t nr,
-                         unsigned char *out) {
+ISF_INLINE void b_k4_b16(const unsigned char *b, size_t ldb_b, size_t blocks, size_t w, size_t nr, unsigned char *out) {
 #if defined(__aarch64__)
     uint8x16_t tbl = vld1q_u8(TBL_4X2_B16);
 #endif
@@ -695,23 +691,20 @@ ISF_INLINE uint8x8_t zip_rows4(uint8x8_t x, uint8x8_t y) {
 #endif
 }
 
-ISF_INLINE void b_k8_b8(const unsigned char *b, size_t ldb_b, size_t blocks, size_t w, size_t nr,
-                        unsigned char *out) {
+ISF_INLINE void b_k8_b8(const unsigned char *b, size_t ldb_b, size_t blocks, size_t w, size_t nr, unsigned char *out) {
     ROWS8(b, ldb_b);
     for (; blocks > 0; blocks--, out += 8 * nr, STEP8(8 * ldb_b)) {
         unsigned char *d = out;
         size_t j = 0;
         for (; j + 8 <= w; j += 8, d += 64) {
             uint8x16x4_t v = {{zip_rows(vld1_u8(p0 + j), vld1_u8(p4 + j)), zip_rows(vld1_u8(p1 + j), vld1_u8(p5 + j)),
-                               zip_rows(vld1_u8(p2 + j), vld1_u8(p6 + j)),
-                               zip_rows(vld1_u8(p3 + j), vld1_u8(p7 + j))}};
+                               zip_rows(vld1_u8(p2 + j), vld1_u8(p6 + j)), zip_rows(vld1_u8(p3 + j), vld1_u8(p7 + j))}};
             vst4q_u8(d, v);
         }
         if (j + 4 <= w) {
-            uint8x8x4_t v = {{zip_rows4(load4_u8(p0 + j), load4_u8(p4 + j)),
-                              zip_rows4(load4_u8(p1 + j), load4_u8(p5 + j)),
-                              zip_rows4(load4_u8(p2 + j), load4_u8(p6 + j)),
-                              zip_rows4(load4_u8(p3 + j), load4_u8(p7 + j))}};
+            uint8x8x4_t v = {
+                {zip_rows4(load4_u8(p0 + j), load4_u8(p4 + j)), zip_rows4(load4_u8(p1 + j), load4_u8(p5 + j)),
+                 zip_rows4(load4_u8(p2 + j), load4_u8(p6 + j)), zip_rows4(load4_u8(p3 + j), load4_u8(p7 + j))}};
             vst4_u8(d, v);
             j += 4, d += 32;
         }
@@ -725,8 +718,7 @@ ISF_INLINE void b_k8_b8(const unsigned char *b, size_t ldb_b, size_t blocks, siz
 #if defined(__aarch64__)
 /* KR = 16, int8 (the smull/sadalp kernel): ld4 single-lane loads put 4 columns of row r into lane r of 4 registers,
  * so after 16 rows register j is column j's 16 bytes. */
-ISF_INLINE void b_k16_b8(const unsigned char *b, size_t ldb_b, size_t blocks, size_t w, size_t nr,
-                         unsigned char *out) {
+ISF_INLINE void b_k16_b8(const unsigned char *b, size_t ldb_b, size_t blocks, size_t w, size_t nr, unsigned char *out) {
     for (; blocks > 0; blocks--, b += 16 * ldb_b, out += 16 * nr) {
         unsigned char *d = out;
         size_t j = 0;

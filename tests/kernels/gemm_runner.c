@@ -287,7 +287,8 @@ static int probe_is_valid(const job *j) {
 static void read_job(FILE *in, job *j) {
     uint32_t head[4];
     uint64_t sizes[2];
-    if (fread(head, sizeof head, 1, in) != 1 || memcmp(head, "ISFJ", 4) != 0 || fread(sizes, sizeof sizes, 1, in) != 1) {
+    if (fread(head, sizeof head, 1, in) != 1 || memcmp(head, "ISFJ", 4) != 0 ||
+        fread(sizes, sizeof sizes, 1, in) != 1) {
         die("not a job file");
     }
     j->op = head[1], j->cases = head[2], j->flags = head[3];

@@ -23,9 +23,9 @@ static void f32_errors(void) {
     CHECK(isf_gemm_f32(2, 2, 2, NULL, 2, b, 2, c, 2) == ISF_ERR_INVALID_ARG);
     CHECK(isf_gemm_f32(2, 2, 2, a, 2, NULL, 2, c, 2) == ISF_ERR_INVALID_ARG);
     CHECK(isf_gemm_f32(2, 2, 2, a, 2, b, 2, NULL, 2) == ISF_ERR_INVALID_ARG);
-    CHECK(isf_gemm_f32(2, 2, 3, a, 2, b, 2, c, 2) == ISF_ERR_INVALID_ARG);  /* lda < k */
-    CHECK(isf_gemm_f32(2, 3, 2, a, 2, b, 2, c, 3) == ISF_ERR_INVALID_ARG);  /* ldb < n */
-    CHECK(isf_gemm_f32(2, 3, 2, a, 2, b, 3, c, 2) == ISF_ERR_INVALID_ARG);  /* ldc < n */
+    CHECK(isf_gemm_f32(2, 2, 3, a, 2, b, 2, c, 2) == ISF_ERR_INVALID_ARG); /* lda < k */
+    CHECK(isf_gemm_f32(2, 3, 2, a, 2, b, 2, c, 3) == ISF_ERR_INVALID_ARG); /* ldb < n */
+    CHECK(isf_gemm_f32(2, 3, 2, a, 2, b, 3, c, 2) == ISF_ERR_INVALID_ARG); /* ldc < n */
     CHECK(isf_gemm_f32(SIZE_MAX / 2, 2, 2, a, SIZE_MAX / 2, b, 2, c, 2) == ISF_ERR_INVALID_ARG);
     CHECK(isf_gemm_f32(2, 2, SIZE_MAX / 4 + 1, a, SIZE_MAX / 4 + 1, b, 2, c, 2) == ISF_ERR_INVALID_ARG);
     CHECK(isf_gemm_f32(3, SIZE_MAX / 8, 1, a, 1, b, SIZE_MAX / 8, c, SIZE_MAX / 8) == ISF_ERR_INVALID_ARG);

@@ -101,8 +101,8 @@ static void large_shape_is_exact(isf_op op, shape s, const char *what) {
             exact &= i + 1 == s.m || all_bytes(c + (i * s.ldc + s.n) * out, pad * out, SENTINEL);
         }
         if (!exact) {
-            fprintf(stderr, "%s (op %d, %s): status %d, work buffer %zu bytes, wrong result or padding written\n",
-                    what, (int)op, isf_kernel_name(op), (int)st, largest_work);
+            fprintf(stderr, "%s (op %d, %s): status %d, work buffer %zu bytes, wrong result or padding written\n", what,
+                    (int)op, isf_kernel_name(op), (int)st, largest_work);
             failures++;
         }
     }

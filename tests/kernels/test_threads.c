@@ -72,9 +72,7 @@ static int operands_init(operands *o, isf_op op) {
     return 1;
 }
 
-static void operands_free(operands *o) {
-    guarded_free(&o->ga), guarded_free(&o->gb), guarded_free(&o->gc);
-}
+static void operands_free(operands *o) { guarded_free(&o->ga), guarded_free(&o->gb), guarded_free(&o->gc); }
 
 /* C's padding (ldc = N + PAD) still holds the sentinel. */
 static int padding_untouched(const operands *o) {
@@ -229,8 +227,8 @@ static int ran_past_a_cap(const worker *w, size_t i, const cap_change *changes, 
         }
         int restored = 0;
         for (size_t later = j + 1; later < count; later++) {
-            restored |= changes[later].before < w->ends[i] &&
-                        packed_status_under(changes[later].kernel, packed_for) == ISF_OK;
+            restored |=
+                changes[later].before < w->ends[i] && packed_status_under(changes[later].kernel, packed_for) == ISF_OK;
         }
         if (!restored) {
             return 1;
@@ -341,8 +339,8 @@ static void *at_vector_length(void *arg) {
     j->untouched = j->packed_status != ISF_OK && all_bytes(o->c, o->c_bytes, SENTINEL);
     memset(o->c, SENTINEL, o->c_bytes);
     j->direct_status = isf_gemm_op(j->op, M, N, K, o->a, K, o->b, N, o->c, N + PAD);
-    j->direct_exact = j->direct_status == ISF_OK && product_is_exact(j->op, M, N, K, o->c, N + PAD) &&
-                      padding_untouched(o);
+    j->direct_exact =
+        j->direct_status == ISF_OK && product_is_exact(j->op, M, N, K, o->c, N + PAD) && padding_untouched(o);
     return NULL;
 }
 

@@ -4,8 +4,7 @@
 
 #include "isf_internal.h"
 
-static inline void store_row(uint16_t *c, float16x8_t lo, float16x8_t hi, int accumulate)
-{
+static inline void store_row(uint16_t *c, float16x8_t lo, float16x8_t hi, int accumulate) {
     if (accumulate) {
         lo = vaddq_f16(lo, vreinterpretq_f16_u16(vld1q_u16(c)));
         hi = vaddq_f16(hi, vreinterpretq_f16_u16(vld1q_u16(c + 8)));
@@ -17,8 +16,7 @@ static inline void store_row(uint16_t *c, float16x8_t lo, float16x8_t hi, int ac
 /* The panels are binary16 bits (uint16_t); load them as such and reinterpret, which costs nothing. */
 static inline float16x8_t load_dup(const uint16_t *p) { return vreinterpretq_f16_u16(vld1q_dup_u16(p)); }
 
-ISF_UKERNEL(gemm_f16_4x16_fp16)
-{
+ISF_UKERNEL(gemm_f16_4x16_fp16) {
     const uint16_t *pa = __builtin_assume_aligned(a, 64);
     const uint16_t *pb = __builtin_assume_aligned(b, 64);
     uint16_t *pc = c;

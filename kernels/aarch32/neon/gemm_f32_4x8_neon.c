@@ -4,8 +4,7 @@
 #include "isf_internal.h"
 
 /* Adding C after the loop (not seeding the accumulators with it) keeps one code path for the k loop. */
-static inline void store_row(float *c, float32x4_t lo, float32x4_t hi, int accumulate)
-{
+static inline void store_row(float *c, float32x4_t lo, float32x4_t hi, int accumulate) {
     if (accumulate) {
         lo = vaddq_f32(lo, vld1q_f32(c));
         hi = vaddq_f32(hi, vld1q_f32(c + 4));
@@ -14,8 +13,7 @@ static inline void store_row(float *c, float32x4_t lo, float32x4_t hi, int accum
     vst1q_f32(c + 4, hi);
 }
 
-ISF_UKERNEL(gemm_f32_4x8_neon)
-{
+ISF_UKERNEL(gemm_f32_4x8_neon) {
     const float *pa = __builtin_assume_aligned(a, 64);
     const float *pb = __builtin_assume_aligned(b, 64);
     float *pc = c;

@@ -6,8 +6,7 @@
 #include "isf_internal.h"
 
 /* Each accumulator holds 4 partial sums of one C element: fold the halves, then pairwise-add neighbours. */
-static inline int32x4_t reduce_row(int32x4_t x0, int32x4_t x1, int32x4_t x2, int32x4_t x3)
-{
+static inline int32x4_t reduce_row(int32x4_t x0, int32x4_t x1, int32x4_t x2, int32x4_t x3) {
     const int32x2_t s0 = vadd_s32(vget_low_s32(x0), vget_high_s32(x0));
     const int32x2_t s1 = vadd_s32(vget_low_s32(x1), vget_high_s32(x1));
     const int32x2_t s2 = vadd_s32(vget_low_s32(x2), vget_high_s32(x2));
@@ -15,15 +14,13 @@ static inline int32x4_t reduce_row(int32x4_t x0, int32x4_t x1, int32x4_t x2, int
     return vcombine_s32(vpadd_s32(s0, s1), vpadd_s32(s2, s3));
 }
 
-static inline void store_row(int32_t *c, int32x4_t v, int accumulate)
-{
+static inline void store_row(int32_t *c, int32x4_t v, int accumulate) {
     if (accumulate)
         v = vaddq_s32(v, vld1q_s32(c));
     vst1q_s32(c, v);
 }
 
-ISF_UKERNEL(gemm_s8_2x4x8_neon)
-{
+ISF_UKERNEL(gemm_s8_2x4x8_neon) {
     const int8_t *pa = __builtin_assume_aligned(a, 64);
     const int8_t *pb = __builtin_assume_aligned(b, 64);
     int32_t *pc = c;

@@ -26,14 +26,10 @@
 #define ISF_A_PER_ELEMENT 0
 #endif
 
-static inline float16x8_t load_f16(const uint16_t *p)
-{
-    return vreinterpretq_f16_u16(vld1q_u16(p));
-}
+static inline float16x8_t load_f16(const uint16_t *p) { return vreinterpretq_f16_u16(vld1q_u16(p)); }
 
 /* The old C is added only here, after the k loop, so the loop touches no memory but the panels. */
-static inline void store_row(uint16_t *c, float16x8_t x0, float16x8_t x1, float16x8_t x2, int accumulate)
-{
+static inline void store_row(uint16_t *c, float16x8_t x0, float16x8_t x1, float16x8_t x2, int accumulate) {
     if (accumulate) {
         x0 = vaddq_f16(x0, load_f16(c));
         x1 = vaddq_f16(x1, load_f16(c + 8));
@@ -47,36 +43,40 @@ static inline void store_row(uint16_t *c, float16x8_t x0, float16x8_t x1, float1
 /* Named registers rather than an array: an array indexed in a loop may be kept on the stack at -O2. */
 #define ACC_DECL(r) float16x8_t c##r##0 = vdupq_n_f16(0.0f), c##r##1 = c##r##0, c##r##2 = c##r##0
 #if ISF_A_PER_ELEMENT
-static inline float16_t load_scalar_f16(const uint16_t *p)
-{
+static inline float16_t load_scalar_f16(const uint16_t *p) {
     float16_t s;
     memcpy(&s, p, sizeof s);
     return s;
 }
 #define A_LOAD() (void)0
-#define ACC_FMA(r)                                                    \
-    do {                                                              \
-        float16_t ar = load_scalar_f16(pa + (r) - 8);                 \
-        c##r##0 = vfmaq_n_f16(c##r##0, b0, ar);                       \
-        c##r##1 = vfmaq_n_f16(c##r##1, b1, ar);                       \
-        c##r##2 = vfmaq_n_f16(c##r##2, b2, ar);                       \
+#define ACC_FMA(r)                                    \
+    do {                                              \
+        float16_t ar = load_scalar_f16(pa + (r) - 8); \
+        c##r##0 = vfmaq_n_f16(c##r##0, b0, ar);       \
+        c##r##1 = vfmaq_n_f16(c##r##1, b1, ar);       \
+        c##r##2 = vfmaq_n_f16(c##r##2, b2, ar);       \
     } while (0)
 #else
 #define A_LOAD() float16x8_t a0 = load_f16(pa - 8)
-#define ACC_FMA(r)                                       \
-    c##r##0 = vfmaq_laneq_f16(c##r##0, b0, a0, r);       \
-    c##r##1 = vfmaq_laneq_f16(c##r##1, b1, a0, r);       \
+#define ACC_FMA(r)                                 \
+    c##r##0 = vfmaq_laneq_f16(c##r##0, b0, a0, r); \
+    c##r##1 = vfmaq_laneq_f16(c##r##1, b1, a0, r); \
     c##r##2 = vfmaq_laneq_f16(c##r##2, b2, a0, r)
 #endif
 #define ACC_STORE(r) store_row(out + (r) * ldc, c##r##0, c##r##1, c##r##2, accumulate)
 
-ISF_UKERNEL(gemm_f16_8x24_fp16)
-{
+ISF_UKERNEL(gemm_f16_8x24_fp16) {
     const uint16_t *pa = a;
     const uint16_t *pb = b;
     uint16_t *out = c;
-    ACC_DECL(0); ACC_DECL(1); ACC_DECL(2); ACC_DECL(3);
-    ACC_DECL(4); ACC_DECL(5); ACC_DECL(6); ACC_DECL(7);
+    ACC_DECL(0);
+    ACC_DECL(1);
+    ACC_DECL(2);
+    ACC_DECL(3);
+    ACC_DECL(4);
+    ACC_DECL(5);
+    ACC_DECL(6);
+    ACC_DECL(7);
 
     for (size_t kb = 0; kb < k_blocks; kb++) {
         // isf-hot-loop-begin
@@ -84,11 +84,23 @@ ISF_UKERNEL(gemm_f16_8x24_fp16)
         pa += 8; /* A of this step is pa[-8..-1] */
         pb += 24;
         A_LOAD();
-        ACC_FMA(0); ACC_FMA(1); ACC_FMA(2); ACC_FMA(3);
-        ACC_FMA(4); ACC_FMA(5); ACC_FMA(6); ACC_FMA(7);
+        ACC_FMA(0);
+        ACC_FMA(1);
+        ACC_FMA(2);
+        ACC_FMA(3);
+        ACC_FMA(4);
+        ACC_FMA(5);
+        ACC_FMA(6);
+        ACC_FMA(7);
         // isf-hot-loop-end
     }
 
-    ACC_STORE(0); ACC_STORE(1); ACC_STORE(2); ACC_STORE(3);
-    ACC_STORE(4); ACC_STORE(5); ACC_STORE(6); ACC_STORE(7);
+    ACC_STORE(0);
+    ACC_STORE(1);
+    ACC_STORE(2);
+    ACC_STORE(3);
+    ACC_STORE(4);
+    ACC_STORE(5);
+    ACC_STORE(6);
+    ACC_STORE(7);
 }

@@ -4,8 +4,7 @@
 #include "isf_internal.h"
 
 /* The old C is added only here, after the k loop, so the loop touches no memory but the panels. */
-static inline void store_row(float *c, float32x4_t x0, float32x4_t x1, float32x4_t x2, int accumulate)
-{
+static inline void store_row(float *c, float32x4_t x0, float32x4_t x1, float32x4_t x2, int accumulate) {
     if (accumulate) {
         x0 = vaddq_f32(x0, vld1q_f32(c));
         x1 = vaddq_f32(x1, vld1q_f32(c + 4));
@@ -18,20 +17,25 @@ static inline void store_row(float *c, float32x4_t x0, float32x4_t x1, float32x4
 
 /* Named registers rather than an array: an array indexed in a loop may be kept on the stack at -O2. */
 #define ACC_DECL(r) float32x4_t c##r##0 = vdupq_n_f32(0.0f), c##r##1 = c##r##0, c##r##2 = c##r##0
-#define ACC_FMA(r, av, lane)                              \
-    c##r##0 = vfmaq_laneq_f32(c##r##0, b0, av, lane);     \
-    c##r##1 = vfmaq_laneq_f32(c##r##1, b1, av, lane);     \
+#define ACC_FMA(r, av, lane)                          \
+    c##r##0 = vfmaq_laneq_f32(c##r##0, b0, av, lane); \
+    c##r##1 = vfmaq_laneq_f32(c##r##1, b1, av, lane); \
     c##r##2 = vfmaq_laneq_f32(c##r##2, b2, av, lane)
 #define ACC_STORE(r) store_row(out + (r) * ldc, c##r##0, c##r##1, c##r##2, accumulate)
 
-ISF_UKERNEL(gemm_f32_8x12_neon)
-{
+ISF_UKERNEL(gemm_f32_8x12_neon) {
     const float *pa = a;
     const float *pb = b;
     float *out = c;
     /* 24 accumulators (row r, columns 4j..4j+3 in c<r><j>) + 2 A + 3 B vectors = 29 of 32 registers. */
-    ACC_DECL(0); ACC_DECL(1); ACC_DECL(2); ACC_DECL(3);
-    ACC_DECL(4); ACC_DECL(5); ACC_DECL(6); ACC_DECL(7);
+    ACC_DECL(0);
+    ACC_DECL(1);
+    ACC_DECL(2);
+    ACC_DECL(3);
+    ACC_DECL(4);
+    ACC_DECL(5);
+    ACC_DECL(6);
+    ACC_DECL(7);
 
     for (size_t kb = 0; kb < k_blocks; kb++) {
         // isf-hot-loop-begin
@@ -39,11 +43,23 @@ ISF_UKERNEL(gemm_f32_8x12_neon)
         float32x4_t b0 = vld1q_f32(pb), b1 = vld1q_f32(pb + 4), b2 = vld1q_f32(pb + 8);
         pa += 8;
         pb += 12;
-        ACC_FMA(0, a0, 0); ACC_FMA(1, a0, 1); ACC_FMA(2, a0, 2); ACC_FMA(3, a0, 3);
-        ACC_FMA(4, a1, 0); ACC_FMA(5, a1, 1); ACC_FMA(6, a1, 2); ACC_FMA(7, a1, 3);
+        ACC_FMA(0, a0, 0);
+        ACC_FMA(1, a0, 1);
+        ACC_FMA(2, a0, 2);
+        ACC_FMA(3, a0, 3);
+        ACC_FMA(4, a1, 0);
+        ACC_FMA(5, a1, 1);
+        ACC_FMA(6, a1, 2);
+        ACC_FMA(7, a1, 3);
         // isf-hot-loop-end
     }
 
-    ACC_STORE(0); ACC_STORE(1); ACC_STORE(2); ACC_STORE(3);
-    ACC_STORE(4); ACC_STORE(5); ACC_STORE(6); ACC_STORE(7);
+    ACC_STORE(0);
+    ACC_STORE(1);
+    ACC_STORE(2);
+    ACC_STORE(3);
+    ACC_STORE(4);
+    ACC_STORE(5);
+    ACC_STORE(6);
+    ACC_STORE(7);
 }

@@ -4,8 +4,7 @@
 #include "isf_internal.h"
 
 /* Folds the four partial sums of each (row, column) accumulator into one int32x4 row of C. */
-static inline void store_row(int32_t *c, int32x4_t s0, int32x4_t s1, int32x4_t s2, int32x4_t s3, int accumulate)
-{
+static inline void store_row(int32_t *c, int32x4_t s0, int32x4_t s1, int32x4_t s2, int32x4_t s3, int accumulate) {
     int32x4_t row = vpaddq_s32(vpaddq_s32(s0, s1), vpaddq_s32(s2, s3));
     if (accumulate)
         row = vaddq_s32(row, vld1q_s32(c));
@@ -17,10 +16,14 @@ static inline void store_row(int32_t *c, int32x4_t s0, int32x4_t s1, int32x4_t s
  * straight into int32. Adding two products in int16 first (smlal) would overflow for -128 * -128 twice.
  */
 #define ACC_DECL(r) int32x4_t c##r##0 = vdupq_n_s32(0), c##r##1 = c##r##0, c##r##2 = c##r##0, c##r##3 = c##r##0
-#define MAC(r, j)                                                                         \
-    c##r##j = vpadalq_s16(c##r##j, vmull_s8(vget_low_s8(a##r), vget_low_s8(b##j)));      \
+#define MAC(r, j)                                                                   \
+    c##r##j = vpadalq_s16(c##r##j, vmull_s8(vget_low_s8(a##r), vget_low_s8(b##j))); \
     c##r##j = vpadalq_s16(c##r##j, vmull_high_s8(a##r, b##j))
-#define MAC_ROW(r) MAC(r, 0); MAC(r, 1); MAC(r, 2); MAC(r, 3)
+#define MAC_ROW(r) \
+    MAC(r, 0);     \
+    MAC(r, 1);     \
+    MAC(r, 2);     \
+    MAC(r, 3)
 #define ACC_STORE(r) store_row(out + (r) * ldc, c##r##0, c##r##1, c##r##2, c##r##3, accumulate)
 
 /* GCC's pre-allocation scheduler hoists all 32 smull above the sadalps and then spills accumulators in the
@@ -31,13 +34,15 @@ static inline void store_row(int32_t *c, int32x4_t s0, int32x4_t s1, int32x4_t s
 #define ISF_NO_PRE_RA_SCHED
 #endif
 
-ISF_NO_PRE_RA_SCHED ISF_UKERNEL(gemm_s8_4x4x16_neon)
-{
+ISF_NO_PRE_RA_SCHED ISF_UKERNEL(gemm_s8_4x4x16_neon) {
     const int8_t *pa = a;
     const int8_t *pb = b;
     int32_t *out = c;
     /* c<r><j> holds four partial sums of C[r][j]: 16 accumulators + 4 A + 4 B + 2 products = 26 registers. */
-    ACC_DECL(0); ACC_DECL(1); ACC_DECL(2); ACC_DECL(3);
+    ACC_DECL(0);
+    ACC_DECL(1);
+    ACC_DECL(2);
+    ACC_DECL(3);
 
     for (size_t kb = 0; kb < k_blocks; kb++) {
         // isf-hot-loop-begin
@@ -45,9 +50,15 @@ ISF_NO_PRE_RA_SCHED ISF_UKERNEL(gemm_s8_4x4x16_neon)
         int8x16_t b0 = vld1q_s8(pb), b1 = vld1q_s8(pb + 16), b2 = vld1q_s8(pb + 32), b3 = vld1q_s8(pb + 48);
         pa += 64;
         pb += 64;
-        MAC_ROW(0); MAC_ROW(1); MAC_ROW(2); MAC_ROW(3);
+        MAC_ROW(0);
+        MAC_ROW(1);
+        MAC_ROW(2);
+        MAC_ROW(3);
         // isf-hot-loop-end
     }
 
-    ACC_STORE(0); ACC_STORE(1); ACC_STORE(2); ACC_STORE(3);
+    ACC_STORE(0);
+    ACC_STORE(1);
+    ACC_STORE(2);
+    ACC_STORE(3);
 }

@@ -8,8 +8,7 @@
 #include "isf_internal.h"
 
 /* The old C is added only here, after the k loop, so the loop touches no memory but the panels. */
-static inline void store_row(uint16_t *c, svbool_t pg, svfloat16_t x0, svfloat16_t x1, int accumulate)
-{
+static inline void store_row(uint16_t *c, svbool_t pg, svfloat16_t x0, svfloat16_t x1, int accumulate) {
     if (accumulate) {
         x0 = svadd_f16_x(pg, x0, svreinterpret_f16_u16(svld1_u16(pg, c)));
         x1 = svadd_f16_x(pg, x1, svreinterpret_f16_u16(svld1_vnum_u16(pg, c, 1)));
@@ -23,21 +22,26 @@ static inline void store_row(uint16_t *c, svbool_t pg, svfloat16_t x0, svfloat16
  * One ld1rq replicates the 8 rows' A values of one k step into every 128-bit segment; lane r selects row r.
  */
 #define ACC_DECL(r) svfloat16_t c##r##0 = svdup_n_f16(0.0), c##r##1 = c##r##0
-#define ACC_FMA(r)                                        \
-    c##r##0 = svmla_lane_f16(c##r##0, b0, a0, r);         \
+#define ACC_FMA(r)                                \
+    c##r##0 = svmla_lane_f16(c##r##0, b0, a0, r); \
     c##r##1 = svmla_lane_f16(c##r##1, b1, a0, r)
 #define ACC_STORE(r) store_row(out + (r) * ldc, pg, c##r##0, c##r##1, accumulate)
 
-ISF_UKERNEL(gemm_f16_8x16_sve)
-{
+ISF_UKERNEL(gemm_f16_8x16_sve) {
     const uint16_t *pa = a;
     const uint16_t *pb = b;
     uint16_t *out = c;
     const svbool_t pg = svptrue_b16(); /* the tile is always full */
     const size_t nr = 2 * svcnth();    /* B halves per block */
     /* 16 accumulators + 1 A + 2 B = 19 of 32 Z registers; 3 loads per 16 fmla. */
-    ACC_DECL(0); ACC_DECL(1); ACC_DECL(2); ACC_DECL(3);
-    ACC_DECL(4); ACC_DECL(5); ACC_DECL(6); ACC_DECL(7);
+    ACC_DECL(0);
+    ACC_DECL(1);
+    ACC_DECL(2);
+    ACC_DECL(3);
+    ACC_DECL(4);
+    ACC_DECL(5);
+    ACC_DECL(6);
+    ACC_DECL(7);
 
     for (size_t kb = 0; kb < k_blocks; kb++) {
         // isf-hot-loop-begin
@@ -46,11 +50,23 @@ ISF_UKERNEL(gemm_f16_8x16_sve)
         svfloat16_t b1 = svreinterpret_f16_u16(svld1_vnum_u16(pg, pb, 1));
         pa += 8;
         pb += nr;
-        ACC_FMA(0); ACC_FMA(1); ACC_FMA(2); ACC_FMA(3);
-        ACC_FMA(4); ACC_FMA(5); ACC_FMA(6); ACC_FMA(7);
+        ACC_FMA(0);
+        ACC_FMA(1);
+        ACC_FMA(2);
+        ACC_FMA(3);
+        ACC_FMA(4);
+        ACC_FMA(5);
+        ACC_FMA(6);
+        ACC_FMA(7);
         // isf-hot-loop-end
     }
 
-    ACC_STORE(0); ACC_STORE(1); ACC_STORE(2); ACC_STORE(3);
-    ACC_STORE(4); ACC_STORE(5); ACC_STORE(6); ACC_STORE(7);
+    ACC_STORE(0);
+    ACC_STORE(1);
+    ACC_STORE(2);
+    ACC_STORE(3);
+    ACC_STORE(4);
+    ACC_STORE(5);
+    ACC_STORE(6);
+    ACC_STORE(7);
 }

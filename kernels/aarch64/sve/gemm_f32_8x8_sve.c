@@ -7,8 +7,7 @@
 #include "isf_internal.h"
 
 /* The old C is added only here, after the k loop, so the loop touches no memory but the panels. */
-static inline void store_row(float *c, svbool_t pg, svfloat32_t x0, svfloat32_t x1, int accumulate)
-{
+static inline void store_row(float *c, svbool_t pg, svfloat32_t x0, svfloat32_t x1, int accumulate) {
     if (accumulate) {
         x0 = svadd_f32_x(pg, x0, svld1_f32(pg, c));
         x1 = svadd_f32_x(pg, x1, svld1_vnum_f32(pg, c, 1));
@@ -23,13 +22,12 @@ static inline void store_row(float *c, svbool_t pg, svfloat32_t x0, svfloat32_t 
  * multiplies a whole B vector by one row's A value whatever the vector length.
  */
 #define ACC_DECL(r) svfloat32_t c##r##0 = svdup_n_f32(0.0f), c##r##1 = c##r##0
-#define ACC_FMA(r, av, lane)                              \
-    c##r##0 = svmla_lane_f32(c##r##0, b0, av, lane);      \
+#define ACC_FMA(r, av, lane)                         \
+    c##r##0 = svmla_lane_f32(c##r##0, b0, av, lane); \
     c##r##1 = svmla_lane_f32(c##r##1, b1, av, lane)
 #define ACC_STORE(r) store_row(out + (r) * ldc, pg, c##r##0, c##r##1, accumulate)
 
-ISF_UKERNEL(gemm_f32_8x8_sve)
-{
+ISF_UKERNEL(gemm_f32_8x8_sve) {
     const float *pa = a;
     const float *pb = b;
     float *out = c;
@@ -40,8 +38,14 @@ ISF_UKERNEL(gemm_f32_8x8_sve)
      * latency x issue rate (4 x 4 on Neoverse V2). An 8 x 3-vector tile would fit too (24 + 2 + 3 = 29) and
      * load less per fmla, but this one already keeps the FMA pipes full and it is the name's 8x8.
      */
-    ACC_DECL(0); ACC_DECL(1); ACC_DECL(2); ACC_DECL(3);
-    ACC_DECL(4); ACC_DECL(5); ACC_DECL(6); ACC_DECL(7);
+    ACC_DECL(0);
+    ACC_DECL(1);
+    ACC_DECL(2);
+    ACC_DECL(3);
+    ACC_DECL(4);
+    ACC_DECL(5);
+    ACC_DECL(6);
+    ACC_DECL(7);
 
     for (size_t kb = 0; kb < k_blocks; kb++) {
         // isf-hot-loop-begin
@@ -49,11 +53,23 @@ ISF_UKERNEL(gemm_f32_8x8_sve)
         svfloat32_t b0 = svld1_f32(pg, pb), b1 = svld1_vnum_f32(pg, pb, 1);
         pa += 8;
         pb += nr;
-        ACC_FMA(0, a0, 0); ACC_FMA(1, a0, 1); ACC_FMA(2, a0, 2); ACC_FMA(3, a0, 3);
-        ACC_FMA(4, a1, 0); ACC_FMA(5, a1, 1); ACC_FMA(6, a1, 2); ACC_FMA(7, a1, 3);
+        ACC_FMA(0, a0, 0);
+        ACC_FMA(1, a0, 1);
+        ACC_FMA(2, a0, 2);
+        ACC_FMA(3, a0, 3);
+        ACC_FMA(4, a1, 0);
+        ACC_FMA(5, a1, 1);
+        ACC_FMA(6, a1, 2);
+        ACC_FMA(7, a1, 3);
         // isf-hot-loop-end
     }
 
-    ACC_STORE(0); ACC_STORE(1); ACC_STORE(2); ACC_STORE(3);
-    ACC_STORE(4); ACC_STORE(5); ACC_STORE(6); ACC_STORE(7);
+    ACC_STORE(0);
+    ACC_STORE(1);
+    ACC_STORE(2);
+    ACC_STORE(3);
+    ACC_STORE(4);
+    ACC_STORE(5);
+    ACC_STORE(6);
+    ACC_STORE(7);
 }

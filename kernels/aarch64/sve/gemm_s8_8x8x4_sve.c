@@ -8,8 +8,7 @@
 #include "isf_internal.h"
 
 /* The old C is added only here, after the k loop, so the loop touches no memory but the panels. */
-static inline void store_row(int32_t *c, svbool_t pg, svint32_t x0, svint32_t x1, int accumulate)
-{
+static inline void store_row(int32_t *c, svbool_t pg, svint32_t x0, svint32_t x1, int accumulate) {
     if (accumulate) {
         x0 = svadd_s32_x(pg, x0, svld1_s32(pg, c));
         x1 = svadd_s32_x(pg, x1, svld1_vnum_s32(pg, c, 1));
@@ -24,21 +23,26 @@ static inline void store_row(int32_t *c, svbool_t pg, svint32_t x0, svint32_t x1
  * against all the columns of a B vector. Row r, columns [0, VL/32) in c<r>0, [VL/32, 2 VL/32) in c<r>1.
  */
 #define ACC_DECL(r) svint32_t c##r##0 = svdup_n_s32(0), c##r##1 = c##r##0
-#define ACC_DOT(r, av, lane)                              \
-    c##r##0 = svdot_lane_s32(c##r##0, b0, av, lane);      \
+#define ACC_DOT(r, av, lane)                         \
+    c##r##0 = svdot_lane_s32(c##r##0, b0, av, lane); \
     c##r##1 = svdot_lane_s32(c##r##1, b1, av, lane)
 #define ACC_STORE(r) store_row(out + (r) * ldc, pg, c##r##0, c##r##1, accumulate)
 
-ISF_UKERNEL(gemm_s8_8x8x4_sve)
-{
+ISF_UKERNEL(gemm_s8_8x8x4_sve) {
     const int8_t *pa = a;
     const int8_t *pb = b;
     int32_t *out = c;
     const svbool_t pg = svptrue_b8(); /* the tile is always full */
     const size_t nb = 2 * svcntb();   /* B bytes per block */
     /* 16 accumulators + 2 A + 2 B = 20 of 32 Z registers; 4 loads per 16 sdot. */
-    ACC_DECL(0); ACC_DECL(1); ACC_DECL(2); ACC_DECL(3);
-    ACC_DECL(4); ACC_DECL(5); ACC_DECL(6); ACC_DECL(7);
+    ACC_DECL(0);
+    ACC_DECL(1);
+    ACC_DECL(2);
+    ACC_DECL(3);
+    ACC_DECL(4);
+    ACC_DECL(5);
+    ACC_DECL(6);
+    ACC_DECL(7);
 
     for (size_t kb = 0; kb < k_blocks; kb++) {
         // isf-hot-loop-begin
@@ -46,11 +50,23 @@ ISF_UKERNEL(gemm_s8_8x8x4_sve)
         svint8_t b0 = svld1_s8(pg, pb), b1 = svld1_vnum_s8(pg, pb, 1);
         pa += 32;
         pb += nb;
-        ACC_DOT(0, a0, 0); ACC_DOT(1, a0, 1); ACC_DOT(2, a0, 2); ACC_DOT(3, a0, 3);
-        ACC_DOT(4, a1, 0); ACC_DOT(5, a1, 1); ACC_DOT(6, a1, 2); ACC_DOT(7, a1, 3);
+        ACC_DOT(0, a0, 0);
+        ACC_DOT(1, a0, 1);
+        ACC_DOT(2, a0, 2);
+        ACC_DOT(3, a0, 3);
+        ACC_DOT(4, a1, 0);
+        ACC_DOT(5, a1, 1);
+        ACC_DOT(6, a1, 2);
+        ACC_DOT(7, a1, 3);
         // isf-hot-loop-end
     }
 
-    ACC_STORE(0); ACC_STORE(1); ACC_STORE(2); ACC_STORE(3);
-    ACC_STORE(4); ACC_STORE(5); ACC_STORE(6); ACC_STORE(7);
+    ACC_STORE(0);
+    ACC_STORE(1);
+    ACC_STORE(2);
+    ACC_STORE(3);
+    ACC_STORE(4);
+    ACC_STORE(5);
+    ACC_STORE(6);
+    ACC_STORE(7);
 }

@@ -12,8 +12,7 @@
  * laid out [r0c0 r0c1 r1c0 r1c1]: even 64-bit lanes belong to the even row, odd ones to the odd row. uzp1/uzp2 on
  * 64-bit lanes of (m0, m1) put B vector 0's columns, then B vector 1's, in order: one full row each.
  */
-static inline void store_row_pair(float *c, size_t ldc, svbool_t pg, svfloat32_t m0, svfloat32_t m1, int accumulate)
-{
+static inline void store_row_pair(float *c, size_t ldc, svbool_t pg, svfloat32_t m0, svfloat32_t m1, int accumulate) {
     svuint64_t q0 = svreinterpret_u64_f32(m0), q1 = svreinterpret_u64_f32(m1);
     svfloat32_t even = svreinterpret_f32_u64(svuzp1_u64(q0, q1));
     svfloat32_t odd = svreinterpret_f32_u64(svuzp2_u64(q0, q1));
@@ -32,24 +31,26 @@ static inline void store_row_pair(float *c, size_t ldc, svbool_t pg, svfloat32_t
  * loop does three k blocks into three independent sets (c, d, e: 24 accumulators), added together after the loop.
  */
 #define ACC_DECL(s, i) svfloat32_t s##i##0 = svdup_n_f32(0.0f), s##i##1 = s##i##0
-#define ACC_MMLA(s, i)                              \
-    s##i##0 = svbfmmla_f32(s##i##0, a##i, b0);      \
+#define ACC_MMLA(s, i)                         \
+    s##i##0 = svbfmmla_f32(s##i##0, a##i, b0); \
     s##i##1 = svbfmmla_f32(s##i##1, a##i, b1)
 #define LD1RQ(p) svreinterpret_bf16_u16(svld1rq_u16(pg, (p)))
-#define LOAD_BLOCK(pa, pb)                                                            \
+#define LOAD_BLOCK(pa, pb)                                                              \
     a0 = LD1RQ(pa), a1 = LD1RQ((pa) + 8), a2 = LD1RQ((pa) + 16), a3 = LD1RQ((pa) + 24); \
-    b0 = svreinterpret_bf16_u16(svld1_u16(pg, (pb)));                                 \
+    b0 = svreinterpret_bf16_u16(svld1_u16(pg, (pb)));                                   \
     b1 = svreinterpret_bf16_u16(svld1_vnum_u16(pg, (pb), 1))
 #define BLOCK(s, pa, pb) \
     LOAD_BLOCK(pa, pb);  \
-    ACC_MMLA(s, 0); ACC_MMLA(s, 1); ACC_MMLA(s, 2); ACC_MMLA(s, 3)
-#define ACC_MERGE(i)                                                      \
+    ACC_MMLA(s, 0);      \
+    ACC_MMLA(s, 1);      \
+    ACC_MMLA(s, 2);      \
+    ACC_MMLA(s, 3)
+#define ACC_MERGE(i)                                                       \
     c##i##0 = svadd_f32_x(pg, c##i##0, svadd_f32_x(pg, d##i##0, e##i##0)); \
     c##i##1 = svadd_f32_x(pg, c##i##1, svadd_f32_x(pg, d##i##1, e##i##1))
 #define ACC_STORE(i) store_row_pair(out + 2 * (i) * ldc, ldc, pg, c##i##0, c##i##1, accumulate)
 
-ISF_UKERNEL(gemm_bf16_8x4x4_svebf16)
-{
+ISF_UKERNEL(gemm_bf16_8x4x4_svebf16) {
     const uint16_t *pa = a;
     const uint16_t *pb = b;
     float *out = c;
@@ -57,9 +58,18 @@ ISF_UKERNEL(gemm_bf16_8x4x4_svebf16)
     const size_t nh = 2 * svcnth();    /* B bfloat16 per block */
     svbfloat16_t a0, a1, a2, a3, b0, b1;
     /* 3 sets x 8 accumulators + 4 A + 2 B = 30 of 32 Z registers; 6 loads per 8 bfmmla. */
-    ACC_DECL(c, 0); ACC_DECL(c, 1); ACC_DECL(c, 2); ACC_DECL(c, 3);
-    ACC_DECL(d, 0); ACC_DECL(d, 1); ACC_DECL(d, 2); ACC_DECL(d, 3);
-    ACC_DECL(e, 0); ACC_DECL(e, 1); ACC_DECL(e, 2); ACC_DECL(e, 3);
+    ACC_DECL(c, 0);
+    ACC_DECL(c, 1);
+    ACC_DECL(c, 2);
+    ACC_DECL(c, 3);
+    ACC_DECL(d, 0);
+    ACC_DECL(d, 1);
+    ACC_DECL(d, 2);
+    ACC_DECL(d, 3);
+    ACC_DECL(e, 0);
+    ACC_DECL(e, 1);
+    ACC_DECL(e, 2);
+    ACC_DECL(e, 3);
 
     size_t kt = k_blocks / 3;
     for (; kt > 0; kt--) {
@@ -77,6 +87,12 @@ ISF_UKERNEL(gemm_bf16_8x4x4_svebf16)
         pb += nh;
     }
 
-    ACC_MERGE(0); ACC_MERGE(1); ACC_MERGE(2); ACC_MERGE(3);
-    ACC_STORE(0); ACC_STORE(1); ACC_STORE(2); ACC_STORE(3);
+    ACC_MERGE(0);
+    ACC_MERGE(1);
+    ACC_MERGE(2);
+    ACC_MERGE(3);
+    ACC_STORE(0);
+    ACC_STORE(1);
+    ACC_STORE(2);
+    ACC_STORE(3);
 }

@@ -11,8 +11,7 @@
  * laid out [r0c0 r0c1 r1c0 r1c1]: even 64-bit lanes belong to the even row, odd ones to the odd row. uzp1/uzp2 on
  * 64-bit lanes of (m0, m1) put B vector 0's columns, then B vector 1's, in order: one full row each.
  */
-static inline void store_row_pair(int32_t *c, size_t ldc, svbool_t pg, svint32_t m0, svint32_t m1, int accumulate)
-{
+static inline void store_row_pair(int32_t *c, size_t ldc, svbool_t pg, svint32_t m0, svint32_t m1, int accumulate) {
     svint64_t q0 = svreinterpret_s64_s32(m0), q1 = svreinterpret_s64_s32(m1);
     svint32_t even = svreinterpret_s32_s64(svuzp1_s64(q0, q1));
     svint32_t odd = svreinterpret_s32_s64(svuzp2_s64(q0, q1));
@@ -31,23 +30,25 @@ static inline void store_row_pair(int32_t *c, size_t ldc, svbool_t pg, svint32_t
  * into two independent sets (c: even blocks, d: odd blocks), added together after the loop.
  */
 #define ACC_DECL(s, i) svint32_t s##i##0 = svdup_n_s32(0), s##i##1 = s##i##0
-#define ACC_MMLA(s, i)                             \
-    s##i##0 = svmmla_s32(s##i##0, a##i, b0);       \
+#define ACC_MMLA(s, i)                       \
+    s##i##0 = svmmla_s32(s##i##0, a##i, b0); \
     s##i##1 = svmmla_s32(s##i##1, a##i, b1)
-#define LOAD_BLOCK(pa, pb)                                                            \
-    a0 = svld1rq_s8(pg, (pa)), a1 = svld1rq_s8(pg, (pa) + 16);                        \
-    a2 = svld1rq_s8(pg, (pa) + 32), a3 = svld1rq_s8(pg, (pa) + 48);                   \
+#define LOAD_BLOCK(pa, pb)                                          \
+    a0 = svld1rq_s8(pg, (pa)), a1 = svld1rq_s8(pg, (pa) + 16);      \
+    a2 = svld1rq_s8(pg, (pa) + 32), a3 = svld1rq_s8(pg, (pa) + 48); \
     b0 = svld1_s8(pg, (pb)), b1 = svld1_vnum_s8(pg, (pb), 1)
 #define BLOCK(s, pa, pb) \
     LOAD_BLOCK(pa, pb);  \
-    ACC_MMLA(s, 0); ACC_MMLA(s, 1); ACC_MMLA(s, 2); ACC_MMLA(s, 3)
+    ACC_MMLA(s, 0);      \
+    ACC_MMLA(s, 1);      \
+    ACC_MMLA(s, 2);      \
+    ACC_MMLA(s, 3)
 #define ACC_MERGE(i)                             \
     c##i##0 = svadd_s32_x(pg, c##i##0, d##i##0); \
     c##i##1 = svadd_s32_x(pg, c##i##1, d##i##1)
 #define ACC_STORE(i) store_row_pair(out + 2 * (i) * ldc, ldc, pg, c##i##0, c##i##1, accumulate)
 
-ISF_UKERNEL(gemm_s8_8x4x8_svei8mm)
-{
+ISF_UKERNEL(gemm_s8_8x4x8_svei8mm) {
     const int8_t *pa = a;
     const int8_t *pb = b;
     int32_t *out = c;
@@ -55,8 +56,14 @@ ISF_UKERNEL(gemm_s8_8x4x8_svei8mm)
     const size_t nb = 2 * svcntb();   /* B bytes per block */
     svint8_t a0, a1, a2, a3, b0, b1;
     /* 2 sets x 8 accumulators + 4 A + 2 B = 22 of 32 Z registers; 6 loads per 8 smmla. */
-    ACC_DECL(c, 0); ACC_DECL(c, 1); ACC_DECL(c, 2); ACC_DECL(c, 3);
-    ACC_DECL(d, 0); ACC_DECL(d, 1); ACC_DECL(d, 2); ACC_DECL(d, 3);
+    ACC_DECL(c, 0);
+    ACC_DECL(c, 1);
+    ACC_DECL(c, 2);
+    ACC_DECL(c, 3);
+    ACC_DECL(d, 0);
+    ACC_DECL(d, 1);
+    ACC_DECL(d, 2);
+    ACC_DECL(d, 3);
 
     for (size_t kp = k_blocks / 2; kp > 0; kp--) {
         // isf-hot-loop-begin
@@ -70,6 +77,12 @@ ISF_UKERNEL(gemm_s8_8x4x8_svei8mm)
         BLOCK(c, pa, pb);
     }
 
-    ACC_MERGE(0); ACC_MERGE(1); ACC_MERGE(2); ACC_MERGE(3);
-    ACC_STORE(0); ACC_STORE(1); ACC_STORE(2); ACC_STORE(3);
+    ACC_MERGE(0);
+    ACC_MERGE(1);
+    ACC_MERGE(2);
+    ACC_MERGE(3);
+    ACC_STORE(0);
+    ACC_STORE(1);
+    ACC_STORE(2);
+    ACC_STORE(3);
 }
