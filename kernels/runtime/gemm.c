@@ -45,7 +45,11 @@ typedef struct {
     unsigned char *c;
     size_t ldc;
     const unsigned char *packed_b; /* NULL: pack B here */
+    const isf_epilogue *ep;        /* applied with the last k block */
 } gemm_args;
+
+/* What the kernels get for every k block but the last: store the sums as they are. */
+static const isf_epilogue no_epilogue = {ISF_EPILOGUE_NONE};
 
 /* Keeps the tile loops in functions of their own, with their pointers in registers across the kernel calls. */
 #define ISF_NOINLINE __attribute__((noinline))
@@ -155,12 +159,13 @@ static inline void narrow_row_f16(uint16_t *d, const float *s, size_t n) {
  * results are dropped). */
 static ISF_NOINLINE void scratch_tile(const isf_kernel_info *kern, const blocking *bl, size_t kblocks,
                                       const unsigned char *ap, const unsigned char *bp, unsigned char *c, size_t ldc,
-                                      size_t rows, size_t cols, int accumulate, unsigned char *scratch) {
+                                      size_t rows, size_t cols, int accumulate, const isf_epilogue *ep,
+                                      unsigned char *scratch) {
     size_t nr = bl->pack.nr, tile_row = nr * bl->out, c_row = ldc * bl->out, bytes = cols * bl->out;
     if (accumulate) {
         copy_rows(scratch, tile_row, c, c_row, rows, bytes);
     }
-    kern->fn(kblocks, ap, bp, scratch, nr, accumulate);
+    kern->fn(kblocks, ap, bp, scratch, nr, accumulate, ep);
     copy_rows(c, c_row, scratch, tile_row, rows, bytes);
 }
 
@@ -169,6 +174,7 @@ typedef struct {
     isf_ukernel_fn fn;
     size_t kblocks, ldc;
     int accumulate;
+    const isf_epilogue *ep;
     const unsigned char *a, *b;
     size_t a_panel, b_panel;
     unsigned char *c;
@@ -176,7 +182,7 @@ typedef struct {
 } tile_grid;
 
 /* down × across full tiles from the grid's origin, written by the kernel straight into C. The inner loop keeps its
- * ten values in callee-saved registers: six moves, the call and three steps per tile. */
+ * eleven values in callee-saved registers: seven moves, the call and three steps per tile. */
 static ISF_NOINLINE void full_tiles(const tile_grid *t, size_t down, size_t across) {
     const unsigned char *b = t->b;
     unsigned char *c_col = t->c;
@@ -184,10 +190,11 @@ static ISF_NOINLINE void full_tiles(const tile_grid *t, size_t down, size_t acro
         isf_ukernel_fn fn = t->fn;
         size_t kblocks = t->kblocks, ldc = t->ldc, a_panel = t->a_panel, c_down = t->c_down;
         int accumulate = t->accumulate;
+        const isf_epilogue *ep = t->ep;
         const unsigned char *a = t->a;
         unsigned char *c = c_col;
         for (size_t i = down; i > 0; i--, a += a_panel, c += c_down) {
-            fn(kblocks, a, b, c, ldc, accumulate);
+            fn(kblocks, a, b, c, ldc, accumulate, ep);
         }
     }
 }
@@ -201,13 +208,14 @@ typedef struct {
 /* rows × cols of `dst` from packed A (rows) and packed B (cols): the full tiles straight into it, then the edge row
  * and column of tiles through the scratch tile. */
 static void macro_tile(const isf_kernel_info *kern, const blocking *bl, c_block dst, size_t rows, size_t cols,
-                       size_t depth, int accumulate, const unsigned char *apack, const unsigned char *bpack,
-                       unsigned char *scratch) {
+                       size_t depth, int accumulate, const isf_epilogue *ep, const unsigned char *apack,
+                       const unsigned char *bpack, unsigned char *scratch) {
     size_t mr = bl->pack.mr, nr = bl->pack.nr;
     tile_grid t = {kern->fn,
                    blocks_of(depth, bl->pack.kr),
                    dst.ldc,
                    accumulate,
+                   ep,
                    apack,
                    bpack,
                    isf_panel_stride(&bl->pack, depth, mr),
@@ -222,11 +230,11 @@ static void macro_tile(const isf_kernel_info *kern, const blocking *bl, c_block 
     /* The rest through the scratch tile: the row of tiles below the full ones, then the last column. */
     for (size_t i = down, j = 0; i * mr < rows && j < across; j++) {
         scratch_tile(kern, bl, t.kblocks, t.a + i * t.a_panel, t.b + j * t.b_panel, t.c + i * t.c_down + j * t.c_right,
-                     t.ldc, rows - i * mr, nr, accumulate, scratch);
+                     t.ldc, rows - i * mr, nr, accumulate, ep, scratch);
     }
     for (size_t i = 0, j = across; j * nr < cols && i * mr < rows; i++) {
         scratch_tile(kern, bl, t.kblocks, t.a + i * t.a_panel, t.b + j * t.b_panel, t.c + i * t.c_down + j * t.c_right,
-                     t.ldc, min_size(mr, rows - i * mr), cols - j * nr, accumulate, scratch);
+                     t.ldc, min_size(mr, rows - i * mr), cols - j * nr, accumulate, ep, scratch);
     }
 }
 
@@ -290,6 +298,11 @@ static void pack_a(const blocking *bl, const gemm_args *g, size_t ic, size_t row
     isf_pack_a_panels(&bl->pack, g->a + (ic * g->lda + pc) * bl->pack.src_bytes, g->lda, rows, depth, apack);
 }
 
+/* The epilogue applies once, when the sums are complete: with the last k block. */
+static const isf_epilogue *epilogue_at(const gemm_args *g, size_t pc, size_t depth) {
+    return pc + depth == g->k ? g->ep : &no_epilogue;
+}
+
 /* C and the kernel share the element type: k blocks outside, so each B block is packed once and every row block
  * of A accumulates into C. */
 static void blocks_into_c(const isf_kernel_info *kern, const blocking *bl, const gemm_args *g, const work_areas *w) {
@@ -303,7 +316,8 @@ static void blocks_into_c(const isf_kernel_info *kern, const blocking *bl, const
                 rows = min_size(bl->mc, g->m - ic);
                 pack_a(bl, g, ic, rows, pc, depth, w->apack);
                 c_block dst = {g->c + (ic * g->ldc + jc) * bl->out, g->ldc};
-                macro_tile(kern, bl, dst, rows, cols, depth, pc > 0, w->apack, bp, w->scratch);
+                macro_tile(kern, bl, dst, rows, cols, depth, pc > 0, epilogue_at(g, pc, depth), w->apack, bp,
+                           w->scratch);
             }
         }
     }
@@ -323,7 +337,8 @@ static void blocks_through_acc(const isf_kernel_info *kern, const blocking *bl, 
                 depth = min_size(bl->kc, g->k - pc);
                 const unsigned char *bp = b_panels(bl, g, pc, depth, jc, cols, w->bpack, held);
                 pack_a(bl, g, ic, rows, pc, depth, w->apack);
-                macro_tile(kern, bl, acc, rows, cols, depth, pc > 0, w->apack, bp, w->scratch);
+                macro_tile(kern, bl, acc, rows, cols, depth, pc > 0, epilogue_at(g, pc, depth), w->apack, bp,
+                           w->scratch);
             }
             for (size_t r = 0; r < rows; r++) {
                 narrow_row_f16((uint16_t *)(void *)(g->c + ((ic + r) * g->ldc + jc) * bl->c_out),
@@ -408,7 +423,7 @@ isf_status isf_gemm_op(isf_op op, size_t m, size_t n, size_t k, const void *a, s
     if ((unsigned)op >= isf_op_count) {
         return ISF_ERR_INVALID_ARG;
     }
-    gemm_args g = {m, n, k, a, lda, b, ldb, c, ldc, NULL};
+    gemm_args g = {m, n, k, a, lda, b, ldb, c, ldc, NULL, &no_epilogue};
     return gemm_with(op, &g, NULL);
 }
 
@@ -540,7 +555,7 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
         h.panels >= PACKED_HEADER_BYTES + PANEL_ALIGN) {
         return ISF_ERR_INVALID_ARG;
     }
-    gemm_args g = {m, n, k, a, lda, NULL, n, c, ldc, (const unsigned char *)packed_b + h.panels};
+    gemm_args g = {m, n, k, a, lda, NULL, n, c, ldc, (const unsigned char *)packed_b + h.panels, &no_epilogue};
     const isf_selection *sel = isf_selection_enter();
     const isf_kernel_info *kern = sel->kernel[op];
     isf_status st = kern == NULL ? ISF_ERR_UNSUPPORTED : packed_for(&h, kern, k);

@@ -10,7 +10,8 @@
 /*
  * Micro-kernel ABI. Every kernel file kernels/<arch>/<variant>/<name>.c defines exactly one function
  *
- *     void isf_ukernel_<name>(size_t k_blocks, const void *a, const void *b, void *c, size_t ldc, int accumulate);
+ *     void isf_ukernel_<name>(size_t k_blocks, const void *a, const void *b, void *c, size_t ldc, int accumulate,
+ *                             const isf_epilogue *ep);
  *
  * where <name> follows docs/kernel_names.md, so MR, NR and KR come from the name (KR = 1 when omitted).
  * It computes one full MR×NR tile of C from packed panels (packing is done by the runtime, at the baseline):
@@ -19,6 +20,7 @@
  * Rows, columns and k beyond the problem are zero in the panels. Every panel starts 64-byte aligned.
  * c: row-major output tile with row stride ldc (in output elements). accumulate = 0: C = A·B; else C += A·B.
  * Edge tiles are handled by the driver through a scratch tile, so kernels always write the full MR×NR.
+ * ep: per-call parameters of what a kernel applies to the tile as it stores it (below); never NULL.
  *
  * Element types: gemm_f32 float → float; gemm_f16 IEEE binary16 bits (uint16_t) → binary16; gemm_bf16 bfloat16
  * bits (uint16_t) → float; gemm_s8 int8_t → int32_t. The driver splits k into Kc blocks for every op: a gemm_f16
@@ -31,10 +33,25 @@
  * reads the calling thread's VL (isf_sve_vector_bytes, compiled with SVE flags and called only to run a scalable
  * kernel, so only when SVE is active) once per call, and plans, packs and sizes its scratch for that width.
  */
-typedef void (*isf_ukernel_fn)(size_t k_blocks, const void *a, const void *b, void *c, size_t ldc, int accumulate);
 
-#define ISF_UKERNEL(name) \
-    void isf_ukernel_##name(size_t k_blocks, const void *a, const void *b, void *c, size_t ldc, int accumulate)
+/*
+ * The epilogue: what a kernel does to its tile on the last k block before storing it (fused bias, clamp,
+ * requantization come here, so C is written once). One struct for every op and kernel, so a new step is a field
+ * and a flag, not a new ABI. `steps` says which fields apply; a kernel handles the steps of ISF_EPILOGUE_NONE only
+ * today, and the driver asks for nothing else.
+ */
+enum { ISF_EPILOGUE_NONE = 0u };
+
+typedef struct {
+    uint32_t steps; /* ISF_EPILOGUE_* bits */
+} isf_epilogue;
+
+typedef void (*isf_ukernel_fn)(size_t k_blocks, const void *a, const void *b, void *c, size_t ldc, int accumulate,
+                               const isf_epilogue *ep);
+
+#define ISF_UKERNEL(name)                                                                                       \
+    void isf_ukernel_##name(size_t k_blocks, const void *a, const void *b, void *c, size_t ldc, int accumulate, \
+                            const isf_epilogue *ep __attribute__((unused)))
 
 typedef struct {
     const char *name;

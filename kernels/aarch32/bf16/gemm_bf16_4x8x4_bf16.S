@@ -2,7 +2,8 @@
  *
  * bfloat16 -> fp32 GEMM micro-kernel, A32: 4x8 tile, vmmla.bf16, 4 k steps per block (hand-written; ABI in
  * kernels/runtime/isf_internal.h: r0 k_blocks, r1 A panel, r2 B panel, r3 C, [sp] ldc in elements,
- * [sp, #4] accumulate; AAPCS hard-float, q4-q7 callee-saved).
+ * [sp, #4] accumulate, [sp, #8] epilogue (unused: no step is asked of it yet); AAPCS hard-float, q4-q7
+ * callee-saved).
  *
  * Per block A is 32 bytes (a01: rows 0, 1 x 4 k; a23: rows 2, 3) and B 64 bytes (b01, b23, b45, b67: two
  * columns x 4 k each): exactly vmmla.bf16's operands. Like bfmmla it flushes subnormals and rounds its

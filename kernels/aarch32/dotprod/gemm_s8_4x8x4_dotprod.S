@@ -2,7 +2,8 @@
  *
  * int8 -> int32 GEMM micro-kernel, A32: 4x8 tile, vsdot by scalar, 4 k steps per block (hand-written; ABI in
  * kernels/runtime/isf_internal.h: r0 k_blocks, r1 A panel, r2 B panel, r3 C, [sp] ldc in elements,
- * [sp, #4] accumulate; AAPCS hard-float, q4-q7 callee-saved).
+ * [sp, #4] accumulate, [sp, #8] epilogue (unused: no step is asked of it yet); AAPCS hard-float, q4-q7
+ * callee-saved).
  *
  * Per block A is 16 bytes (one D register per row pair: lane 0 row 2p's 4 k values, lane 1 row 2p+1's) and
  * B 32 bytes (two Q registers, one column's 4 k values per 32-bit lane): one vsdot by scalar updates 4 C

@@ -1,7 +1,8 @@
 /* gemm_bf16_8x10x4_bf16
  *
  * bfloat16 -> fp32 GEMM micro-kernel (FEAT_BF16): 8x10 tile, bfmmla, 4 k steps per block (hand-written; ABI in
- * kernels/runtime/isf_internal.h: x0 k_blocks, x1 A panel, x2 B panel, x3 C, x4 ldc in elements, w5 accumulate).
+ * kernels/runtime/isf_internal.h: x0 k_blocks, x1 A panel, x2 B panel, x3 C, x4 ldc in elements,
+ * w5 accumulate, x6 epilogue: unused, no step is asked of it yet).
  *
  * Per block A is 64 bytes (a<i>: rows 2i, 2i+1 x 4 k) and B 80 bytes (b<j>: columns 2j, 2j+1 x 4 k): exactly
  * bfmmla's operands. v(12 + 5i + j) accumulates the 2x2 block rows 2i, 2i+1 x columns 2j, 2j+1 laid out

@@ -1,7 +1,8 @@
 /* gemm_s8_8x12x4_dotprod
  *
  * int8 -> int32 GEMM micro-kernel: 8x12 tile, sdot by element, 4 k steps per block (hand-written; ABI in
- * kernels/runtime/isf_internal.h: x0 k_blocks, x1 A panel, x2 B panel, x3 C, x4 ldc in elements, w5 accumulate).
+ * kernels/runtime/isf_internal.h: x0 k_blocks, x1 A panel, x2 B panel, x3 C, x4 ldc in elements,
+ * w5 accumulate, x6 epilogue: unused, no step is asked of it yet).
  *
  * Per block A is 32 bytes (two vectors: rows 0-3, rows 4-7, one row's 4 k values per 32-bit lane) and B 48 bytes
  * (b0-b2 in v2-v4, one column's 4 k values per lane). c(r, 4j..4j+3) lives in v(8 + 3r + j): v8-v31, 24
