@@ -13,9 +13,6 @@
 
 #include "isf_elements.h"
 
-static const char *const op_names[] = {"gemm_f32", "gemm_f16", "gemm_bf16", "gemm_s8"};
-#define OP_NAME_COUNT (sizeof op_names / sizeof *op_names)
-
 static void print_feature_list(uint32_t mask) {
     const char *sep = "";
     putchar('[');
@@ -30,10 +27,28 @@ static void print_feature_list(uint32_t mask) {
 
 static void print_kernels(void) {
     printf("  \"kernels\": {");
-    for (size_t op = 0; op < OP_NAME_COUNT; op++) {
+    for (size_t op = 0; op < ISF_OP_COUNT; op++) {
         const char *name = isf_kernel_name((isf_op)op);
-        printf("%s\"%s\": ", op ? ", " : "", op_names[op]);
+        printf("%s\"%s\": ", op ? ", " : "", isf_ops[op].name);
         name != NULL ? printf("\"%s\"", name) : printf("null");
+    }
+    printf("},\n");
+}
+
+/* The kernels each op can run now, most preferred first (what ISAFORGE_KERNELS and isf_select_kernel accept). */
+static void print_available(void) {
+    printf("  \"available\": {");
+    for (size_t op = 0; op < ISF_OP_COUNT; op++) {
+        printf("%s\"%s\": [", op ? ", " : "", isf_ops[op].name);
+        const char *sep = "";
+        isf_kernel_desc d;
+        for (size_t i = 0; isf_kernel_info((isf_op)op, i, &d) == ISF_OK; i++) {
+            if (d.runnable) {
+                printf("%s\"%s\"", sep, d.name);
+                sep = ", ";
+            }
+        }
+        printf("]");
     }
     printf("},\n");
 }
@@ -54,6 +69,7 @@ static void print_json(void) {
     print_feature_list(isf_active_features());
     printf(",\n  \"detect_source\": \"%s\",\n", isf_detect_source());
     print_kernels();
+    print_available();
     print_variants();
     printf("}\n");
 }
@@ -97,8 +113,8 @@ static void check_implications(const char *what, uint32_t mask) {
 }
 
 static void check_selection(isf_op op, uint32_t active, const char *expected) {
-    const char *name = op_names[op];
-    const isf_kernel_info *sel = isf_selected_kernel(op);
+    const char *name = isf_ops[op].name;
+    const isf_kernel *sel = isf_selected_kernel(op);
     if (sel == NULL) {
         fail("%s has no kernel", name);
     }
@@ -110,8 +126,8 @@ static void check_selection(isf_op op, uint32_t active, const char *expected) {
     if (sel->required & ~active) {
         fail("%s runs %s, which needs %s (not active)", name, sel->name, feature_names(sel->required & ~active));
     }
-    const isf_kernel_info *best = isf_best_kernel(op, active);
-    if (best != NULL && best->rank > sel->rank) {
+    const isf_kernel *best = isf_best_kernel(op, active);
+    if (best != NULL && best->rank > sel->rank && isf_named_kernel(op) != sel) {
         fail("%s runs %s, but %s is built, preferred and its features are active", name, sel->name, best->name);
     }
     if (expected != NULL && strcmp(expected, sel->name) != 0) {
@@ -129,7 +145,7 @@ static int a_value(size_t i, size_t p, unsigned op) { return (int)((i * 3 + p * 
 static int b_value(size_t p, size_t j, unsigned op) { return (int)((p * 2 + j * 3 + op + 1) % 7) - 3; }
 
 static void check_gemm(isf_op op) {
-    const char *name = op_names[op];
+    const char *name = isf_ops[op].name;
     const size_t in = isf_ops[op].in_bytes, out = isf_ops[op].out_bytes;
     /* Aligned for every element type; sizes are fixed and small. */
     static _Alignas(16) unsigned char a[M * LDA * 4], b[K * LDB * 4], c[(M * LDC + GUARD) * 4];
@@ -181,23 +197,24 @@ static int usage(void) {
 
 int main(int argc, char **argv) {
     int check = 0;
-    const char *expected[OP_NAME_COUNT] = {0};
+    const char *expected[ISF_OP_COUNT] = {0};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--check") == 0) {
             check = 1;
         } else if (strcmp(argv[i], "--expect-kernel") == 0 && i + 1 < argc) {
             const char *spec = argv[++i], *eq = strchr(spec, '=');
             size_t op = 0;
-            while (eq != NULL && op < OP_NAME_COUNT &&
-                   !(strlen(op_names[op]) == (size_t)(eq - spec) &&
-                     strncmp(op_names[op], spec, (size_t)(eq - spec)) == 0)) {
+            while (eq != NULL && op < ISF_OP_COUNT &&
+                   !(strlen(isf_ops[op].name) == (size_t)(eq - spec) &&
+                     strncmp(isf_ops[op].name, spec, (size_t)(eq - spec)) == 0)) {
                 op++;
             }
-            if (eq == NULL || op == OP_NAME_COUNT) {
-                fprintf(stderr,
-                        "isaforge-info: --expect-kernel %s: want <op>=<kernel> with op one of gemm_f32, "
-                        "gemm_f16, gemm_bf16, gemm_s8\n",
-                        spec);
+            if (eq == NULL || op == ISF_OP_COUNT) {
+                fprintf(stderr, "isaforge-info: --expect-kernel %s: want <op>=<kernel> with op one of", spec);
+                for (size_t i = 0; i < ISF_OP_COUNT; i++) {
+                    fprintf(stderr, " %s", isf_ops[i].name);
+                }
+                fputc('\n', stderr);
                 return 2;
             }
             expected[op] = eq + 1;
@@ -205,7 +222,7 @@ int main(int argc, char **argv) {
             return usage();
         }
     }
-    for (size_t op = 0; op < OP_NAME_COUNT; op++) {
+    for (size_t op = 0; op < ISF_OP_COUNT; op++) {
         if (expected[op] != NULL && !check) {
             return usage();
         }
@@ -214,8 +231,9 @@ int main(int argc, char **argv) {
     if (!check) {
         return 0;
     }
-    if (isf_op_count != OP_NAME_COUNT) {
-        fail("the generated tables have %zu ops, isaforge-info knows %zu", isf_op_count, (size_t)OP_NAME_COUNT);
+    if (isf_op_count != ISF_OP_COUNT) {
+        fail("the generated tables have %zu ops, the header %zu: rebuild with a fresh header", isf_op_count,
+             (size_t)ISF_OP_COUNT);
     }
     const uint32_t detected = isf_cpu_features(), active = isf_active_features();
     if (active & ~detected) {
@@ -223,7 +241,7 @@ int main(int argc, char **argv) {
     }
     check_implications("detected", detected);
     check_implications("active", active);
-    for (size_t op = 0; op < OP_NAME_COUNT; op++) {
+    for (size_t op = 0; op < ISF_OP_COUNT; op++) {
         check_selection((isf_op)op, active, expected[op]);
         check_gemm((isf_op)op);
     }

@@ -10,18 +10,8 @@ extern "C" {
 #endif
 
 typedef enum { ISF_OK = 0, ISF_ERR_INVALID_ARG = 1, ISF_ERR_NO_MEMORY = 2, ISF_ERR_UNSUPPORTED = 3 } isf_status;
-enum {
-    ISF_FEATURE_NEON = 1u << 0,
-    ISF_FEATURE_FP16 = 1u << 1,
-    ISF_FEATURE_DOTPROD = 1u << 2,
-    ISF_FEATURE_I8MM = 1u << 3,
-    ISF_FEATURE_BF16 = 1u << 4,
-    ISF_FEATURE_SVE = 1u << 5,
-    ISF_FEATURE_SVE2 = 1u << 6,
-    ISF_FEATURE_SVEI8MM = 1u << 7,
-    ISF_FEATURE_SVEBF16 = 1u << 8
-};
-typedef enum { ISF_OP_GEMM_F32, ISF_OP_GEMM_F16, ISF_OP_GEMM_BF16, ISF_OP_GEMM_S8 } isf_op;
+/* The catalogue's features, ops and typed functions (isf_gemm_f32, …), generated from src/isaforge/isa.toml. */
+#include "isaforge_ops.h"
 
 uint32_t isf_cpu_features(void);    /* detected on this CPU */
 uint32_t isf_active_features(void); /* detected & allowed */
@@ -29,19 +19,28 @@ uint32_t isf_active_features(void); /* detected & allowed */
  * from then on no call runs a kernel the cap excludes. Active features and kernels are one snapshot per call. */
 isf_status isf_set_feature_mask(uint32_t allowed);
 const char *isf_kernel_name(isf_op op); /* micro-kernel chosen now, e.g. "gemm_s8_8x8x8_i8mm" */
+const char *isf_op_name(isf_op op);     /* "gemm_f32", …; NULL for an unknown op */
 
-/* C[m×n] = A[m×k]·B[k×n], row-major, leading dimensions in elements; C is overwritten. */
-isf_status isf_gemm_f32(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb, float *c,
-                        size_t ldc);
-isf_status isf_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a, size_t lda, const int8_t *b, size_t ldb,
-                       int32_t *c, size_t ldc);
+/* Every kernel of an op built into this library, most preferred first: what dispatch chooses from. */
+typedef struct {
+    const char *name;    /* e.g. "gemm_s8_8x8x8_i8mm": <op>_<dtype>_<MR>x<NR>[x<KR>]_<variant> */
+    const char *variant; /* e.g. "i8mm" */
+    unsigned mr, nr, kr; /* tile rows, columns (at 128-bit vectors when scalable) and k steps per block */
+    int scalable;        /* NR grows with the SVE vector length */
+    uint32_t required;   /* ISF_FEATURE_* bits it needs */
+    int runnable;        /* its features are all active now */
+} isf_kernel_desc;
 
-/* IEEE binary16 in and out; accumulation precision documented per variant. */
-isf_status isf_gemm_f16(size_t m, size_t n, size_t k, const uint16_t *a, size_t lda, const uint16_t *b, size_t ldb,
-                        uint16_t *c, size_t ldc);
-/* bfloat16 in, fp32 out. */
-isf_status isf_gemm_bf16(size_t m, size_t n, size_t k, const uint16_t *a, size_t lda, const uint16_t *b, size_t ldb,
-                         float *c, size_t ldc);
+size_t isf_kernel_count(isf_op op); /* 0 for an unknown op */
+isf_status isf_kernel_info(isf_op op, size_t i, isf_kernel_desc *out);
+/* Run `op` with the kernel of that name from now on (benchmarks, bisecting a numerical difference, an engine that
+ * knows better); NULL restores the automatic choice. ISF_ERR_INVALID_ARG: no kernel of `op` has that name;
+ * ISF_ERR_UNSUPPORTED: its features are not active (nothing changes). A cap set later that excludes it falls back
+ * to the automatic choice while it lasts. At start-up, ISAFORGE_KERNELS=gemm_f32=<name>,gemm_s8=<name> does the
+ * same; an unknown or unrunnable name there is reported on stderr and the automatic choice kept. Like caps, it
+ * returns once every call that started before it has finished. */
+isf_status isf_select_kernel(isf_op op, const char *name);
+
 /* Pre-packed B (weights), packed once for the kernel selected at packing time.
  * isf_packed_b_size: bytes that every kernel of `op` this CPU can run (at the calling thread's SVE vector length)
  * fits in, so a cap changed between the two calls cannot make the buffer too small; 0 on bad input or overflow.

@@ -1,5 +1,6 @@
 /* Kernel selection: detect once, apply the caps (ISAFORGE_DISABLE at start-up, isf_set_feature_mask later), and
- * pick per op the most preferred kernel whose required features are all active. Readers take no lock. */
+ * pick per op the kernel chosen by name (ISAFORGE_KERNELS at start-up, isf_select_kernel later) while its features
+ * are active, else the most preferred kernel whose required features are all active. Readers take no lock. */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <pthread.h>
 #include <sched.h>
@@ -7,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "isf_internal.h"
@@ -18,8 +20,6 @@
 #define PR_SVE_VL_LEN_MASK 0xffff
 #endif
 #endif
-
-enum { OP_COUNT = ISF_OP_GEMM_S8 + 1 };
 
 /*
  * The selection (active features and the kernel of every op) is published as one snapshot, in one of two slots, so
@@ -37,6 +37,9 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t publish_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t detected;
 static uint32_t env_allowed = UINT32_MAX;
+/* Written under publish_lock (or by the one-time initialiser), read by publish(). */
+static uint32_t cap = UINT32_MAX;
+static const isf_kernel *chosen[ISF_OP_COUNT]; /* by name; NULL: automatic */
 static const char *source = "none";
 static slot slots[2];
 static atomic_uint current;
@@ -49,10 +52,10 @@ static void report_unknown(const char *name, size_t len) {
     fprintf(stderr, ")\n");
 }
 
-const isf_kernel_info *isf_best_kernel(isf_op op, uint32_t features) {
-    const isf_kernel_info *best = NULL;
-    for (size_t i = 0; i < isf_kernel_count; i++) {
-        const isf_kernel_info *k = &isf_kernels[i];
+const isf_kernel *isf_best_kernel(isf_op op, uint32_t features) {
+    const isf_kernel *best = NULL;
+    for (size_t i = 0; i < isf_kernel_table_count; i++) {
+        const isf_kernel *k = &isf_kernel_table[i];
         if (k->op == op && (k->required & ~features) == 0 && (best == NULL || k->rank > best->rank)) {
             best = k;
         }
@@ -60,10 +63,15 @@ const isf_kernel_info *isf_best_kernel(isf_op op, uint32_t features) {
     return best;
 }
 
-static void fill_selection(isf_selection *sel, uint32_t allowed) {
-    sel->active = isf_close_features(detected & env_allowed & allowed);
-    for (int op = 0; op < OP_COUNT; op++) {
-        sel->kernel[op] = isf_best_kernel((isf_op)op, sel->active);
+static int runnable(const isf_kernel *k, uint32_t active) { return (k->required & ~active) == 0; }
+
+static uint32_t active_under(uint32_t allowed) { return isf_close_features(detected & env_allowed & allowed); }
+
+static void fill_selection(isf_selection *sel) {
+    sel->active = active_under(cap);
+    for (int op = 0; op < ISF_OP_COUNT; op++) {
+        const isf_kernel *k = chosen[op];
+        sel->kernel[op] = k != NULL && runnable(k, sel->active) ? k : isf_best_kernel((isf_op)op, sel->active);
     }
 }
 
@@ -79,11 +87,11 @@ static void wait_for_readers(slot *s) {
     }
 }
 
-/* Caller holds publish_lock (or is the one-time initialiser). */
-static void publish(uint32_t allowed) {
+/* Caller holds publish_lock. */
+static void publish(void) {
     unsigned old = atomic_load(&current), next = old ^ 1u;
     wait_for_readers(&slots[next]); /* only late readers that saw `next` current two publishes ago, leaving now */
-    fill_selection(&slots[next].selection, allowed);
+    fill_selection(&slots[next].selection);
     atomic_store(&current, next);
     wait_for_readers(&slots[old]);
 }
@@ -99,6 +107,70 @@ static size_t prctl_vector_bytes(void) {
 #endif
 }
 
+/* The kernel of `op` named by the first len bytes of name, or NULL. */
+static const isf_kernel *kernel_named(isf_op op, const char *name, size_t len) {
+    for (size_t i = 0; i < isf_kernel_table_count; i++) {
+        const isf_kernel *k = &isf_kernel_table[i];
+        if (k->op == op && strlen(k->name) == len && strncmp(k->name, name, len) == 0) {
+            return k;
+        }
+    }
+    return NULL;
+}
+
+static int op_named(const char *name, size_t len) {
+    for (int op = 0; op < ISF_OP_COUNT; op++) {
+        if (strlen(isf_ops[op].name) == len && strncmp(isf_ops[op].name, name, len) == 0) {
+            return op;
+        }
+    }
+    return -1;
+}
+
+static void report_kernels_of(int op) {
+    for (size_t i = 0; i < isf_kernel_table_count; i++) {
+        if (isf_kernel_table[i].op == op && runnable(&isf_kernel_table[i], active_under(UINT32_MAX))) {
+            fprintf(stderr, " %s", isf_kernel_table[i].name);
+        }
+    }
+}
+
+/* One <op>=<kernel> entry of ISAFORGE_KERNELS; anything wrong is one line on stderr, and the automatic choice stays. */
+static void choose_entry(const char *entry, size_t len) {
+    const char *eq = memchr(entry, '=', len);
+    int op = eq != NULL ? op_named(entry, (size_t)(eq - entry)) : -1;
+    if (op < 0) {
+        fprintf(stderr, "isaforge: ISAFORGE_KERNELS: '%.*s' ignored: want <op>=<kernel>, op one of", (int)len, entry);
+        for (int i = 0; i < ISF_OP_COUNT; i++) {
+            fprintf(stderr, " %s", isf_ops[i].name);
+        }
+        fputc('\n', stderr);
+        return;
+    }
+    const char *name = eq + 1;
+    size_t name_len = len - (size_t)(name - entry);
+    const isf_kernel *k = kernel_named((isf_op)op, name, name_len);
+    if (k == NULL || !runnable(k, active_under(UINT32_MAX))) {
+        fprintf(stderr,
+                "isaforge: ISAFORGE_KERNELS: %s kernel '%.*s' %s; automatic choice kept (runnable:", isf_ops[op].name,
+                (int)name_len, name, k == NULL ? "is not built" : "cannot run on this CPU");
+        report_kernels_of(op);
+        fprintf(stderr, ")\n");
+        return;
+    }
+    chosen[op] = k;
+}
+
+static void choose_from_env(const char *list) {
+    while (*list != '\0') {
+        size_t len = strcspn(list, ",");
+        if (len > 0) {
+            choose_entry(list, len);
+        }
+        list += len + (list[len] == ',');
+    }
+}
+
 static void initialise(void) {
     detected = isf_detect_features(&source);
     if (detected & ISF_FEATURE_SVE) {
@@ -112,7 +184,11 @@ static void initialise(void) {
     if (disable != NULL) {
         env_allowed = ~isf_parse_feature_list(disable, report_unknown);
     }
-    fill_selection(&slots[0].selection, UINT32_MAX);
+    const char *kernels = getenv("ISAFORGE_KERNELS");
+    if (kernels != NULL) {
+        choose_from_env(kernels);
+    }
+    fill_selection(&slots[0].selection);
     atomic_store(&current, 0u);
 }
 
@@ -150,29 +226,92 @@ uint32_t isf_active_features(void) {
 isf_status isf_set_feature_mask(uint32_t allowed) {
     ensure_initialised();
     pthread_mutex_lock(&publish_lock);
-    publish(allowed);
+    cap = allowed;
+    publish();
     pthread_mutex_unlock(&publish_lock);
     return ISF_OK;
 }
 
-const isf_kernel_info *isf_selected_kernel(isf_op op) {
-    if ((unsigned)op >= OP_COUNT) {
+isf_status isf_select_kernel(isf_op op, const char *name) {
+    if ((unsigned)op >= ISF_OP_COUNT) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    const isf_kernel *k = name != NULL ? kernel_named(op, name, strlen(name)) : NULL;
+    if (name != NULL && k == NULL) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    ensure_initialised();
+    pthread_mutex_lock(&publish_lock);
+    isf_status st = k == NULL || runnable(k, active_under(cap)) ? ISF_OK : ISF_ERR_UNSUPPORTED;
+    if (st == ISF_OK) {
+        chosen[op] = k;
+        publish();
+    }
+    pthread_mutex_unlock(&publish_lock);
+    return st;
+}
+
+const isf_kernel *isf_named_kernel(isf_op op) {
+    ensure_initialised();
+    pthread_mutex_lock(&publish_lock);
+    const isf_kernel *k = (unsigned)op < ISF_OP_COUNT ? chosen[op] : NULL;
+    pthread_mutex_unlock(&publish_lock);
+    return k;
+}
+
+const char *isf_op_name(isf_op op) { return (unsigned)op < ISF_OP_COUNT ? isf_ops[op].name : NULL; }
+
+/* The i-th kernel of op, most preferred first (ranks of one op are distinct: the catalogue orders ties). */
+static const isf_kernel *kernel_by_preference(isf_op op, size_t i) {
+    for (size_t j = 0; j < isf_kernel_table_count; j++) {
+        const isf_kernel *k = &isf_kernel_table[j];
+        size_t ahead = 0;
+        for (size_t l = 0; k->op == op && l < isf_kernel_table_count; l++) {
+            ahead += isf_kernel_table[l].op == op && isf_kernel_table[l].rank > k->rank;
+        }
+        if (k->op == op && ahead == i) {
+            return k;
+        }
+    }
+    return NULL;
+}
+
+size_t isf_kernel_count(isf_op op) {
+    size_t count = 0;
+    for (size_t i = 0; i < isf_kernel_table_count; i++) {
+        count += isf_kernel_table[i].op == op;
+    }
+    return count;
+}
+
+isf_status isf_kernel_info(isf_op op, size_t i, isf_kernel_desc *out) {
+    const isf_kernel *k = (unsigned)op < ISF_OP_COUNT ? kernel_by_preference(op, i) : NULL;
+    if (k == NULL || out == NULL) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    *out = (isf_kernel_desc){k->name, k->variant,  k->mr,       k->nr,
+                             k->kr,   k->scalable, k->required, runnable(k, isf_active_features())};
+    return ISF_OK;
+}
+
+const isf_kernel *isf_selected_kernel(isf_op op) {
+    if ((unsigned)op >= ISF_OP_COUNT) {
         return NULL;
     }
     const isf_selection *sel = isf_selection_enter();
-    const isf_kernel_info *k = sel->kernel[op];
+    const isf_kernel *k = sel->kernel[op];
     isf_selection_leave(sel);
     return k;
 }
 
 const char *isf_kernel_name(isf_op op) {
-    const isf_kernel_info *k = isf_selected_kernel(op);
+    const isf_kernel *k = isf_selected_kernel(op);
     return k != NULL ? k->name : NULL;
 }
 
-size_t isf_kernel_vector_bytes(const isf_kernel_info *k) { return k->scalable ? isf_sve_vector_bytes() : 0; }
+size_t isf_kernel_vector_bytes(const isf_kernel *k) { return k->scalable ? isf_sve_vector_bytes() : 0; }
 
-unsigned isf_kernel_nr(const isf_kernel_info *k, size_t vector_bytes) {
+unsigned isf_kernel_nr(const isf_kernel *k, size_t vector_bytes) {
     return k->scalable ? k->nr * (unsigned)(vector_bytes / 16) : k->nr;
 }
 

@@ -58,7 +58,7 @@ static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; } /
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 static size_t blocks_of(size_t depth, size_t kr) { return depth / kr + (depth % kr != 0); } /* no wrap */
 
-static isf_pack_kind pack_kind(const isf_kernel_info *kern) {
+static isf_pack_kind pack_kind(const isf_kernel *kern) {
     if (!kern->widened) {
         return ISF_PACK_COPY;
     }
@@ -67,7 +67,7 @@ static isf_pack_kind pack_kind(const isf_kernel_info *kern) {
 
 /* The blocking of one call: Kc from L1 and Nc from L2 (bounded whatever m, n and k are, so the work buffer is too),
  * for the vector length the calling thread has now. */
-static blocking plan(const isf_kernel_info *kern, size_t k, size_t vector_bytes) {
+static blocking plan(const isf_kernel *kern, size_t k, size_t vector_bytes) {
     const isf_op_info *op = &isf_ops[kern->op];
     size_t in = kern->widened ? sizeof(float) : op->in_bytes;
     blocking bl = {{kern->mr, isf_kernel_nr(kern, vector_bytes), kern->kr, op->in_bytes, in, pack_kind(kern)},
@@ -157,7 +157,7 @@ static inline void narrow_row_f16(uint16_t *d, const float *s, size_t n) {
 /* Edge tiles: the kernel writes a full MR×NR scratch tile; only the valid rows × cols reach C. To accumulate, the
  * valid part of C is copied in first (the rest of the tile is left over from earlier tiles: the kernel reads it, its
  * results are dropped). */
-static ISF_NOINLINE void scratch_tile(const isf_kernel_info *kern, const blocking *bl, size_t kblocks,
+static ISF_NOINLINE void scratch_tile(const isf_kernel *kern, const blocking *bl, size_t kblocks,
                                       const unsigned char *ap, const unsigned char *bp, unsigned char *c, size_t ldc,
                                       size_t rows, size_t cols, int accumulate, const isf_epilogue *ep,
                                       unsigned char *scratch) {
@@ -207,9 +207,9 @@ typedef struct {
 
 /* rows × cols of `dst` from packed A (rows) and packed B (cols): the full tiles straight into it, then the edge row
  * and column of tiles through the scratch tile. */
-static void macro_tile(const isf_kernel_info *kern, const blocking *bl, c_block dst, size_t rows, size_t cols,
-                       size_t depth, int accumulate, const isf_epilogue *ep, const unsigned char *apack,
-                       const unsigned char *bpack, unsigned char *scratch) {
+static void macro_tile(const isf_kernel *kern, const blocking *bl, c_block dst, size_t rows, size_t cols, size_t depth,
+                       int accumulate, const isf_epilogue *ep, const unsigned char *apack, const unsigned char *bpack,
+                       unsigned char *scratch) {
     size_t mr = bl->pack.mr, nr = bl->pack.nr;
     tile_grid t = {kern->fn,
                    blocks_of(depth, bl->pack.kr),
@@ -305,7 +305,7 @@ static const isf_epilogue *epilogue_at(const gemm_args *g, size_t pc, size_t dep
 
 /* C and the kernel share the element type: k blocks outside, so each B block is packed once and every row block
  * of A accumulates into C. */
-static void blocks_into_c(const isf_kernel_info *kern, const blocking *bl, const gemm_args *g, const work_areas *w) {
+static void blocks_into_c(const isf_kernel *kern, const blocking *bl, const gemm_args *g, const work_areas *w) {
     size_t held[2] = {SIZE_MAX, SIZE_MAX};
     for (size_t jc = 0, cols; jc < g->n; jc += cols) {
         cols = min_size(bl->nc, g->n - jc);
@@ -325,8 +325,7 @@ static void blocks_into_c(const isf_kernel_info *kern, const blocking *bl, const
 
 /* binary16 C from an fp32 kernel: each macro tile accumulates all of k in fp32, then is rounded once into C. With
  * more than one k block, B blocks are packed again for every row block of A (only when m > Mc). */
-static void blocks_through_acc(const isf_kernel_info *kern, const blocking *bl, const gemm_args *g,
-                               const work_areas *w) {
+static void blocks_through_acc(const isf_kernel *kern, const blocking *bl, const gemm_args *g, const work_areas *w) {
     size_t held[2] = {SIZE_MAX, SIZE_MAX};
     for (size_t jc = 0, cols; jc < g->n; jc += cols) {
         cols = min_size(bl->nc, g->n - jc);
@@ -348,7 +347,7 @@ static void blocks_through_acc(const isf_kernel_info *kern, const blocking *bl, 
     }
 }
 
-static isf_status run_gemm(const isf_kernel_info *kern, const gemm_args *g) {
+static isf_status run_gemm(const isf_kernel *kern, const gemm_args *g) {
     blocking bl = plan(kern, g->k, isf_kernel_vector_bytes(kern));
     int b_needed = g->packed_b == NULL || (uintptr_t)g->packed_b % PANEL_ALIGN != 0;
     work_areas w;
@@ -399,7 +398,7 @@ static void zero_c(isf_op op, const gemm_args *g) {
 }
 
 /* `kern` is the kernel to run (its selection pinned by the caller); NULL: the current selection's, pinned here. */
-static isf_status gemm_with(isf_op op, const gemm_args *g, const isf_kernel_info *kern) {
+static isf_status gemm_with(isf_op op, const gemm_args *g, const isf_kernel *kern) {
     isf_status st = check_args(op, g);
     if (st != ISF_OK || g->m == 0 || g->n == 0) {
         return st;
@@ -427,26 +426,6 @@ isf_status isf_gemm_op(isf_op op, size_t m, size_t n, size_t k, const void *a, s
     return gemm_with(op, &g, NULL);
 }
 
-isf_status isf_gemm_f32(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb, float *c,
-                        size_t ldc) {
-    return isf_gemm_op(ISF_OP_GEMM_F32, m, n, k, a, lda, b, ldb, c, ldc);
-}
-
-isf_status isf_gemm_f16(size_t m, size_t n, size_t k, const uint16_t *a, size_t lda, const uint16_t *b, size_t ldb,
-                        uint16_t *c, size_t ldc) {
-    return isf_gemm_op(ISF_OP_GEMM_F16, m, n, k, a, lda, b, ldb, c, ldc);
-}
-
-isf_status isf_gemm_bf16(size_t m, size_t n, size_t k, const uint16_t *a, size_t lda, const uint16_t *b, size_t ldb,
-                         float *c, size_t ldc) {
-    return isf_gemm_op(ISF_OP_GEMM_BF16, m, n, k, a, lda, b, ldb, c, ldc);
-}
-
-isf_status isf_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a, size_t lda, const int8_t *b, size_t ldb,
-                       int32_t *c, size_t ldc) {
-    return isf_gemm_op(ISF_OP_GEMM_S8, m, n, k, a, lda, b, ldb, c, ldc);
-}
-
 /* ---- pre-packed B ------------------------------------------------------------------------------------------ */
 
 /* Bytes of the packed panels for n×k: every Kc block holds every NR panel of n. 0 with *ok cleared on overflow.
@@ -467,7 +446,7 @@ static size_t panels_bytes(const blocking *bl, size_t n, size_t k, int *ok) {
 }
 
 /* Header, then up to PANEL_ALIGN - 1 bytes to align the panels, then the panels; 0 on overflow. */
-static size_t packed_bytes_for(const isf_kernel_info *kern, size_t n, size_t k, size_t vector_bytes) {
+static size_t packed_bytes_for(const isf_kernel *kern, size_t n, size_t k, size_t vector_bytes) {
     blocking bl = plan(kern, k, vector_bytes);
     int ok = 1;
     size_t bytes = panels_bytes(&bl, n, k, &ok);
@@ -484,8 +463,8 @@ size_t isf_packed_b_size(isf_op op, size_t n, size_t k) {
      * SVE when they are counted, so reading it is safe). */
     uint32_t cpu = isf_cpu_features();
     size_t most = 0;
-    for (size_t i = 0; i < isf_kernel_count; i++) {
-        const isf_kernel_info *kern = &isf_kernels[i];
+    for (size_t i = 0; i < isf_kernel_table_count; i++) {
+        const isf_kernel *kern = &isf_kernel_table[i];
         if (kern->op != op || (kern->required & ~cpu) != 0) {
             continue;
         }
@@ -498,7 +477,7 @@ size_t isf_packed_b_size(isf_op op, size_t n, size_t k) {
     return most;
 }
 
-static isf_status pack_b_with(const isf_kernel_info *kern, isf_op op, size_t n, size_t k, const void *b, size_t ldb,
+static isf_status pack_b_with(const isf_kernel *kern, isf_op op, size_t n, size_t k, const void *b, size_t ldb,
                               void *packed, size_t packed_bytes) {
     size_t vector_bytes = isf_kernel_vector_bytes(kern);
     blocking bl = plan(kern, k, vector_bytes);
@@ -510,8 +489,9 @@ static isf_status pack_b_with(const isf_kernel_info *kern, isf_op op, size_t n, 
     if (!ok || panels > SIZE_MAX - offset || offset + panels > packed_bytes) {
         return ISF_ERR_INVALID_ARG; /* nothing written */
     }
-    packed_header h = {PACKED_MAGIC, (uint32_t)op, (uint32_t)(kern - isf_kernels), (uint32_t)vector_bytes, n, k, bl.kc,
-                       bl.pack.nr,   offset};
+    packed_header h = {
+        PACKED_MAGIC, (uint32_t)op, (uint32_t)(kern - isf_kernel_table), (uint32_t)vector_bytes, n, k, bl.kc,
+        bl.pack.nr,   offset};
     unsigned char *dst = (unsigned char *)packed + offset;
     for (size_t pc = 0, depth; n > 0 && pc < k; pc += depth) {
         depth = min_size(bl.kc, k - pc);
@@ -527,17 +507,17 @@ isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, 
         return ISF_ERR_INVALID_ARG;
     }
     const isf_selection *sel = isf_selection_enter();
-    const isf_kernel_info *kern = sel->kernel[op];
+    const isf_kernel *kern = sel->kernel[op];
     isf_status st = kern == NULL ? ISF_ERR_UNSUPPORTED : pack_b_with(kern, op, n, k, b, ldb, packed, packed_bytes);
     isf_selection_leave(sel);
     return st;
 }
 
 /* ISF_OK when `h` was packed for `kern` at this thread's vector length and the blocking it plans now. */
-static isf_status packed_for(const packed_header *h, const isf_kernel_info *kern, size_t k) {
+static isf_status packed_for(const packed_header *h, const isf_kernel *kern, size_t k) {
     size_t vector_bytes = isf_kernel_vector_bytes(kern);
     blocking bl = plan(kern, k, vector_bytes);
-    if (h->kernel != (uint32_t)(kern - isf_kernels) || h->vector_bytes != vector_bytes || h->kc != bl.kc ||
+    if (h->kernel != (uint32_t)(kern - isf_kernel_table) || h->vector_bytes != vector_bytes || h->kc != bl.kc ||
         h->nr != bl.pack.nr) {
         return ISF_ERR_UNSUPPORTED; /* packed for another kernel or vector length: repack */
     }
@@ -557,7 +537,7 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
     }
     gemm_args g = {m, n, k, a, lda, NULL, n, c, ldc, (const unsigned char *)packed_b + h.panels, &no_epilogue};
     const isf_selection *sel = isf_selection_enter();
-    const isf_kernel_info *kern = sel->kernel[op];
+    const isf_kernel *kern = sel->kernel[op];
     isf_status st = kern == NULL ? ISF_ERR_UNSUPPORTED : packed_for(&h, kern, k);
     if (st == ISF_OK) {
         st = gemm_with(op, &g, kern);

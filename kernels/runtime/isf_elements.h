@@ -1,5 +1,5 @@
 /* Elements of an op's buffers as numbers, for the tools and tests that fill and read them through one code path
- * whatever the op (isaforge-info --check, the C test programs). */
+ * whatever the op (isaforge-info --check, the C test programs). The op table says which kind each buffer holds. */
 #ifndef ISAFORGE_ELEMENTS_H
 #define ISAFORGE_ELEMENTS_H
 
@@ -8,32 +8,35 @@
 
 /* Stores the integer v as element i of a buffer of op's input type (exact for the small integers callers use). */
 static inline void isf_put_input(isf_op op, void *buf, size_t i, int v) {
-    switch (op) {
-    case ISF_OP_GEMM_F32:
+    switch (isf_ops[op].in_kind) {
+    case ISF_ELEM_FLOAT:
         ((float *)buf)[i] = (float)v;
         break;
-    case ISF_OP_GEMM_F16:
+    case ISF_ELEM_BINARY16:
         ((uint16_t *)buf)[i] = isf_f32_to_f16((float)v);
         break;
-    case ISF_OP_GEMM_BF16:
+    case ISF_ELEM_BFLOAT16:
         ((uint16_t *)buf)[i] = (uint16_t)(isf_f32_to_bits((float)v) >> 16);
         break;
-    default:
-        ((int8_t *)buf)[i] = (int8_t)v;
+    case ISF_ELEM_INT:
+        isf_ops[op].in_bytes == 1 ? (void)(((int8_t *)buf)[i] = (int8_t)v) : (void)(((int32_t *)buf)[i] = v);
         break;
     }
 }
 
 /* Element i of a buffer of op's output type, as a double. */
 static inline double isf_get_output(isf_op op, const void *buf, size_t i) {
-    switch (op) {
-    case ISF_OP_GEMM_F16:
+    switch (isf_ops[op].out_kind) {
+    case ISF_ELEM_BINARY16:
         return isf_f16_to_f32(((const uint16_t *)buf)[i]);
-    case ISF_OP_GEMM_S8:
-        return ((const int32_t *)buf)[i];
-    default:
-        return ((const float *)buf)[i];
+    case ISF_ELEM_BFLOAT16:
+        return isf_bf16_to_f32(((const uint16_t *)buf)[i]);
+    case ISF_ELEM_INT:
+        return isf_ops[op].out_bytes == 1 ? ((const int8_t *)buf)[i] : ((const int32_t *)buf)[i];
+    case ISF_ELEM_FLOAT:
+        break;
     }
+    return ((const float *)buf)[i];
 }
 
 #endif

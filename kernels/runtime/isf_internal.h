@@ -76,12 +76,18 @@ typedef struct {
     int scalable;
     int widened; /* runs a gemm_f32 kernel on panels the driver widened to fp32 (fp16/bf16 without the extension) */
     uint32_t required;
-    unsigned rank; /* higher is preferred */
+    unsigned rank; /* higher is preferred: by variant, then the variant's `prefer` list */
     isf_ukernel_fn fn;
-} isf_kernel_info;
+    const char *variant;
+} isf_kernel;
+
+/* How the tools and tests make an element from a small integer and read one back (catalogue dtype `kind`). */
+typedef enum { ISF_ELEM_FLOAT, ISF_ELEM_BINARY16, ISF_ELEM_BFLOAT16, ISF_ELEM_INT } isf_elem_kind;
 
 typedef struct {
-    size_t in_bytes, out_bytes;
+    const char *name;
+    size_t in_bytes, out_bytes; /* A and B elements; C elements */
+    isf_elem_kind in_kind, out_kind;
 } isf_op_info;
 
 /* Packing (pack.c): how A and B become panels for one kernel. */
@@ -104,8 +110,8 @@ extern const isf_feature_info isf_features[];
 extern const size_t isf_feature_count;
 extern const isf_variant_info isf_variants[]; /* built variants, least preferred first */
 extern const size_t isf_variant_count;
-extern const isf_kernel_info isf_kernels[];
-extern const size_t isf_kernel_count;
+extern const isf_kernel isf_kernel_table[];
+extern const size_t isf_kernel_table_count;
 extern const isf_op_info isf_ops[];
 extern const size_t isf_op_count;
 
@@ -118,7 +124,7 @@ extern size_t (*const isf_sve_vector_bytes)(void);
 /* One consistent selection: the active features and the kernel each op runs with them (dispatch.c). */
 typedef struct {
     uint32_t active;
-    const isf_kernel_info *kernel[ISF_OP_GEMM_S8 + 1];
+    const isf_kernel *kernel[ISF_OP_COUNT];
 } isf_selection;
 
 /* Pin the current selection for the duration of a call; isf_set_feature_mask waits for pinned calls to leave. */
@@ -126,14 +132,15 @@ const isf_selection *isf_selection_enter(void);
 void isf_selection_leave(const isf_selection *sel);
 
 /* Runtime internals shared by the runtime files, isaforge-info and the tests. */
-const isf_kernel_info *isf_selected_kernel(isf_op op);                /* the kernel of `op` in the current selection */
-const isf_kernel_info *isf_best_kernel(isf_op op, uint32_t features); /* what dispatch picks for them */
+const isf_kernel *isf_selected_kernel(isf_op op);                /* the kernel of `op` in the current selection */
+const isf_kernel *isf_best_kernel(isf_op op, uint32_t features); /* what dispatch picks for them */
+const isf_kernel *isf_named_kernel(isf_op op); /* chosen by name (ISAFORGE_KERNELS, isf_select_kernel), or NULL */
 /* The one-call GEMM of any op on untyped buffers (the typed public functions call it). */
 isf_status isf_gemm_op(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda, const void *b, size_t ldb,
                        void *c, size_t ldc);
 const char *isf_detect_source(void);
-size_t isf_kernel_vector_bytes(const isf_kernel_info *k);              /* this thread's VL if scalable, else 0 */
-unsigned isf_kernel_nr(const isf_kernel_info *k, size_t vector_bytes); /* NR at that vector length */
+size_t isf_kernel_vector_bytes(const isf_kernel *k);              /* this thread's VL if scalable, else 0 */
+unsigned isf_kernel_nr(const isf_kernel *k, size_t vector_bytes); /* NR at that vector length */
 uint32_t isf_detect_features(const char **source);
 uint32_t isf_close_features(uint32_t mask); /* drops features whose implied ones are missing */
 uint32_t isf_parse_feature_list(const char *list, void (*report_unknown)(const char *name, size_t len));

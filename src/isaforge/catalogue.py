@@ -10,6 +10,7 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 CATALOGUE_PATH = Path(__file__).with_name("isa.toml")
 HOST_ARCH = "host"
@@ -22,6 +23,7 @@ KERNEL_NAME = re.compile(
     r"_(?P<variant>[a-z0-9]+)$"
 )
 KERNEL_SUFFIXES = (".c", ".S")
+PREFERENCE_SLOTS = 64  # kernels one variant may order for one op
 
 
 class CatalogueError(Exception):
@@ -92,16 +94,55 @@ class Variant:
     rank: int
     scalable: bool
     asm_probe: dict[str, str] = field(compare=False)
+    prefer: tuple[str, ...] = ()  # kernels of one op in this variant, most preferred first
+
+
+@dataclass(frozen=True)
+class DType:
+    name: str
+    c: str  # the public API's C type
+    bytes: int
+    numpy: str
+    kind: str  # float, binary16, bfloat16 or int: how tools make and read one
+
+
+DTYPE_KINDS = ("float", "binary16", "bfloat16", "int")
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    params: str  # C parameter list with A, B, C standing for the op's element types
+    args: str
+    driver: str
+    doc: str
 
 
 @dataclass(frozen=True)
 class Op:
     name: str
     index: int
-    in_bytes: int
-    out_bytes: int
+    signature: Signature
+    a: DType
+    b: DType
+    c: DType
+    acc: DType
+    doc: str
     narrow_accumulation: tuple[str, ...]
     widened: dict[str, str] = field(compare=False)  # variant -> op whose kernels run on panels widened to fp32
+
+    @property
+    def enum(self) -> str:
+        return f"ISF_OP_{self.name.upper()}"
+
+    @property
+    def function(self) -> str:
+        return f"isf_{self.name}"
+
+    def c_params(self) -> str:
+        """The public function's parameters, with the element types filled in."""
+        types = {"A": self.a.c, "B": self.b.c, "C": self.c.c}
+        return re.sub(r"\b[ABC]\b(?= \*)", lambda m: types[m[0]], self.signature.params)
 
 
 @dataclass(frozen=True)
@@ -136,7 +177,8 @@ class Catalogue:
     compilers: dict[str, Compiler]
     features: dict[str, Feature]
     variants: dict[str, Variant]
-    ops: dict[str, Op]
+    dtypes: dict[str, DType]
+    ops: dict[str, Op]  # in isf_op order
     cpus: dict[str, dict[str, tuple[str, ...]]]
 
     # -- lookups with one-line errors -------------------------------------------------------------------------
@@ -276,7 +318,28 @@ class Catalogue:
                 if kernel.variant != variant:
                     raise CatalogueError(f"{path}: kernel variant {kernel.variant!r} is not its folder's {variant!r}")
                 out.append(kernel)
+        self._check_preferences(out)
         return out + self._widened_kernels(out)
+
+    def _check_preferences(self, files: list[KernelName]) -> None:
+        """Several kernels of one op in one variant need a declared order (`prefer`): dispatch must not guess."""
+        groups: dict[tuple[str, str], list[str]] = {}
+        for k in files:
+            groups.setdefault((k.op, k.variant), []).append(k.name)
+        for (op, variant), names in groups.items():
+            unordered = [n for n in names if n not in self.variant(variant).prefer]
+            if len(names) > 1 and unordered:
+                raise CatalogueError(
+                    f"variant {variant} has {len(names)} {op} kernels ({', '.join(sorted(names))}): list them, most "
+                    f"preferred first, in `prefer` of [variant.{variant}] in isa.toml"
+                )
+
+    def preference(self, kernel: KernelName) -> int:
+        """Dispatch's order: by variant, then by the variant's `prefer` list (higher is preferred)."""
+        variant = self.variant(kernel.variant)
+        own = kernel.runs or kernel.name
+        within = len(variant.prefer) - variant.prefer.index(own) if own in variant.prefer else 0
+        return variant.rank * PREFERENCE_SLOTS + within
 
     def _widened_kernels(self, files: list[KernelName]) -> list[KernelName]:
         """Ops that a variant runs through another op's kernels on widened panels (`widened` in [op.*])."""
@@ -297,7 +360,7 @@ class Catalogue:
             for k in self.kernels(source_root, arch, built_variants)
             if k.op == op and self.variant_features(arch, k.variant) <= active
         ]
-        return max(fits, key=lambda k: self.variant(k.variant).rank).name if fits else None
+        return max(fits, key=self.preference).name if fits else None
 
 
 def march_key(march: str) -> tuple[int, int]:
@@ -362,24 +425,37 @@ def load(path: Path = CATALOGUE_PATH) -> Catalogue:
             rank=rank,
             scalable=bool(v.get("scalable", False)),
             asm_probe=dict(v.get("asm_probe", {})),
+            prefer=tuple(v.get("prefer", ())),
         )
         for rank, (name, v) in enumerate(raw["variant"].items())
     }
-    ops = {
-        name: Op(
-            name,
-            o["index"],
-            o["in_bytes"],
-            o["out_bytes"],
-            tuple(o.get("narrow_accumulation", ())),
-            dict(o.get("widened", {})),
-        )
-        for name, o in raw["op"].items()
-    }
+    dtypes = {name: DType(name, d["c"], d["bytes"], d["numpy"], d["kind"]) for name, d in raw["dtype"].items()}
+    signatures = {name: Signature(name, **sig) for name, sig in raw["signature"].items()}
+    ops = {name: _op(name, o, dtypes, signatures) for name, o in sorted(raw["op"].items(), key=lambda i: i[1]["index"])}
     cpus = {arch: {cpu: tuple(feats) for cpu, feats in models.items()} for arch, models in raw["cpu"].items()}
-    cat = Catalogue(arches, compilers, features, variants, ops, cpus)
+    cat = Catalogue(arches, compilers, features, variants, dtypes, ops, cpus)
     _validate(cat)
     return cat
+
+
+def _op(name: str, raw: dict, dtypes: dict[str, DType], signatures: dict[str, Signature]) -> Op:
+    def known(table: dict, key: str, what: str) -> Any:
+        if raw[key] not in table:
+            raise CatalogueError(f"op {name}: unknown {what} {raw[key]!r} for {key!r} (known: {', '.join(table)})")
+        return table[raw[key]]
+
+    return Op(
+        name=name,
+        index=raw["index"],
+        signature=known(signatures, "signature", "signature"),
+        a=known(dtypes, "a", "dtype"),
+        b=known(dtypes, "b", "dtype"),
+        c=known(dtypes, "c", "dtype"),
+        acc=known(dtypes, "acc", "dtype"),
+        doc=raw["doc"],
+        narrow_accumulation=tuple(raw.get("narrow_accumulation", ())),
+        widened=dict(raw.get("widened", {})),
+    )
 
 
 def _validate(cat: Catalogue) -> None:
@@ -393,6 +469,17 @@ def _validate(cat: Catalogue) -> None:
             for arch in v.arches:
                 if arch != HOST_ARCH and arch not in cat.features[feat].per_arch:
                     raise CatalogueError(f"variant {v.name} is built for {arch}, which lacks {feat}")
+    if sorted(o.index for o in cat.ops.values()) != list(range(len(cat.ops))):
+        raise CatalogueError("op indices must be 0, 1, … without gaps (they are isf_op values)")
+    for o in cat.ops.values():
+        if o.a.bytes != o.b.bytes:
+            raise CatalogueError(f"op {o.name}: A and B elements differ in size, which the driver's packing cannot")
+    for d in cat.dtypes.values():
+        if d.kind not in DTYPE_KINDS:
+            raise CatalogueError(f"dtype {d.name}: kind {d.kind!r} is not one of {', '.join(DTYPE_KINDS)}")
+    for v in cat.variants.values():
+        if len(v.prefer) >= PREFERENCE_SLOTS:
+            raise CatalogueError(f"variant {v.name}: `prefer` lists more than {PREFERENCE_SLOTS - 1} kernels")
     for arch, models in cat.cpus.items():
         for cpu, feats in models.items():
             for feat in feats:

@@ -1,7 +1,7 @@
 /* Runs a batch of GEMMs described by a job file (written by isaforge.gemmjob) and writes every C with the guard
  * bytes around it, so one QEMU start checks thousands of shapes and any write outside C's m×n window shows.
  *
- * Usage: gemm_runner JOB OUT [ALLOWED_MASK] [vl=MAIN:THREAD] [probe=[-]a|b|c|packed]
+ * Usage: gemm_runner JOB OUT [ALLOWED_MASK] [kernel=NAME] [vl=MAIN:THREAD] [probe=[-]a|b|c|packed]
  * Prints {"kernel": ..., "active": ...} on stdout. Exit 0 when every case ran (statuses are in OUT), 2 on bad use.
  *
  * Job: "ISFJ", u32 op, u32 cases, u32 flags, u64 a_bytes, u64 b_bytes, A, B, then per case u64 m n k lda ldb ldc.
@@ -19,6 +19,8 @@
  * and the trailing guard lie beyond the PROT_NONE page: they cannot be written (that would fault), and the runner
  * writes them as 0xA5 bytes, so the format stays the same.
  *
+ * kernel=NAME: run the op with that kernel (isf_select_kernel, after the mask); exit 2 if it is not built or cannot
+ * run here.
  * vl=MAIN:THREAD (aarch64, bytes): the main thread sets its SVE vector length to MAIN and runs the first case once
  * (the library initialises and caches whatever it caches); then a new thread sets THREAD and runs every case.
  * probe=NAME (guard pages only): after the first case, touch the byte just past NAME's span (-NAME: the byte just
@@ -55,7 +57,8 @@ typedef struct {
     const job_case *cases_table;
     FILE *out;
     const char *probe;
-    uint32_t mask; /* ALLOWED_MASK, applied before the batch runs */
+    uint32_t mask;      /* ALLOWED_MASK, applied before the batch runs */
+    const char *kernel; /* kernel=NAME, selected after the mask; NULL: dispatch's choice */
     unsigned thread_vl;
 } job;
 
@@ -239,6 +242,16 @@ static void run_all(const job *j) {
     }
 }
 
+static void apply_choices(const job *j) {
+    isf_set_feature_mask(j->mask);
+    isf_status st = j->kernel != NULL ? isf_select_kernel((isf_op)j->op, j->kernel) : ISF_OK;
+    if (st != ISF_OK) {
+        fprintf(stderr, "gemm_runner: kernel=%s: %s\n", j->kernel,
+                st == ISF_ERR_UNSUPPORTED ? "its features are not active here" : "no such kernel of the op");
+        exit(2);
+    }
+}
+
 #if defined(__aarch64__)
 /* Per thread: each thread keeps its own SVE vector length. */
 static void set_vector_bytes(unsigned bytes) {
@@ -260,7 +273,7 @@ static void *thread_main(void *arg) {
  * must be set before the first library call (the feature mask included): that call initialises the library. */
 static void run_at_vector_lengths(job *j, unsigned main_vl, unsigned thread_vl) {
     set_vector_bytes(main_vl);
-    isf_set_feature_mask(j->mask);
+    apply_choices(j);
     if (j->cases) {
         run_case(j, 0, 0);
     }
@@ -292,7 +305,7 @@ static void read_job(FILE *in, job *j) {
         die("not a job file");
     }
     j->op = head[1], j->cases = head[2], j->flags = head[3];
-    if (j->op > ISF_OP_GEMM_S8 || (j->flags & ~(uint32_t)(PACKED_FLAG | GUARD_PAGES_FLAG)) != 0) {
+    if (j->op >= ISF_OP_COUNT || (j->flags & ~(uint32_t)(PACKED_FLAG | GUARD_PAGES_FLAG)) != 0) {
         die("unknown op or flags in the job file");
     }
     j->a = read_exact(in, sizes[0]), j->b = read_exact(in, sizes[1]);
@@ -301,7 +314,7 @@ static void read_job(FILE *in, job *j) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        die("usage: gemm_runner JOB OUT [ALLOWED_MASK] [vl=MAIN:THREAD] [probe=[-]a|b|c|packed]");
+        die("usage: gemm_runner JOB OUT [ALLOWED_MASK] [kernel=NAME] [vl=MAIN:THREAD] [probe=[-]a|b|c|packed]");
     }
     job j = {.mask = UINT32_MAX};
     unsigned main_vl = 0, thread_vl = 0;
@@ -310,6 +323,8 @@ int main(int argc, char **argv) {
             if (sscanf(argv[i] + 3, "%u:%u", &main_vl, &thread_vl) != 2) {
                 die("vl=MAIN:THREAD, in bytes");
             }
+        } else if (!strncmp(argv[i], "kernel=", 7)) {
+            j.kernel = argv[i] + 7;
         } else if (!strncmp(argv[i], "probe=", 6)) {
             j.probe = argv[i] + 6;
         } else {
@@ -329,7 +344,7 @@ int main(int argc, char **argv) {
     if (main_vl) {
         run_at_vector_lengths(&j, main_vl, thread_vl);
     } else {
-        isf_set_feature_mask(j.mask);
+        apply_choices(&j);
         run_all(&j);
     }
     const char *name = isf_kernel_name((isf_op)j.op);

@@ -38,8 +38,8 @@ static void set_mask_elsewhere(uint32_t mask) {
 /* The distinct feature sets the op's kernels need, least first (the caps that select each kernel). */
 static size_t kernel_masks(isf_op op, uint32_t *out) {
     size_t count = 0;
-    for (size_t i = 0; i < isf_kernel_count; i++) {
-        const isf_kernel_info *k = &isf_kernels[i];
+    for (size_t i = 0; i < isf_kernel_table_count; i++) {
+        const isf_kernel *k = &isf_kernel_table[i];
         int seen = 0;
         for (size_t j = 0; j < count; j++) {
             seen |= out[j] == k->required;
@@ -348,7 +348,7 @@ static void packed_weights_across_vector_lengths(void) {
     static const int lengths[] = {16, 32, 64, 256};
     isf_set_feature_mask(UINT32_MAX);
     for (int op = 0; op < (int)isf_op_count; op++) {
-        const isf_kernel_info *kern = isf_selected_kernel((isf_op)op);
+        const isf_kernel *kern = isf_selected_kernel((isf_op)op);
         operands o;
         CHECK(operands_init(&o, (isf_op)op));
         for (size_t from = 0; from < 4; from++) {

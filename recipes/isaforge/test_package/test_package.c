@@ -5,8 +5,6 @@
 
 enum { M = 13, N = 17, K = 29 };
 
-static const char *const op_names[] = {"gemm_f32", "gemm_f16", "gemm_bf16", "gemm_s8"};
-
 int main(void) {
     static int8_t a8[M * K], b8[K * N];
     static int32_t c8[M * N];
@@ -38,9 +36,9 @@ int main(void) {
     }
     printf("isaforge test_package: cpu features %#x, active %#x\n", (unsigned)isf_cpu_features(),
            (unsigned)isf_active_features());
-    for (int op = 0; op < 4; op++) {
+    for (int op = 0; op < ISF_OP_COUNT; op++) {
         const char *name = isf_kernel_name((isf_op)op);
-        printf("isaforge kernel %s = %s\n", op_names[op], name ? name : "(none)");
+        printf("isaforge kernel %s = %s\n", isf_op_name((isf_op)op), name ? name : "(none)");
     }
     if (bad) {
         printf("isaforge test_package: FAILED (%d wrong elements)\n", bad);

@@ -2,8 +2,8 @@
 
 `list` tells, per target x compiler, whether this machine can build and QEMU-test with it (and what to install if
 not); `write` regenerates toolchains/meson/*.ini, the Conan host profiles under toolchains/conan/ (with the Meson
-machine files giving their QEMU exe_wrapper) and meson.options from the catalogue (`--check`: only report what is out
-of date); `show` prints one cross file (`--conan`: the Conan profile).
+machine files giving their QEMU exe_wrapper), meson.options and include/isaforge/isaforge_ops.h from the catalogue
+(`--check`: only report what is out of date); `show` prints one cross file (`--conan`: the Conan profile).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from isaforge import codegen, toolchains
 from isaforge.catalogue import load
 
 MESON_OPTIONS = PurePosixPath("meson.options")
+OPS_HEADER = PurePosixPath(codegen.OPS_HEADER)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
     p.set_defaults(_action=_list)
     p = sub.add_parser(
-        "write", help="regenerate toolchains/meson/*.ini, toolchains/conan/* and meson.options in the source checkout"
+        "write", help="regenerate toolchains/*, meson.options and include/isaforge/isaforge_ops.h in the source checkout"
     )
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 listing the out-of-date files")
     p.set_defaults(_action=_write)
@@ -74,7 +75,8 @@ def _list(args: argparse.Namespace) -> int:
 def generated_files() -> dict[PurePosixPath, str]:
     """Every file `write` owns in a source checkout: repo-relative path -> text."""
     cat = load()
-    return {**toolchains.cross_files(cat), **toolchains.conan_files(cat), MESON_OPTIONS: codegen.meson_options(cat)}
+    return {**toolchains.cross_files(cat), **toolchains.conan_files(cat), MESON_OPTIONS: codegen.meson_options(cat),
+            OPS_HEADER: codegen.render_header(cat)}
 
 
 def out_of_date(root: Path) -> tuple[dict[PurePosixPath, str], list[PurePosixPath]]:
