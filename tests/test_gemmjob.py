@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from isaforge import gemmjob
+from isaforge.catalogue import load
 from isaforge.gemmjob import Case, OpTypes
 
-OPS = ("gemm_f32", "gemm_f16", "gemm_bf16", "gemm_s8")
+OPS = tuple(load().ops)
 CASE = Case(m=3, n=5, k=7, lda=9, ldb=6, ldc=8)  # padding after every row, the last one included
 
 Spoil = Callable[[np.ndarray, np.ndarray], None]  # (flat result with guards, m×ldc view of C)

@@ -469,6 +469,15 @@ def _validate(cat: Catalogue) -> None:
             for arch in v.arches:
                 if arch != HOST_ARCH and arch not in cat.features[feat].per_arch:
                     raise CatalogueError(f"variant {v.name} is built for {arch}, which lacks {feat}")
+    _validate_ops(cat)
+    for arch, models in cat.cpus.items():
+        for cpu, feats in models.items():
+            for feat in feats:
+                if arch not in cat.features.get(feat, Feature("", 0, "", {})).per_arch:
+                    raise CatalogueError(f"cpu {cpu} ({arch}) lists unknown feature {feat}")
+
+
+def _validate_ops(cat: Catalogue) -> None:
     if sorted(o.index for o in cat.ops.values()) != list(range(len(cat.ops))):
         raise CatalogueError("op indices must be 0, 1, … without gaps (they are isf_op values)")
     for o in cat.ops.values():
@@ -480,8 +489,3 @@ def _validate(cat: Catalogue) -> None:
     for v in cat.variants.values():
         if len(v.prefer) >= PREFERENCE_SLOTS:
             raise CatalogueError(f"variant {v.name}: `prefer` lists more than {PREFERENCE_SLOTS - 1} kernels")
-    for arch, models in cat.cpus.items():
-        for cpu, feats in models.items():
-            for feat in feats:
-                if arch not in cat.features.get(feat, Feature("", 0, "", {})).per_arch:
-                    raise CatalogueError(f"cpu {cpu} ({arch}) lists unknown feature {feat}")

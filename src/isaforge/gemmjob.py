@@ -40,30 +40,19 @@ class Case:
 
 @dataclass(frozen=True)
 class OpTypes:
-    """How an op's operands travel: `in_dtype`/`out_dtype` are the wire types (bfloat16 travels as uint16)."""
+    """How an op's operands travel: `in_dtype`/`out_dtype` are the wire types, the catalogue dtypes' `numpy`
+    (bfloat16 travels as its uint16 bits)."""
 
     op: str
     index: int
     in_dtype: np.dtype
     out_dtype: np.dtype
-
-    @property
-    def bfloat16(self) -> bool:
-        return self.op == "gemm_bf16"
-
-
-_WIRE_TYPES = {
-    "gemm_f32": (np.float32, np.float32),
-    "gemm_f16": (np.float16, np.float16),
-    "gemm_bf16": (np.uint16, np.float32),
-    "gemm_s8": (np.int8, np.int32),
-}
+    bfloat16: bool  # the inputs are bfloat16 bits
 
 
 def op_types(op: str) -> OpTypes:
     spec = load().ops[op]
-    wire_in, wire_out = _WIRE_TYPES[op]
-    return OpTypes(op, spec.index, np.dtype(wire_in), np.dtype(wire_out))
+    return OpTypes(op, spec.index, np.dtype(spec.a.numpy), np.dtype(spec.c.numpy), spec.a.kind == "bfloat16")
 
 
 def bf16_bits(x: np.ndarray) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Numerics of every GEMM variant against a float64 numpy oracle, under QEMU.
+"""Numerics of every GEMM kernel, each selected by name, against a float64 numpy oracle, under QEMU.
 
 int8 must be exact; float variants must stay within isaforge.gemmjob.error_bound (γ(k+1)·Σ|a||b| in the variant's
 accumulation precision) and give NaN/Inf where IEEE arithmetic does. Shapes: every m, n in 1..17 × k in 1..33, the
@@ -18,8 +18,8 @@ from isaforge.gemmjob import Case
 from isaforge.pytest_plugin import QemuRunner, TargetCpu
 from tests.conftest import ROOT
 
-OPS = ("gemm_f32", "gemm_f16", "gemm_bf16", "gemm_s8")
-FLOAT_OPS = ("gemm_f32", "gemm_f16", "gemm_bf16")
+OPS = tuple(load().ops)
+FLOAT_OPS = tuple(name for name, op in load().ops.items() if op.c.kind != "int")
 LARGE = [Case(70, 400, 300, 301, 403, 405), Case(33, 29, 1000, 1000, 29, 29), Case(128, 128, 128, 128, 128, 128)]
 SVE_VECTOR_BYTES = (16, 32, 64, 256)
 # (main thread, worker thread) SVE vector lengths in bytes: shrinking and growing, both ways round.
@@ -43,19 +43,20 @@ def run_batch(
     tmp: Path,
     op: str,
     cases: list[Case],
-    mask: int | None = None,
+    kernel: str | None = None,
     operands: tuple | None = None,
     packed: bool = False,
     guard_pages: bool = False,
     vl: tuple[int, int] | None = None,
 ) -> str:
-    """Run the cases, assert every result (guard bytes included), and return the kernel the runner reports it used.
-    `vl`: (main thread's, worker thread's) SVE vector length in bytes (see gemm_runner.c)."""
+    """Run the cases with `kernel` (None: dispatch's choice), assert every result (guard bytes included), and return
+    the kernel the runner reports it used. `vl`: (main thread's, worker thread's) SVE vector length in bytes (see
+    gemm_runner.c)."""
     types = gemmjob.op_types(op)
     a, b = operands or gemmjob.random_operands(types, cases, seed=len(cases) + types.index)
     job, out = tmp / f"{op}.job", tmp / f"{op}.out"
     gemmjob.write_job(job, types, a, b, cases, packed=packed, guard_pages=guard_pages)
-    args = [str(job), str(out)] + ([hex(mask)] if mask is not None else []) + ([f"vl={vl[0]}:{vl[1]}"] if vl else [])
+    args = [str(job), str(out)] + ([f"kernel={kernel}"] if kernel else []) + ([f"vl={vl[0]}:{vl[1]}"] if vl else [])
     result = qemu_run(tc.build, tc.cpu, "tests/kernels/gemm_runner", args)
     assert result.returncode == 0, result.describe()
     kernel = json.loads(result.stdout)["kernel"]
@@ -79,22 +80,21 @@ def kernels_of(tc: TargetCpu, op: str) -> list[KernelName]:
         for k in cat.kernels(ROOT, arch, every_variant)
         if k.op == op and cat.variant_features(arch, k.variant) <= set(tc.expected_features)
     ]
-    return sorted(runnable, key=lambda k: -cat.variant(k.variant).rank)
+    return sorted(runnable, key=cat.preference, reverse=True)
 
 
-def every_variant(
+def every_kernel(
     qemu_run: QemuRunner, tc: TargetCpu, tmp: Path, op: str, cases: list[Case], scalable_only: bool = False, **kw
 ) -> list[str]:
-    """Cap the features to each kernel's own in turn, down to none (ref); dispatch must pick exactly that kernel,
-    and its results must be right."""
+    """Every kernel of the op this model can run, most preferred first, each selected by name
+    (isf_select_kernel): the runner must report that kernel, and its results must be right."""
     cat = load()
     seen = []
     for kernel in kernels_of(tc, op):
         if scalable_only and not cat.variant(kernel.variant).scalable:
             continue
-        mask = cat.mask(cat.variant_features(tc.build.arch_name, kernel.variant))
-        seen.append(run_batch(qemu_run, tc, tmp, op, cases, mask, **kw))
-        assert seen[-1] == kernel.name, f"capped to {kernel.variant}'s features, dispatch chose {seen[-1]}"
+        seen.append(run_batch(qemu_run, tc, tmp, op, cases, kernel.name, **kw))
+        assert seen[-1] == kernel.name, f"selected {kernel.name} by name, the runner ran {seen[-1]}"
     assert seen, f"no kernel of {op} ran"
     return seen
 
@@ -107,11 +107,36 @@ def test_default_kernel_is_right_on_every_model(target_cpu: TargetCpu, qemu_run:
 
 
 @pytest.mark.parametrize("op", OPS)
-def test_capping_walks_every_variant_down_to_ref(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op) -> None:
-    """Every variant runs on every model that has its features (the full sweep on `max`, a lighter one elsewhere)."""
+def test_every_kernel_by_name_down_to_ref(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op) -> None:
+    """Every kernel runs on every model that has its features (the full sweep on `max`, a lighter one elsewhere)."""
     cases = gemmjob.sweep_cases() if target_cpu.cpu == "max" else gemmjob.sweep_cases(9, 17, pad=1)
-    seen = every_variant(qemu_run, target_cpu, tmp_path, op, cases + LARGE)
+    seen = every_kernel(qemu_run, target_cpu, tmp_path, op, cases + LARGE)
     assert seen[-1].endswith("_ref") and len(seen) >= 2
+
+
+def first_model_with(arch: str, variant: str) -> str | None:
+    """The first real core of the catalogue's model table (not QEMU's `max`) that has every feature of `variant`."""
+    cat = load()
+    needs = cat.variant_features(arch, variant)
+    return next((cpu for cpu, feats in cat.cpus[arch].items() if cpu != "max" and needs <= set(feats)), None)
+
+
+@pytest.mark.cpus(["max"])
+@pytest.mark.parametrize("op", OPS)
+def test_every_kernel_by_name_on_a_real_core_with_its_variant(
+    target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op
+) -> None:
+    """Besides `max`, each kernel runs by name on the first real core model that has its variant, where the hwcaps
+    (and the SVE vector length) are that core's. On arm no real model has the Armv8.2+ variants: `max` only."""
+    arch = target_cpu.build.arch_name
+    ran = []
+    for kernel in kernels_of(target_cpu, op):
+        model = first_model_with(arch, kernel.variant)
+        if model is not None:
+            tc = TargetCpu(target_cpu.build, model)
+            ran.append(run_batch(qemu_run, tc, tmp_path, op, edge_cases(1) + LARGE[1:], kernel.name))
+            assert ran[-1] == kernel.name
+    assert ran, f"no kernel of {op} has a real core model"
 
 
 @pytest.mark.arch("aarch64")
@@ -123,25 +148,25 @@ def test_scalable_kernels_at_every_vector_length(
 ) -> None:
     tc = TargetCpu(target_cpu.build, f"max,sve-default-vector-length={vector_bytes}")
     cases = gemmjob.sweep_cases(17, 19) + LARGE[1:]
-    every_variant(qemu_run, tc, tmp_path, op, cases, scalable_only=True)
+    every_kernel(qemu_run, tc, tmp_path, op, cases, scalable_only=True)
 
 
 @pytest.mark.cpus(["max"])
 @pytest.mark.parametrize("op", FLOAT_OPS)
-def test_nan_and_inf_propagate_in_every_variant(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op) -> None:
+def test_nan_and_inf_propagate_in_every_kernel(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op) -> None:
     types = gemmjob.op_types(op)
     cases = [Case(m, n, k, k, n, n) for m, n, k in [(9, 13, 7), (17, 30, 40), (1, 1, 1)]]
     for case in cases:
         a, b = gemmjob.random_operands(types, [case], seed=7)
         gemmjob.plant_non_finite(types, a, b, case)
-        every_variant(qemu_run, target_cpu, tmp_path, op, [case], operands=(a, b))
+        every_kernel(qemu_run, target_cpu, tmp_path, op, [case], operands=(a, b))
 
 
 @pytest.mark.cpus(["cortex-a53", "a64fx", "cortex-a7", "max"])
 @pytest.mark.parametrize("op", OPS)
 def test_prepacked_b_gives_the_same_results(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op) -> None:
     cases = gemmjob.sweep_cases(9, 17, pad=2) + LARGE
-    every_variant(qemu_run, target_cpu, tmp_path, op, cases, packed=True)
+    every_kernel(qemu_run, target_cpu, tmp_path, op, cases, packed=True)
 
 
 @pytest.mark.cpus(["max"])
@@ -149,19 +174,19 @@ def test_int8_extremes_are_exact(target_cpu: TargetCpu, qemu_run: QemuRunner, tm
     types = gemmjob.op_types("gemm_s8")
     cases = [Case(9, 13, 4099, 4099, 13, 13), Case(17, 17, 33, 33, 17, 17)]
     operands = gemmjob.random_operands(types, cases, seed=0, extremes=True)
-    every_variant(qemu_run, target_cpu, tmp_path, "gemm_s8", cases, operands=operands)
+    every_kernel(qemu_run, target_cpu, tmp_path, "gemm_s8", cases, operands=operands)
 
 
 @pytest.mark.cpus(["cortex-a53", "cortex-a7", "max"])
 @pytest.mark.parametrize("packed", [False, True], ids=["direct", "packed"])
 @pytest.mark.parametrize("op", OPS)
-def test_every_variant_stays_inside_its_operands_under_guard_pages(
+def test_every_kernel_stays_inside_its_operands_under_guard_pages(
     target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op, packed
 ) -> None:
     """A read past A or B, or a write past C or the packed buffer, or into A, B or the packed buffer, faults."""
     # Every edge-tile path (the full sweeps run without guard pages in the tests above).
     cases = edge_cases(0) + edge_cases(5)
-    every_variant(qemu_run, target_cpu, tmp_path, op, [*cases, LARGE[1]], packed=packed, guard_pages=True)
+    every_kernel(qemu_run, target_cpu, tmp_path, op, [*cases, LARGE[1]], packed=packed, guard_pages=True)
 
 
 @pytest.mark.cpus(["cortex-a53", "cortex-a7"])
@@ -191,8 +216,8 @@ def test_a_thread_at_another_vector_length_gets_right_results(
     written outside C) — a length cached process-wide gives wrong tiles and writes past C."""
     tc = TargetCpu(target_cpu.build, "max")
     cases = edge_cases(0) + edge_cases(3) + LARGE[1:]
-    every_variant(qemu_run, tc, tmp_path, op, cases, scalable_only=True, vl=vl)
-    every_variant(qemu_run, tc, tmp_path, op, cases, scalable_only=True, vl=vl, packed=True)
+    every_kernel(qemu_run, tc, tmp_path, op, cases, scalable_only=True, vl=vl)
+    every_kernel(qemu_run, tc, tmp_path, op, cases, scalable_only=True, vl=vl, packed=True)
 
 
 @pytest.mark.arch("arm")

@@ -24,7 +24,7 @@ REPO = Path(toolchains.__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "isaforge"
 VERSION = (REPO / "VERSION").read_text().strip()
 REF = f"isaforge/{VERSION}"
-OPS = ("gemm_f32", "gemm_f16", "gemm_bf16", "gemm_s8")
+OPS = tuple(load().ops)
 KERNEL_LINE = re.compile(r"^isaforge kernel (\w+) = (\S+)$", re.MULTILINE)
 JOBS = "tools.build:jobs=2"
 

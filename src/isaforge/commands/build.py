@@ -11,8 +11,6 @@ from isaforge.catalogue import load
 from isaforge.errors import IsaforgeError
 from isaforge.toolchains import probe
 
-SHOWN_OPS = ("gemm_f32", "gemm_f16", "gemm_bf16", "gemm_s8")
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", action="append", help="triple or arch to build (repeatable; default: all)")
@@ -35,7 +33,7 @@ def dispatch_rows(build: Build, cpus: list[str]) -> list[list[str]]:
         if result.returncode != 0:
             raise IsaforgeError(f"isaforge-info failed under {cpu}: {result.signal_name or result.returncode}")
         info = json.loads(result.stdout)
-        kernels = [info["kernels"][op] or "-" for op in SHOWN_OPS]
+        kernels = [info["kernels"][op] or "-" for op in load().ops]
         rows.append([cpu, " ".join(info["detected"]) or "-", *kernels])
     return rows
 
@@ -68,5 +66,5 @@ def run(args: argparse.Namespace) -> int:
         directory = builds.ensure_built(b)
         print(f"{b.name}: built in {directory.relative_to(b.root)}")
         if not args.no_dispatch:
-            print_table([["cpu", "detected", *SHOWN_OPS], *dispatch_rows(b, cpus_for(b.arch_name, args.cpu))])
+            print_table([["cpu", "detected", *load().ops], *dispatch_rows(b, cpus_for(b.arch_name, args.cpu))])
     return 0 if len(usable) == len(todo) else 1

@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
     p.set_defaults(_action=_list)
     p = sub.add_parser(
-        "write", help="regenerate toolchains/*, meson.options and include/isaforge/isaforge_ops.h in the source checkout"
+        "write", help="regenerate toolchains/*, meson.options and include/isaforge/isaforge_ops.h in the checkout"
     )
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 listing the out-of-date files")
     p.set_defaults(_action=_write)
@@ -75,8 +75,12 @@ def _list(args: argparse.Namespace) -> int:
 def generated_files() -> dict[PurePosixPath, str]:
     """Every file `write` owns in a source checkout: repo-relative path -> text."""
     cat = load()
-    return {**toolchains.cross_files(cat), **toolchains.conan_files(cat), MESON_OPTIONS: codegen.meson_options(cat),
-            OPS_HEADER: codegen.render_header(cat)}
+    return {
+        **toolchains.cross_files(cat),
+        **toolchains.conan_files(cat),
+        MESON_OPTIONS: codegen.meson_options(cat),
+        OPS_HEADER: codegen.render_header(cat),
+    }
 
 
 def out_of_date(root: Path) -> tuple[dict[PurePosixPath, str], list[PurePosixPath]]:

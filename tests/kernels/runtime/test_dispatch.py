@@ -10,7 +10,7 @@ from isaforge.catalogue import load
 from isaforge.pytest_plugin import QemuRunner, TargetCpu
 from tests.conftest import ROOT
 
-OPS = ("gemm_f32", "gemm_f16", "gemm_bf16", "gemm_s8")
+OPS = tuple(load().ops)
 
 
 def expected_kernels(tc: TargetCpu, built: list[str], active: list[str]) -> dict[str, str | None]:
