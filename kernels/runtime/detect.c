@@ -231,6 +231,26 @@ static uint32_t from_midr(void) {
     return midr_result(&s);
 }
 
+static int mode_is(const char *mode, const char *name) { return mode != NULL && strcmp(mode, name) == 0; }
+
+const char *isf_detect_order(const char *mode, uint64_t hwcap1, int features_line) {
+    if (mode_is(mode, "midr") || mode_is(mode, "cpuinfo")) {
+        return mode_is(mode, "midr") ? "midr" : "cpuinfo";
+    }
+    if (hwcap1 != 0) {
+        return "hwcap";
+    }
+#if defined(__arm__)
+    /* Only on arm: an arm64 kernel always gives AT_HWCAP and a Features line, while a 32-bit libc may lack
+     * getauxval (Android before API 18) and a 32-bit kernel the Features line. */
+    if (!features_line) {
+        return "midr";
+    }
+#endif
+    (void)features_line;
+    return "cpuinfo";
+}
+
 uint32_t isf_detect_features(const char **source) {
     if (isf_feature_count == 0) {
         *source = "none";
@@ -242,26 +262,19 @@ uint32_t isf_detect_features(const char **source) {
     hw1 = getauxval(AT_HWCAP);
     hw2 = getauxval(AT_HWCAP2);
 #endif
-    if (mode != NULL && strcmp(mode, "midr") == 0) {
-        *source = "midr";
+    /* The Features line is read only where it may be the answer or decide whether the MIDR is asked. */
+    int features_line = 0;
+    uint32_t line_mask = 0;
+    if (!mode_is(mode, "midr") && (hw1 == 0 || mode_is(mode, "cpuinfo"))) {
+        line_mask = from_cpuinfo(&features_line);
+    }
+    *source = isf_detect_order(mode, hw1, features_line);
+    if (strcmp(*source, "midr") == 0) {
         return drop_unsupported_implications(from_midr());
     }
-    const int forced_cpuinfo = mode != NULL && strcmp(mode, "cpuinfo") == 0;
-    if (forced_cpuinfo || hw1 == 0) {
-        int found;
-        uint32_t mask = from_cpuinfo(&found);
-#if defined(__arm__)
-        /* Only on arm: an arm64 kernel always gives AT_HWCAP, and a Features line; a 32-bit kernel or libc may give
-         * neither (getauxval arrived in Android API 18). */
-        if (!found && !forced_cpuinfo) {
-            *source = "midr";
-            return drop_unsupported_implications(from_midr());
-        }
-#endif
-        *source = "cpuinfo";
-        return drop_unsupported_implications(mask);
+    if (strcmp(*source, "cpuinfo") == 0) {
+        return drop_unsupported_implications(line_mask);
     }
-    *source = "hwcap";
     return drop_unsupported_implications(from_hwcap(hw1, hw2));
 }
 

@@ -137,5 +137,8 @@ uint32_t isf_features_from_cpuinfo_line(const char *line);
  * from the catalogue's part table. 0 when no core is listed, or when any listed core's part is unknown or its lines
  * are incomplete or malformed. Implications are not applied (isf_close_features does that). */
 uint32_t isf_features_from_midr_text(const char *cpuinfo_text);
+/* The source detection reads ("hwcap", "cpuinfo" or "midr"), given ISAFORGE_DETECT (NULL if unset), AT_HWCAP and
+ * whether /proc/cpuinfo has a Features line with any word on it. */
+const char *isf_detect_order(const char *mode, uint64_t hwcap1, int features_line);
 
 #endif

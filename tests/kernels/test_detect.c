@@ -6,6 +6,7 @@
  * Exit status is the number of failed checks (meson test and pytest read it). */
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "isf_internal.h"
 
@@ -123,7 +124,33 @@ static void midr_nothing_cases(void) {
     midr_case("MIDR: empty text", "", 0, 0);
 }
 
+static void expect_source(const char *what, const char *got, const char *want) {
+    checks++;
+    if (strcmp(got, want) != 0) {
+        failures++;
+        fprintf(stderr, "FAIL %s: got %s, want %s\n", what, got, want);
+    }
+}
+
+/* The order of the sources: ISAFORGE_DETECT, then AT_HWCAP, then the Features line, then (arm only) the MIDR. */
+static void order_cases(void) {
+#if defined(__arm__)
+    const char *const neither = "midr";
+#else
+    const char *const neither = "cpuinfo"; /* aarch64 (and the host) never guess from the MIDR by themselves */
+#endif
+    expect_source("order: hwcap", isf_detect_order(NULL, 1u << 12, 1), "hwcap");
+    expect_source("order: hwcap, no Features line", isf_detect_order(NULL, 1u << 12, 0), "hwcap");
+    expect_source("order: no hwcap", isf_detect_order(NULL, 0, 1), "cpuinfo");
+    expect_source("order: neither", isf_detect_order(NULL, 0, 0), neither);
+    expect_source("order: unknown mode", isf_detect_order("hwcap", 0, 0), neither);
+    expect_source("order: forced midr", isf_detect_order("midr", 1u << 12, 1), "midr");
+    expect_source("order: forced cpuinfo", isf_detect_order("cpuinfo", 1u << 12, 1), "cpuinfo");
+    expect_source("order: forced cpuinfo, no line", isf_detect_order("cpuinfo", 0, 0), "cpuinfo");
+}
+
 int main(void) {
+    order_cases();
 #if defined(__aarch64__)
     /* No "asimd" and "asimdbf16" is not "bf16": the arm vocabulary is not the aarch64 one. */
     line_case("32-bit kernel line", arm32_kernel, FP16 | DOTPROD | I8MM, 0);
