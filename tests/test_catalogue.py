@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
-from isaforge.catalogue import CatalogueError, load, parse_kernel_name
+from isaforge.catalogue import CATALOGUE_PATH, Catalogue, CatalogueError, load, parse_kernel_name
 from tests.conftest import ROOT
 
 
@@ -109,3 +110,55 @@ def test_unknown_lookups_name_the_valid_values() -> None:
         cat.arch_by_triple("riscv64-linux-gnu")
     with pytest.raises(CatalogueError, match="cortex-a53"):
         cat.cpu_features("aarch64", "cortex-a7")
+
+
+# -- CPU parts (the MIDR fallback) ------------------------------------------------------------------------------
+
+
+def test_cpu_parts_named_like_a_qemu_model_list_that_models_features() -> None:
+    """The part table and the model table are two views of one core: where a part is a model, they agree."""
+    cat = load()
+    checked = 0
+    for arch, models in cat.cpus.items():
+        for model, feats in models.items():
+            parts = [p for p in cat.cpu_parts.values() if p.name == model]
+            if parts:
+                assert set(cat.cpu_part_features(arch, parts[0])) == set(feats), (arch, model)
+                checked += 1
+    assert checked >= 10  # every named model of both arches (max is no part)
+
+
+def test_cpu_parts_keep_only_the_arch_features_on_arm() -> None:
+    cat = load()
+    n2 = cat.cpu_part("neoverse-n2")
+    assert (n2.implementer, n2.part, n2.key) == (0x41, 0xD49, "0x41:0xd49")
+    assert "sve2" in cat.cpu_part_features("aarch64", n2)
+    assert cat.cpu_part_features("arm", n2) == ("neon", "fp16", "dotprod", "i8mm", "bf16")
+    assert set(cat.cpu_part_features("arm", cat.cpu_part("a64fx"))) == {"neon", "fp16"}
+
+
+def test_cpu_parts_cover_the_cores_seed_engines_look_up() -> None:
+    names = {p.name for p in load().cpu_parts.values()}
+    wanted = {"cortex-a55", "cortex-a75", "cortex-a76", "cortex-a77", "cortex-a78", "cortex-x1", "cortex-a710"}
+    wanted |= {"cortex-x2", "cortex-a510", "neoverse-n1", "neoverse-n2", "neoverse-v1"}
+    assert wanted <= names
+
+
+def _catalogue_with(tmp_path: Path, extra: str) -> Catalogue:
+    path = tmp_path / "isa.toml"
+    path.write_text(CATALOGUE_PATH.read_text() + extra)
+    return load(path)
+
+
+@pytest.mark.parametrize(
+    ("entry", "why"),
+    [
+        ('[cpu_part."0x41:0xfff"]\nname = "x"\nfeatures = ["neon", "avx512"]\n', "unknown feature avx512"),
+        ('[cpu_part."0x41:0xfff"]\nname = "x"\nfeatures = ["sve"]\n', "lists sve without fp16, neon"),
+        ('[cpu_part."0x41:0xd5"]\nname = "x"\nfeatures = ["neon"]\n', "must be <implementer>:<part>"),
+        ('[cpu_part."0x41:0xfff"]\nname = "cortex-a55"\nfeatures = ["neon"]\n', "share a name"),
+    ],
+)
+def test_bad_cpu_parts_are_refused(tmp_path: Path, entry: str, why: str) -> None:
+    with pytest.raises(CatalogueError, match=why):
+        _catalogue_with(tmp_path, entry)

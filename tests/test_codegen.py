@@ -38,9 +38,22 @@ def test_arm_feature_rows_carry_the_aarch64_cpuinfo_names_too() -> None:
     assert '"svei8mm", ""},' in aarch64  # one vocabulary on aarch64
 
 
+def test_cpu_part_rows_carry_each_arch_own_features() -> None:
+    """The MIDR table per arch: Neoverse-N2 has SVE on aarch64 only; every part is in both arches' tables."""
+    cat = load()
+    aarch64, arm = (render_c(cat, ROOT, arch, ["ref"]) for arch in ("aarch64", "arm"))
+    sve_mask = cat.mask(["sve", "sve2", "svei8mm", "svebf16"])
+    n2 = cat.mask(cat.cpu_part("neoverse-n2").features)
+    assert f'{{0x41u, 0xd49u, "neoverse-n2", 0x{n2:x}u}},' in aarch64
+    assert f'{{0x41u, 0xd49u, "neoverse-n2", 0x{n2 & ~sve_mask:x}u}},' in arm
+    for text in (aarch64, arm):
+        assert f"const size_t isf_cpu_part_count = {len(cat.cpu_parts)};" in text
+
+
 def test_host_tables_have_reference_kernels_and_no_features() -> None:
     text = render_c(load(), ROOT, "host", ["ref"])
     assert "const size_t isf_feature_count = 0;" in text
+    assert "const size_t isf_cpu_part_count = 0;" in text
     assert "isf_ukernel_gemm_s8_4x4_ref" in text
 
 

@@ -1,9 +1,13 @@
 /* CPU feature detection: AT_HWCAP/AT_HWCAP2 first, the /proc/cpuinfo Features line when those are empty (old
- * kernels, some emulators) or when ISAFORGE_DETECT=cpuinfo asks for it. Bits and tokens come from the catalogue. */
+ * kernels, some emulators) or when ISAFORGE_DETECT=cpuinfo asks for it; on arm, when neither is there (32-bit
+ * Android without getauxval), the cores' MIDR parts ("CPU implementer" / "CPU part") looked up in the catalogue's
+ * part table, as TNN and MNN do; ISAFORGE_DETECT=midr forces that on any arch. Bits, tokens and parts come from the
+ * catalogue. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #if defined(__linux__)
 #include <sys/auxv.h>
@@ -78,7 +82,10 @@ static uint32_t from_hwcap(uint64_t hw1, uint64_t hw2) {
     return mask;
 }
 
-static uint32_t from_cpuinfo(void) {
+/* The Features line's mask; *found says whether the line is there with at least one word (a line that names no
+ * known feature is still an answer: its absence of "neon" means something, so the MIDR is not asked then). */
+static uint32_t from_cpuinfo(int *found) {
+    *found = 0;
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (f == NULL) {
         return 0;
@@ -89,11 +96,159 @@ static uint32_t from_cpuinfo(void) {
         if (strncmp(line, "Features", 8) != 0) {
             continue;
         }
+        const char *words = line + 8 + strspn(line + 8, separators);
+        *found = *words != '\0';
         mask = isf_features_from_cpuinfo_line(line + 8);
         break;
     }
     fclose(f);
     return mask;
+}
+
+/* --- The MIDR fallback --------------------------------------------------------------------------------------
+ * A core is one "CPU part" line; its implementer is the "CPU implementer" line before it in the same block, a block
+ * starting at a "processor" line (arm64 and recent arm kernels print both lines in every core's block; older 32-bit
+ * kernels print them once, after all the "processor" lines: one core stands for all then). The result is the AND
+ * of the listed cores' table features, so a big.LITTLE system gets what its LITTLE cores have: a thread may migrate
+ * to any core. Any core that cannot be identified (part not in the table, implementer missing, a number that is
+ * not one) makes the result 0: an unknown core may lack anything, and the MIDR has no other word on it. */
+typedef struct {
+    uint32_t mask;        /* AND of the identified cores' features */
+    unsigned cores;       /* "CPU part" lines seen */
+    int unknown;          /* some core could not be identified */
+    long implementer;     /* of the current block: -1 none, -2 malformed */
+    int implementer_only; /* an implementer line still waits for its part */
+} midr_state;
+
+/* `line` (len bytes, no newline) is "<label>", blanks, ':'; returns what follows the ':', or NULL. */
+static const char *label_value(const char *line, size_t len, const char *label) {
+    size_t n = strlen(label);
+    if (len < n || memcmp(line, label, n) != 0) {
+        return NULL;
+    }
+    size_t i = n;
+    while (i < len && (line[i] == ' ' || line[i] == '\t')) {
+        i++;
+    }
+    return i < len && line[i] == ':' ? line + i + 1 : NULL;
+}
+
+static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) {
+        return (c | 0x20) - 'a' + 10;
+    }
+    return -1;
+}
+
+/* Linux prints these fields as "0x%02x" / "0x%03x": 0x and hex digits, then nothing but blanks, and no MIDR field
+ * read here is wider than 12 bits. -1 if not so: "0xd050" is 0xd050, no part of the table, and "0xd05x" is no
+ * number. */
+static long parse_hex_field(const char *value, const char *end) {
+    while (value < end && (*value == ' ' || *value == '\t')) {
+        value++;
+    }
+    if (end - value < 3 || value[0] != '0' || (value[1] != 'x' && value[1] != 'X')) {
+        return -1;
+    }
+    value += 2;
+    uint32_t v = 0;
+    int digits = 0;
+    for (int d; value < end && (d = hex_digit(*value)) >= 0; value++) {
+        v = v * 16 + (uint32_t)d;
+        if (++digits > 3 && v > 0xfffu) { /* stops before v can overflow, leading zeros allowed */
+            return -1;
+        }
+    }
+    while (value < end && (*value == ' ' || *value == '\t' || *value == '\r')) {
+        value++;
+    }
+    return digits > 0 && value == end ? (long)v : -1;
+}
+
+static void midr_line(midr_state *s, const char *line, size_t len) {
+    const char *end = line + len, *value;
+    if (label_value(line, len, "processor") != NULL) {
+        s->unknown |= s->implementer_only;
+        s->implementer = -1;
+        s->implementer_only = 0;
+    } else if ((value = label_value(line, len, "CPU implementer")) != NULL) {
+        s->unknown |= s->implementer_only; /* the previous implementer never got its part */
+        long v = parse_hex_field(value, end);
+        s->implementer = v >= 0 ? v : -2;
+        s->implementer_only = 1;
+    } else if ((value = label_value(line, len, "CPU part")) != NULL) {
+        s->cores++;
+        s->implementer_only = 0;
+        long part = parse_hex_field(value, end);
+        size_t i = 0;
+        while (i < isf_cpu_part_count &&
+               !(s->implementer >= 0 && part >= 0 && isf_cpu_parts[i].implementer == (uint32_t)s->implementer &&
+                 isf_cpu_parts[i].part == (uint32_t)part)) {
+            i++;
+        }
+        if (i < isf_cpu_part_count) {
+            s->mask &= isf_cpu_parts[i].features;
+        } else {
+            s->unknown = 1;
+        }
+    }
+}
+
+static uint32_t midr_result(const midr_state *s) {
+    return s->cores > 0 && !s->unknown && !s->implementer_only ? s->mask : 0;
+}
+
+static const midr_state midr_start = {UINT32_MAX, 0, 0, -1, 0};
+
+uint32_t isf_features_from_midr_text(const char *text) {
+    midr_state s = midr_start;
+    for (const char *p = text; *p;) {
+        size_t len = strcspn(p, "\n");
+        midr_line(&s, p, len);
+        p += len + (p[len] == '\n');
+    }
+    return midr_result(&s);
+}
+
+static uint32_t from_midr(void) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL) {
+        return 0;
+    }
+    /* getline: lines of any length (a Features line may be long), so no line is read as two. */
+    midr_state s = midr_start;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        midr_line(&s, line, (size_t)len - (line[len - 1] == '\n'));
+    }
+    free(line);
+    fclose(f);
+    return midr_result(&s);
+}
+
+static int mode_is(const char *mode, const char *name) { return mode != NULL && strcmp(mode, name) == 0; }
+
+const char *isf_detect_order(const char *mode, uint64_t hwcap1, int features_line) {
+    if (mode_is(mode, "midr") || mode_is(mode, "cpuinfo")) {
+        return mode_is(mode, "midr") ? "midr" : "cpuinfo";
+    }
+    if (hwcap1 != 0) {
+        return "hwcap";
+    }
+#if defined(__arm__)
+    /* Only on arm: an arm64 kernel always gives AT_HWCAP and a Features line, while a 32-bit libc may lack
+     * getauxval (Android before API 18) and a 32-bit kernel the Features line. */
+    if (!features_line) {
+        return "midr";
+    }
+#endif
+    (void)features_line;
+    return "cpuinfo";
 }
 
 uint32_t isf_detect_features(const char **source) {
@@ -107,11 +262,19 @@ uint32_t isf_detect_features(const char **source) {
     hw1 = getauxval(AT_HWCAP);
     hw2 = getauxval(AT_HWCAP2);
 #endif
-    if ((mode != NULL && strcmp(mode, "cpuinfo") == 0) || hw1 == 0) {
-        *source = "cpuinfo";
-        return drop_unsupported_implications(from_cpuinfo());
+    /* The Features line is read only where it may be the answer or decide whether the MIDR is asked. */
+    int features_line = 0;
+    uint32_t line_mask = 0;
+    if (!mode_is(mode, "midr") && (hw1 == 0 || mode_is(mode, "cpuinfo"))) {
+        line_mask = from_cpuinfo(&features_line);
     }
-    *source = "hwcap";
+    *source = isf_detect_order(mode, hw1, features_line);
+    if (strcmp(*source, "midr") == 0) {
+        return drop_unsupported_implications(from_midr());
+    }
+    if (strcmp(*source, "cpuinfo") == 0) {
+        return drop_unsupported_implications(line_mask);
+    }
     return drop_unsupported_implications(from_hwcap(hw1, hw2));
 }
 

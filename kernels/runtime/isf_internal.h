@@ -64,6 +64,14 @@ typedef struct {
     const char *cpuinfo_compat_tokens;
 } isf_feature_info;
 
+/* A core as its MIDR names it, for the MIDR fallback of detection (catalogue [cpu_part.*]). */
+typedef struct {
+    uint32_t implementer; /* MIDR bits [31:24]: /proc/cpuinfo "CPU implementer" */
+    uint32_t part;        /* MIDR bits [15:4]: /proc/cpuinfo "CPU part" */
+    const char *name;
+    uint32_t features; /* what every core of the part has, on this arch; implications not applied */
+} isf_cpu_part_info;
+
 typedef struct {
     const char *name;
     uint32_t required; /* closed under implication */
@@ -108,6 +116,8 @@ void isf_pack_b_panels(const isf_pack_spec *s, const void *b, size_t ldb, size_t
 extern const char isf_arch_name[];
 extern const isf_feature_info isf_features[];
 extern const size_t isf_feature_count;
+extern const isf_cpu_part_info isf_cpu_parts[];
+extern const size_t isf_cpu_part_count;
 extern const isf_variant_info isf_variants[]; /* built variants, least preferred first */
 extern const size_t isf_variant_count;
 extern const isf_kernel isf_kernel_table[];
@@ -147,5 +157,12 @@ uint32_t isf_parse_feature_list(const char *list, void (*report_unknown)(const c
 /* Features named by one /proc/cpuinfo Features line ("Features\t: fp asimd …" or just the tokens), as whole words;
  * implications are not applied (isf_close_features does that). */
 uint32_t isf_features_from_cpuinfo_line(const char *line);
+/* Features that every core listed in a /proc/cpuinfo text has by its MIDR ("CPU implementer" / "CPU part" lines),
+ * from the catalogue's part table. 0 when no core is listed, or when any listed core's part is unknown or its lines
+ * are incomplete or malformed. Implications are not applied (isf_close_features does that). */
+uint32_t isf_features_from_midr_text(const char *cpuinfo_text);
+/* The source detection reads ("hwcap", "cpuinfo" or "midr"), given ISAFORGE_DETECT (NULL if unset), AT_HWCAP and
+ * whether /proc/cpuinfo has a Features line with any word on it. */
+const char *isf_detect_order(const char *mode, uint64_t hwcap1, int features_line);
 
 #endif

@@ -172,6 +172,20 @@ def parse_kernel_name(stem: str, ops: dict[str, Op] | None = None) -> KernelName
 
 
 @dataclass(frozen=True)
+class CpuPart:
+    """One [cpu_part."<implementer>:<part>"] entry: a core as its MIDR names it (the MIDR fallback of detection)."""
+
+    implementer: int  # MIDR bits [31:24], /proc/cpuinfo "CPU implementer"
+    part: int  # MIDR bits [15:4], /proc/cpuinfo "CPU part"
+    name: str
+    features: tuple[str, ...]  # every core of the part has them; on an arch only those that exist there count
+
+    @property
+    def key(self) -> str:
+        return f"0x{self.implementer:02x}:0x{self.part:03x}"
+
+
+@dataclass(frozen=True)
 class Catalogue:
     arches: dict[str, Arch]
     compilers: dict[str, Compiler]
@@ -180,6 +194,7 @@ class Catalogue:
     dtypes: dict[str, DType]
     ops: dict[str, Op]  # in isf_op order
     cpus: dict[str, dict[str, tuple[str, ...]]]
+    cpu_parts: dict[tuple[int, int], CpuPart] = field(default_factory=dict)  # by (implementer, part)
 
     # -- lookups with one-line errors -------------------------------------------------------------------------
     def arch(self, name: str) -> Arch:
@@ -207,6 +222,17 @@ class Catalogue:
 
     def arch_of_cpu(self, cpu: str) -> list[str]:
         return [arch for arch, models in self.cpus.items() if cpu in models]
+
+    def cpu_part(self, name: str) -> CpuPart:
+        for part in self.cpu_parts.values():
+            if part.name == name:
+                return part
+        known = ", ".join(p.name for p in self.cpu_parts.values())
+        raise CatalogueError(f"unknown CPU part {name!r}; choose one of: {known}")
+
+    def cpu_part_features(self, arch: str, part: CpuPart) -> tuple[str, ...]:
+        """What the MIDR fallback detects on `arch` for a core of `part`: its features that exist on `arch`."""
+        return tuple(f for f in part.features if arch in self.features[f].per_arch)
 
     # -- features ---------------------------------------------------------------------------------------------
     def arch_features(self, arch: str) -> list[Feature]:
@@ -433,7 +459,8 @@ def load(path: Path = CATALOGUE_PATH) -> Catalogue:
     signatures = {name: Signature(name, **sig) for name, sig in raw["signature"].items()}
     ops = {name: _op(name, o, dtypes, signatures) for name, o in sorted(raw["op"].items(), key=lambda i: i[1]["index"])}
     cpus = {arch: {cpu: tuple(feats) for cpu, feats in models.items()} for arch, models in raw["cpu"].items()}
-    cat = Catalogue(arches, compilers, features, variants, dtypes, ops, cpus)
+    cpu_parts = _load_cpu_parts(raw.get("cpu_part", {}))
+    cat = Catalogue(arches, compilers, features, variants, dtypes, ops, cpus, cpu_parts)
     _validate(cat)
     return cat
 
@@ -458,6 +485,41 @@ def _op(name: str, raw: dict, dtypes: dict[str, DType], signatures: dict[str, Si
     )
 
 
+# "<implementer>:<part>" as Linux prints them: "0x%02x" and "0x%03x".
+CPU_PART_KEY = re.compile(r"^0x(?P<implementer>[0-9a-f]{2}):0x(?P<part>[0-9a-f]{3})$")
+
+
+def _load_cpu_parts(raw: dict[str, dict]) -> dict[tuple[int, int], CpuPart]:
+    parts: dict[tuple[int, int], CpuPart] = {}
+    for key, entry in raw.items():
+        m = CPU_PART_KEY.match(key)
+        if not m:
+            raise CatalogueError(f'cpu_part {key!r}: the key must be <implementer>:<part> like "0x41:0xd05"')
+        part = CpuPart(int(m["implementer"], 16), int(m["part"], 16), entry["name"], tuple(entry["features"]))
+        parts[(part.implementer, part.part)] = part
+    return parts
+
+
+def _validate_cpu_parts(cat: Catalogue) -> None:
+    names = [p.name for p in cat.cpu_parts.values()]
+    if len(set(names)) != len(names):
+        raise CatalogueError("two cpu_part entries share a name")
+    for part in cat.cpu_parts.values():
+        for feat in part.features:
+            if feat not in cat.features:
+                raise CatalogueError(f"cpu_part {part.key} ({part.name}) lists unknown feature {feat}")
+        # The runtime drops a feature whose implied ones are missing: a part listing sve without fp16 would lose it
+        # silently. Refuse it here instead.
+        for arch in cat.arches:
+            listed = set(cat.cpu_part_features(arch, part))
+            for feat in listed:
+                missing = cat.implied_closure(arch, feat) - listed
+                if missing:
+                    raise CatalogueError(
+                        f"cpu_part {part.key} ({part.name}) lists {feat} without {', '.join(sorted(missing))} ({arch})"
+                    )
+
+
 def _validate(cat: Catalogue) -> None:
     bits = [f.bit for f in cat.features.values()]
     if len(set(bits)) != len(bits):
@@ -475,6 +537,7 @@ def _validate(cat: Catalogue) -> None:
             for feat in feats:
                 if arch not in cat.features.get(feat, Feature("", 0, "", {})).per_arch:
                     raise CatalogueError(f"cpu {cpu} ({arch}) lists unknown feature {feat}")
+    _validate_cpu_parts(cat)
 
 
 def _validate_ops(cat: Catalogue) -> None:

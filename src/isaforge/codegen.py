@@ -116,6 +116,19 @@ def _feature_rows(cat: Catalogue, arch: str) -> list[str]:
     return rows
 
 
+def _cpu_part_rows(cat: Catalogue, arch: str) -> list[str]:
+    """The MIDR fallback's table: each part's features that exist on `arch`, as a mask (not closed: the runtime
+    applies implications as on its other paths; the catalogue refuses a part that lists a feature without what it
+    implies, so nothing is lost there)."""
+    if arch == HOST_ARCH:
+        return []
+    rows = []
+    for p in sorted(cat.cpu_parts.values(), key=lambda p: (p.implementer, p.part)):
+        mask = cat.mask(cat.cpu_part_features(arch, p))
+        rows.append(f"    {{0x{p.implementer:02x}u, 0x{p.part:03x}u, {_c_string(p.name)}, 0x{mask:x}u}},")
+    return rows
+
+
 def _required_mask(cat: Catalogue, arch: str, variant: str) -> int:
     return 0 if arch == HOST_ARCH else cat.mask(cat.variant_features(arch, variant))
 
@@ -151,6 +164,7 @@ def render_c(cat: Catalogue, source_root: Path, arch: str, variants: list[str]) 
     out += [f"ISF_UKERNEL({k.name});" for k in kernels if not k.runs]
     out += ["", f"const char isf_arch_name[] = {_c_string(arch)};", ""]
     out += _table("isf_feature_info", "isf_features", _feature_rows(cat, arch))
+    out += _table("isf_cpu_part_info", "isf_cpu_parts", _cpu_part_rows(cat, arch))
     variant_rows = [
         f"    {{{_c_string(v)}, 0x{_required_mask(cat, arch, v):x}u}},"
         for v in sorted(variants, key=lambda name: cat.variant(name).rank)

@@ -12,7 +12,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", required=True, help="triple or arch, e.g. aarch64-linux-gnu")
     parser.add_argument("--compiler", default="gcc", help="gcc or clang")
     parser.add_argument("--cpu", required=True, help="QEMU CPU model, e.g. cortex-a55 or max")
-    parser.add_argument("--detect", choices=["hwcap", "cpuinfo"], default="hwcap", help="detection path to use")
+    parser.add_argument("--detect", choices=["hwcap", "cpuinfo", "midr"], default="hwcap", help="detection path to use")
     parser.add_argument("--disable", default="", help="ISAFORGE_DISABLE for the run, e.g. i8mm,dotprod")
 
 
