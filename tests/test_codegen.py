@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
 from isaforge.catalogue import load
-from isaforge.codegen import meson_options, render_c
+from isaforge.codegen import OPS_HEADER, meson_options, render_c, render_header
 from tests.conftest import ROOT
 
 CODEGEN = [sys.executable, str(ROOT / "src/isaforge/codegen.py")]
@@ -14,6 +15,20 @@ CODEGEN = [sys.executable, str(ROOT / "src/isaforge/codegen.py")]
 
 def test_checked_in_meson_options_are_up_to_date() -> None:
     assert (ROOT / "meson.options").read_text() == meson_options(load()), "run `isaforge toolchain write`"
+
+
+def test_checked_in_ops_header_is_up_to_date() -> None:
+    assert (ROOT / OPS_HEADER).read_text() == render_header(load()), "run `isaforge toolchain write`"
+
+
+def test_ops_header_declares_every_op_feature_and_function_of_the_catalogue() -> None:
+    text = render_header(load())
+    ops = dict(re.findall(r"^    ISF_OP_(\w+) = (\d+),", text, re.MULTILINE))
+    assert {name.lower(): int(i) for name, i in ops.items()} == {o.name: o.index for o in load().ops.values()}
+    bits = dict(re.findall(r"ISF_FEATURE_(\w+) = 1u << (\d+)", text))
+    assert {name.lower(): int(b) for name, b in bits.items()} == {f.name: f.bit for f in load().features.values()}
+    assert re.findall(r"^isf_status (isf_\w+)\(", text, re.MULTILINE) == [f"isf_{op}" for op in load().ops]
+    assert f"#define ISF_OP_COUNT {len(load().ops)}" in text
 
 
 def test_every_variant_but_ref_has_an_option() -> None:
