@@ -172,6 +172,7 @@ typedef struct {
     unsigned starts[CALL_LOG], ends[CALL_LOG];
     isf_status status[CALL_LOG];
     size_t calls, wrong;
+    atomic_size_t finished; /* calls finished, for the main thread to wait on */
 } worker;
 
 static void *gemm_worker(void *arg) {
@@ -184,7 +185,9 @@ static void *gemm_worker(void *arg) {
                                  : isf_gemm_s8(BIG, BIG, BIG, w->a, BIG, w->b, BIG, c, BIG);
         w->ends[i] = atomic_fetch_add(&clock_ticks, 1u);
         w->wrong += w->status[i] == ISF_OK && !product_is_exact(ISF_OP_GEMM_S8, BIG, BIG, BIG, c, BIG);
+        atomic_fetch_add(&w->finished, 1u);
     }
+    atomic_store(&w->finished, SIZE_MAX); /* out of log space: nothing more to wait for */
     free(c);
     return NULL;
 }
@@ -261,6 +264,20 @@ static void check_calls_against(const worker *w, const cap_change *changes, size
     CHECK(w->wrong == 0);
 }
 
+/* Until each worker has finished a call it started after now: a slow machine (QEMU under load) gets as many calls
+ * between cap changes as a fast one, instead of whatever fits in a fixed sleep. */
+static void wait_for_a_call_of_each(worker *const *workers, size_t n) {
+    size_t seen[2];
+    for (size_t i = 0; i < n; i++) {
+        seen[i] = atomic_load(&workers[i]->finished);
+    }
+    for (size_t i = 0; i < n; i++) {
+        while (atomic_load(&workers[i]->finished) != SIZE_MAX && atomic_load(&workers[i]->finished) < seen[i] + 2) {
+            sleep_ms(1);
+        }
+    }
+}
+
 static void caps_during_calls(void) {
     uint32_t masks[32];
     size_t count = kernel_masks(ISF_OP_GEMM_S8, masks);
@@ -282,8 +299,9 @@ static void caps_during_calls(void) {
     pthread_create(&threads[2], NULL, snapshot_reader, NULL);
     cap_change changes[16];
     size_t n_changes = 0;
+    worker *const workers[2] = {&direct, &from_packed};
     for (size_t round = 0; round < 2 * count && n_changes < 16; round++) { /* every kernel's cap, then all on */
-        sleep_ms(40);
+        wait_for_a_call_of_each(workers, 2);
         uint32_t mask = round % 2 ? UINT32_MAX : masks[(round / 2) % count];
         cap_change *ch = &changes[n_changes++];
         ch->before = atomic_fetch_add(&clock_ticks, 1u);
@@ -292,7 +310,7 @@ static void caps_during_calls(void) {
         ch->kernel = isf_kernel_name(ISF_OP_GEMM_S8);
         CHECK(isf_selected_kernel(ISF_OP_GEMM_S8) == isf_best_kernel(ISF_OP_GEMM_S8, isf_active_features()));
     }
-    sleep_ms(40);
+    wait_for_a_call_of_each(workers, 2);
     atomic_store(&stop, 1);
     for (int i = 0; i < 3; i++) {
         pthread_join(threads[i], NULL);
