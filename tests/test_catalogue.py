@@ -139,3 +139,33 @@ def _catalogue_with(tmp_path: Path, extra: str) -> Catalogue:
 def test_bad_cpu_parts_are_refused(tmp_path: Path, entry: str, why: str) -> None:
     with pytest.raises(CatalogueError, match=why):
         _catalogue_with(tmp_path, entry)
+
+
+def _tree_with_kernels(root: Path, *names: str) -> Path:
+    folder = root / "kernels" / "aarch64" / "neon"
+    folder.mkdir(parents=True)
+    for name in names:
+        (folder / f"{name}.c").write_text(f"ISF_UKERNEL({name}) {{}}\n")
+    return root
+
+
+def test_two_kernels_of_one_op_and_variant_need_a_declared_preference(tmp_path: Path) -> None:
+    tree = _tree_with_kernels(tmp_path / "src", "gemm_f32_8x12_neon", "gemm_f32_4x16_neon")
+    with pytest.raises(CatalogueError, match=r"list them, most preferred first, in `prefer` of \[variant.neon\]"):
+        load().kernels(tree, "aarch64", ["neon"])
+
+
+def test_declared_preference_orders_kernels_within_a_variant(tmp_path: Path) -> None:
+    text = CATALOGUE_PATH.read_text().replace(
+        '[variant.neon]\nrequires = ["neon"]',
+        '[variant.neon]\nprefer = ["gemm_f32_4x16_neon", "gemm_f32_8x12_neon"]\nrequires = ["neon"]',
+    )
+    (tmp_path / "isa.toml").write_text(text)
+    cat = load(tmp_path / "isa.toml")
+    tree = _tree_with_kernels(tmp_path / "src", "gemm_f32_8x12_neon", "gemm_f32_4x16_neon")
+    assert cat.best_kernel(tree, "aarch64", ["neon"], {"neon"}, "gemm_f32") == "gemm_f32_4x16_neon"
+    # The fp16 op's widened kernels follow the fp32 kernels they run.
+    assert cat.best_kernel(tree, "aarch64", ["neon"], {"neon"}, "gemm_f16") == "gemm_f16_4x16_neon"
+    dotprod = cat.variant("dotprod").rank * 64
+    ranks = sorted(cat.preference(k) for k in cat.kernels(tree, "aarch64", ["neon"]) if k.op == "gemm_f32")
+    assert len(set(ranks)) == 2 and max(ranks) < dotprod

@@ -88,6 +88,48 @@ static void f16_bf16_errors(void) {
     CHECK(isf_gemm_bf16(1, 1, 1, b, 1, b, 1, c32, 1) == ISF_OK && c32[0] == 0x1p-14f); /* 0x3c00 as bf16 */
 }
 
+/* Dispatch's automatic choice is the first runnable kernel in isf_kernel_info's order. */
+static int is_first_runnable(isf_op op, const char *name) {
+    isf_kernel_desc d;
+    for (size_t i = 0; isf_kernel_info(op, i, &d) == ISF_OK; i++) {
+        if (d.runnable) {
+            return strcmp(d.name, name) == 0;
+        }
+    }
+    return 0;
+}
+
+/* A kernel that needs a feature, selected by name: refused under a cap that excludes it, run once allowed, left for
+ * the automatic choice while a later cap excludes it, and given back when the cap lifts; NULL restores dispatch. */
+static void select_by_name(void) {
+    isf_kernel_desc d;
+    CHECK(isf_kernel_count((isf_op)99) == 0 && isf_kernel_info((isf_op)99, 0, &d) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_kernel_info(ISF_OP_GEMM_F32, isf_kernel_count(ISF_OP_GEMM_F32), &d) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_kernel_info(ISF_OP_GEMM_F32, 0, NULL) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_select_kernel(ISF_OP_GEMM_F32, "gemm_f32_1x1_nope") == ISF_ERR_INVALID_ARG);
+    CHECK(isf_select_kernel((isf_op)99, NULL) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_op_name(ISF_OP_GEMM_S8) != NULL && strcmp(isf_op_name(ISF_OP_GEMM_S8), "gemm_s8") == 0);
+    CHECK(isf_op_name((isf_op)99) == NULL);
+    for (int op = 0; op < ISF_OP_COUNT; op++) {
+        size_t n = isf_kernel_count((isf_op)op);
+        CHECK(n >= 1 && isf_kernel_info((isf_op)op, n - 1, &d) == ISF_OK && d.required == 0); /* ref comes last */
+        CHECK(is_first_runnable((isf_op)op, isf_kernel_name((isf_op)op)));
+        for (size_t i = 0; i < n && isf_kernel_info((isf_op)op, i, &d) == ISF_OK; i++) {
+            if (d.required == 0 || (d.required & ~isf_cpu_features()) != 0) {
+                continue;
+            }
+            CHECK(isf_set_feature_mask(0) == ISF_OK && isf_select_kernel((isf_op)op, d.name) == ISF_ERR_UNSUPPORTED);
+            CHECK(isf_set_feature_mask(UINT32_MAX) == ISF_OK && isf_select_kernel((isf_op)op, d.name) == ISF_OK);
+            CHECK(strcmp(isf_kernel_name((isf_op)op), d.name) == 0);
+            CHECK(isf_set_feature_mask(0) == ISF_OK && strstr(isf_kernel_name((isf_op)op), "_ref") != NULL);
+            CHECK(isf_set_feature_mask(UINT32_MAX) == ISF_OK && strcmp(isf_kernel_name((isf_op)op), d.name) == 0);
+            CHECK(isf_select_kernel((isf_op)op, NULL) == ISF_OK);
+            CHECK(is_first_runnable((isf_op)op, isf_kernel_name((isf_op)op)));
+            break;
+        }
+    }
+}
+
 static void api_errors(void) {
     CHECK(isf_kernel_name((isf_op)99) == NULL);
     CHECK((isf_active_features() & ~isf_cpu_features()) == 0);
@@ -102,5 +144,6 @@ int main(void) {
     packed_errors();
     f16_bf16_errors();
     api_errors();
+    select_by_name();
     return finish();
 }

@@ -66,6 +66,55 @@ def test_unknown_disable_names_are_reported_once_and_ignored(target_cpu: TargetC
     assert '"i8mm"' not in result.stdout.split('"active"')[1].split("\n")[0]
 
 
+def runnable_kernels(tc: TargetCpu, op: str, built: list[str], active: list[str]) -> list[str]:
+    """The catalogue's answer to `available`: the op's built kernels whose features are active, most preferred first."""
+    cat = load()
+    arch = tc.build.arch_name
+    fits = [
+        k for k in cat.kernels(ROOT, arch, built) if k.op == op and cat.variant_features(arch, k.variant) <= set(active)
+    ]
+    return [k.name for k in sorted(fits, key=cat.preference, reverse=True)]
+
+
+def test_available_lists_every_runnable_kernel_most_preferred_first(target_cpu: TargetCpu, info) -> None:
+    got = info(target_cpu)
+    for op in OPS:
+        assert got["available"][op] == runnable_kernels(target_cpu, op, list(got["variants"]), got["active"])
+        assert got["available"][op][0] == got["kernels"][op]
+
+
+@pytest.mark.cpus(["max", "cortex-a53", "cortex-a7"])
+def test_kernels_env_selects_by_name_and_keeps_the_choice_under_check(target_cpu: TargetCpu, info) -> None:
+    """ISAFORGE_KERNELS picks the least preferred runnable kernel of every op; isaforge-info --check (run by `info`)
+    must accept a kernel chosen by name."""
+    plain = info(target_cpu)
+    least = {op: plain["available"][op][-1] for op in OPS}
+    chosen = info(target_cpu, ISAFORGE_KERNELS=",".join(f"{op}={name}" for op, name in least.items()))
+    assert chosen["kernels"] == least
+
+
+@pytest.mark.cpus(["cortex-a53", "cortex-a7"])
+def test_kernels_env_reports_each_bad_entry_in_one_line_and_keeps_the_automatic_choice(
+    target_cpu: TargetCpu, qemu_run: QemuRunner
+) -> None:
+    cat = load()
+    arch = target_cpu.build.arch_name
+    unrunnable = next(
+        k.name for k in cat.kernels(ROOT, arch, [v.name for v in cat.arch_variants(arch)]) if k.variant == "i8mm"
+    )
+    env = {"ISAFORGE_KERNELS": f"gemm_s8={unrunnable},gemm_f32=gemm_f32_1x1_nope,oops"}
+    result = qemu_run(target_cpu.build, target_cpu.cpu, "isaforge-info", env=env)
+    assert result.returncode == 0, result.describe()
+    lines = [line for line in result.stderr.splitlines() if "ISAFORGE_KERNELS" in line]
+    assert len(lines) == 3, result.stderr
+    assert unrunnable in lines[0] and "cannot run on this CPU" in lines[0]
+    assert "gemm_f32_1x1_nope" in lines[1] and "not built" in lines[1]
+    assert "'oops' ignored" in lines[2]
+    kernels = json.loads(result.stdout)["kernels"]
+    default = json.loads(qemu_run(target_cpu.build, target_cpu.cpu, "isaforge-info").stdout)["kernels"]
+    assert kernels == default
+
+
 def test_api_rejects_bad_input_and_never_touches_c(target_cpu: TargetCpu, qemu_run: QemuRunner) -> None:
     result = qemu_run(target_cpu.build, target_cpu.cpu, "tests/kernels/test_api_errors")
     assert result.returncode == 0, result.describe()
