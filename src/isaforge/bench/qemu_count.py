@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -28,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from isaforge import gemmjob, qemu
+from isaforge import gemmjob, process, qemu
 from isaforge.bench import mca, run_tool
 from isaforge.builds import Build
 from isaforge.catalogue import REFERENCE, KernelName, load, parse_kernel_name
@@ -364,10 +363,9 @@ class StaticRunner:
         cmd = qemu.qemu_command(arch, self.cpu, self.exe, [str(job), str(out), str(mask)])
         at = cmd.index(str(self.exe))
         cmd[at:at] = ["-d", "in_asm,exec,nochain", "-dfilter", self.code.dfilter, "-D", str(log_path)]
-        result = _run(cmd)
-        if result[0] != 0:
-            raise IsaforgeError(f"gemm_runner failed for {kernel.name} at {shape.label}: exit {result[0]}: {result[2]}")
-        chosen = json.loads(result[1].strip().splitlines()[-1])["kernel"]
+        what = f"gemm_runner for {kernel.name} at {shape.label}"
+        result = process.run(cmd, what=what, timeout=qemu.DEFAULT_TIMEOUT)
+        chosen = json.loads(result.stdout.strip().splitlines()[-1])["kernel"]
         if chosen != kernel.name:
             raise IsaforgeError(f"mask {mask:#x} selected {chosen}, not {kernel.name}")
         status = int(np.frombuffer(out.read_bytes()[:4], "<i4")[0])
@@ -432,11 +430,6 @@ class StaticRunner:
         if target is None or self.code.lo <= target < self.code.hi:
             return None
         return self.external.get(target, f"0x{target:x}")
-
-
-def _run(cmd: list[str]) -> tuple[int, str, str]:
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=qemu.DEFAULT_TIMEOUT, check=False)
-    return proc.returncode, proc.stdout, proc.stderr[-500:]
 
 
 def select(
