@@ -12,14 +12,14 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from isaforge import builds
-from isaforge.bench import Progress, mca, require
+from isaforge import builds, process, ui
+from isaforge.bench import mca, require
 from isaforge.catalogue import REFERENCE, load
 from isaforge.errors import IsaforgeError
 
@@ -93,8 +93,8 @@ def command_line(args: argparse.Namespace) -> str:
 
 def _version(cmd: list[str], pattern: str) -> str:
     try:
-        out = subprocess.run([*cmd, "--version"], capture_output=True, text=True, check=False, timeout=30).stdout
-    except OSError:
+        out = process.run([*cmd, "--version"], check=False, timeout=30).stdout
+    except IsaforgeError:
         return "?"
     m = re.search(pattern, out)
     return m[0].strip() if m else (out.splitlines() or ["?"])[0].strip()
@@ -136,7 +136,13 @@ def choose(args: argparse.Namespace) -> Choice:
     return choice
 
 
-def collect(args: argparse.Namespace, choice: Choice, progress: Progress) -> report.BenchResult:
+def _stage(status: ui.StatusLine, stage: str) -> Callable[[int, int, str], None]:
+    """Start a stage on the status line; the callback the stage reports its steps with."""
+    status.step("bench", stage)
+    return lambda done, total, detail: status.update("bench", f"{stage} {done}/{total} {detail}")
+
+
+def collect(args: argparse.Namespace, choice: Choice, status: ui.StatusLine) -> report.BenchResult:
     cat = load()
     result = report.BenchResult(
         command_line(args), choice.compilers, choice.cores, [s.label for s in choice.shapes], args.sve_bits,
@@ -150,14 +156,14 @@ def collect(args: argparse.Namespace, choice: Choice, progress: Progress) -> rep
         result.tools["QEMU"] = _version([cat.arch(ARCH).qemu], r"version [\w.]+")
     for compiler in choice.compilers:
         build = builds.build_for(cat.arch(ARCH).triple, compiler)
-        progress.update(f"building {build.name}", 0, 1)
+        status.step("bench", f"building {build.name}")
         directory = builds.ensure_built(build)
         assert build.toolchain is not None
         result.tools[compiler] = _version(build.toolchain.compiler.command(build.toolchain.arch)[:1], r".*")
         if not args.no_mca:
             rows, peaks, loops = mca.analyse(
                 directory / qemu_count.LIBRARY, compiler, choice.cores, choice.ops, choice.variants, args.jobs,
-                lambda n, t, d, c=compiler: progress.update(f"llvm-mca ({c})", n, t, d),
+                _stage(status, f"llvm-mca ({compiler})"),
             )  # fmt: skip
             result.mca += rows
             result.peaks[compiler] = peaks
@@ -165,7 +171,7 @@ def collect(args: argparse.Namespace, choice: Choice, progress: Progress) -> rep
         if not args.no_qemu:
             counts, _ = qemu_count.count_all(
                 build, directory, choice.ops, choice.variants, choice.shapes, args.sve_bits, args.jobs,
-                lambda n, t, d, c=compiler: progress.update(f"qemu ({c})", n, t, d),
+                _stage(status, f"qemu ({compiler})"),
             )  # fmt: skip
             result.qemu += counts
     return result
@@ -174,9 +180,11 @@ def collect(args: argparse.Namespace, choice: Choice, progress: Progress) -> rep
 def run(args: argparse.Namespace) -> int:
     start = time.monotonic()
     choice = choose(args)
-    progress = Progress(not args.quiet)
-    result = collect(args, choice, progress)
-    progress.done()
+    status = ui.StatusLine(sys.stderr, quiet=args.quiet)
+    try:
+        result = collect(args, choice, status)
+    finally:
+        status.close()
     result.seconds = time.monotonic() - start
     goals = report.evaluate_goals(result)
     text = report.markdown(result, goals)
