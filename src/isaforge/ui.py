@@ -10,7 +10,7 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO
 
 CLEAR_LINE = "\r\033[K"
@@ -97,14 +97,17 @@ def _cells(rows: Sequence[Sequence[object]]) -> list[list[str]]:
     return [[str(c) for c in row] for row in rows]
 
 
-def text_table(rows: Sequence[Sequence[object]], align: str = "", indent: str = "", overflow: int = 0) -> str:
+def text_table(
+    rows: Sequence[Sequence[object]], align: str = "", indent: str = "", overflow: Mapping[int, int] | None = None
+) -> str:
     """Columns padded to their widest cell, two spaces apart; `align` is one letter per column (l, r), default left.
-    A cell longer than `overflow` characters (when given) is left out of its column's width and runs past it, so one
-    long message (an error, a reason) does not widen the whole table."""
+    `overflow` maps a column to the longest cell that still sets its width: a longer one (an error, a reason) runs
+    past its column instead of widening the whole table."""
     cells = _cells(rows)
+    limits = overflow or {}
     columns = max((len(r) for r in cells), default=0)
     widths = [
-        max((len(r[i]) for r in cells if i < len(r) and not (overflow and len(r[i]) > overflow)), default=0)
+        max((len(r[i]) for r in cells if i < len(r) and len(r[i]) <= limits.get(i, len(r[i]))), default=0)
         for i in range(columns)
     ]
     lines = []
