@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from isaforge import gemmjob, process, qemu
-from isaforge.bench import mca, run_tool
+from isaforge.bench import run_tool
+from isaforge.bench.mca import macs, objcode
 from isaforge.builds import Build
 from isaforge.catalogue import REFERENCE, KernelName, load, parse_kernel_name
 from isaforge.errors import IsaforgeError
@@ -177,7 +178,7 @@ def external_names(exe: Path) -> dict[int, str]:
     resolver = {int(m[1], 16): int(m[2], 16) for m in map(IRELATIVE.match, relocs.splitlines()) if m}
     if resolver:
         stubs = run_tool(  # lld puts them in .iplt, GNU ld in .plt
-            [mca.LLVM_OBJDUMP, "-d", "-j", ".iplt", "-j", ".plt", str(exe)], f"disassembly of {exe.name}'s .iplt"
+            [objcode.LLVM_OBJDUMP, "-d", "-j", ".iplt", "-j", ".plt", str(exe)], f"disassembly of {exe.name}'s .iplt"
         )
         page: tuple[int, int] | None = None
         for line in stubs.splitlines():
@@ -316,8 +317,8 @@ class StaticRunner:
     exe: Path
     lib: Path
     code: CodeRange
-    insns: dict[int, mca.Insn]
-    functions: dict[str, list[mca.Insn]]
+    insns: dict[int, objcode.Insn]
+    functions: dict[str, list[objcode.Insn]]
     sve_bits: int
     external: dict[int, str] = field(default_factory=dict)  # names of the functions outside the range it calls
 
@@ -327,24 +328,24 @@ class StaticRunner:
         lib = directory / LIBRARY
         code = code_range(exe, lib)
         text = run_tool(
-            [mca.LLVM_OBJDUMP, "-d", f"--start-address=0x{code.lo:x}", f"--stop-address=0x{code.hi:x}", str(exe)],
+            [objcode.LLVM_OBJDUMP, "-d", f"--start-address=0x{code.lo:x}", f"--stop-address=0x{code.hi:x}", str(exe)],
             "disassembly of the static gemm_runner",
         )
-        functions = mca.parse_objdump(text)
+        functions = objcode.parse_objdump(text)
         insns = {i.addr: i for body in functions.values() for i in body}
         return cls(build, exe, lib, code, insns, functions, sve_bits, external_names(exe))
 
     def kernels(self) -> list[KernelName]:
         cat = load()
-        names = [n.removeprefix(mca.KERNEL_PREFIX) for n in self.functions if n.startswith(mca.KERNEL_PREFIX)]
+        names = [n.removeprefix(objcode.KERNEL_PREFIX) for n in self.functions if n.startswith(objcode.KERNEL_PREFIX)]
         return sorted((parse_kernel_name(n, cat.ops) for n in names), key=lambda k: (k.op, cat.variant(k.variant).rank))
 
     def hot_loop_ideal(self, kernel: KernelName) -> float:
-        body = self.functions.get(mca.KERNEL_PREFIX + kernel.name, [])
-        loop = mca.hot_loop(body, mca.kernel_kind(body))
+        body = self.functions.get(objcode.KERNEL_PREFIX + kernel.name, [])
+        loop = macs.hot_loop(body, macs.kernel_kind(body))
         if loop is None:
             return 0.0
-        return len(loop.body) / max(1, sum(mca.macs(i, self.sve_bits) for i in loop.body))
+        return len(loop.body) / max(1, sum(macs.macs_of(i, self.sve_bits) for i in loop.body))
 
     @property
     def cpu(self) -> str:
@@ -403,13 +404,13 @@ class StaticRunner:
             rc.instructions += n
             function = self.code.function_at(addr)
             by_function[function] += n
-            if function.startswith(mca.KERNEL_PREFIX):
+            if function.startswith(objcode.KERNEL_PREFIX):
                 rc.kernel_instructions += n
             if insn.is_load:
                 rc.loads += n
-            if mca.mac_kind(insn):
+            if macs.mac_kind(insn):
                 rc.mac_instructions += n
-                rc.macs_executed += n * mca.macs(insn, self.sve_bits)
+                rc.macs_executed += n * macs.macs_of(insn, self.sve_bits)
                 mnemonics[insn.mnemonic] += n
             callee = self.call_out(insn)
             if callee is not None:
@@ -419,7 +420,7 @@ class StaticRunner:
         rc.calls_out = dict(sorted(calls_out.items()))
         return rc
 
-    def call_out(self, insn: mca.Insn) -> str | None:
+    def call_out(self, insn: objcode.Insn) -> str | None:
         """The callee of a direct call or tail call that leaves libisaforge's range, else None."""
         if insn.mnemonic not in ("bl", "b") or not insn.operands:
             return None

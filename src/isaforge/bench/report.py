@@ -8,7 +8,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from isaforge import ui
-from isaforge.bench.mca import CORES, GOAL_PERCENT, SVE_BITS, CoreResult, KernelLoop, Peak
+from isaforge.bench.mca.analyse import GOAL_PERCENT, CoreResult, KernelLoop, Peak
+from isaforge.bench.mca.cores import CORES, SVE_BITS
 from isaforge.bench.qemu_count import RunCount
 from isaforge.errors import IsaforgeError
 
@@ -283,7 +284,7 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
         out += [
             "The hot loop is found in the object code: among the loops closed by a backward branch in "
             "`isf_ukernel_<name>`, the one with the most MAC instructions of the kernel's kind. Its body goes to "
-            "`llvm-mca-19 -mtriple=aarch64 -mcpu=<core> -mattr=<the variant's features> -iterations=500`; "
+            "`llvm-mca-19 --json -mtriple=aarch64 -mcpu=<core> -mattr=<the variant's features> -iterations=500`; "
             "% of peak = (MACs per iteration / cycles per iteration) / the core's peak for that MAC kind. "
             "Cells: % of peak (MACs/cycle).",
             "",

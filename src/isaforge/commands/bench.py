@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from isaforge import builds, process, ui
-from isaforge.bench import mca, require
+from isaforge.bench import require
+from isaforge.bench.mca import analyse, cores, llvm_mca, objcode
 from isaforge.catalogue import REFERENCE, load
 from isaforge.errors import IsaforgeError
 
@@ -33,7 +34,7 @@ else:
 
 ARCH = "aarch64"
 DEFAULT_SHAPES = "64x64x64,128x128x128,256x256x64"
-DEFAULT_CORES = ",".join(mca.CORES)
+DEFAULT_CORES = ",".join(cores.CORES)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -116,7 +117,7 @@ def choose(args: argparse.Namespace) -> Choice:
     cat = load()
     choice = Choice(
         _choose("compiler", _split(args.compiler), list(cat.compilers)),
-        mca.check_cores(_split(args.cores)),
+        cores.check_cores(_split(args.cores)),
         _ops(args.ops),
         _choose("variant", _split(args.variants), [v.name for v in cat.arch_variants(ARCH)]),
         qemu_count.parse_shapes(args.shapes),
@@ -129,8 +130,8 @@ def choose(args: argparse.Namespace) -> Choice:
         raise IsaforgeError("--plot shows the llvm-mca figures; drop --no-mca")
     if not choice.compilers or not choice.cores:
         raise IsaforgeError("choose at least one compiler and one core")
-    tools = [] if args.no_mca else [mca.LLVM_MCA, mca.LLVM_OBJDUMP, mca.CLANG]
-    tools += [] if args.no_qemu else [cat.arch(ARCH).qemu, qemu_count.LLVM_NM, mca.LLVM_OBJDUMP]
+    tools = [] if args.no_mca else [llvm_mca.LLVM_MCA, objcode.LLVM_OBJDUMP, cores.CLANG]
+    tools += [] if args.no_qemu else [cat.arch(ARCH).qemu, qemu_count.LLVM_NM, objcode.LLVM_OBJDUMP]
     for tool in tools:
         require(tool)
     return choice
@@ -149,9 +150,9 @@ def collect(args: argparse.Namespace, choice: Choice, status: ui.StatusLine) -> 
         ran_mca=not args.no_mca, ran_qemu=not args.no_qemu,
     )  # fmt: skip
     if not args.no_mca:
-        result.tools["llvm-mca"] = _version([mca.LLVM_MCA], r"LLVM version [\w.]+")
-        result.core_map = mca.core_map()
-        result.core_isa = {c: sorted(mca.core_features(c)) for c in choice.cores}
+        result.tools["llvm-mca"] = _version([llvm_mca.LLVM_MCA], r"LLVM version [\w.]+")
+        result.core_map = cores.core_map()
+        result.core_isa = {c: sorted(cores.core_features(c)) for c in choice.cores}
     if not args.no_qemu:
         result.tools["QEMU"] = _version([cat.arch(ARCH).qemu], r"version [\w.]+")
     for compiler in choice.compilers:
@@ -161,7 +162,7 @@ def collect(args: argparse.Namespace, choice: Choice, status: ui.StatusLine) -> 
         assert build.toolchain is not None
         result.tools[compiler] = _version(build.toolchain.compiler.command(build.toolchain.arch)[:1], r".*")
         if not args.no_mca:
-            rows, peaks, loops = mca.analyse(
+            rows, peaks, loops = analyse.analyse(
                 directory / qemu_count.LIBRARY, compiler, choice.cores, choice.ops, choice.variants, args.jobs,
                 _stage(status, f"llvm-mca ({compiler})"),
             )  # fmt: skip
