@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from isaforge.errors import IsaforgeError  # stdlib-only, like this module (Meson runs codegen.py bare)
+
 CATALOGUE_PATH = Path(__file__).with_name("isa.toml")
 HOST_ARCH = "host"
 REFERENCE = "ref"
@@ -24,7 +26,7 @@ KERNEL_NAME = re.compile(
 KERNEL_SUFFIXES = (".c", ".S")
 
 
-class CatalogueError(Exception):
+class CatalogueError(IsaforgeError):
     """The catalogue, or a request against it, is inconsistent."""
 
 
