@@ -110,12 +110,6 @@ def toolchain(target: str, compiler: str, cat: Catalogue | None = None) -> Toolc
     return Toolchain(cat.arch_by_triple(target), cat.compiler(compiler))
 
 
-def cross_file_path(target: str, compiler: str, cat: Catalogue | None = None) -> PurePosixPath:
-    """The repo-relative path of the cross file of (triple or arch name, compiler), e.g.
-    toolchains/meson/aarch64-linux-gnu-gcc.ini."""
-    return toolchain(target, compiler, cat).cross_file
-
-
 def repo_root() -> Path:
     """The root of the isaforge source checkout this package runs from (src/isaforge/../..)."""
     package = Path(__file__).resolve().parent
