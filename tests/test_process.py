@@ -44,3 +44,9 @@ def test_stream_writes_everything_to_the_log_and_returns_the_status(tmp_path) ->
     assert process.stream([PY, "-c", code], log) == 1
     text = log.read_text()
     assert text.startswith("$ ") and "out" in text and "err" in text
+
+
+def test_the_error_quotes_the_first_line_naming_an_error() -> None:
+    code = "print('x.c:1: error: no such type'); print('ninja: build stopped'); raise SystemExit(1)"
+    with pytest.raises(IsaforgeError, match=r"exit status 1: x\.c:1: error: no such type"):
+        process.run([PY, "-c", code])

@@ -41,10 +41,14 @@ def _keep_log(argv: Sequence[str], how: str, stdout: str, stderr: str, log: Path
     return path
 
 
-def _last_words(text: str) -> str:
-    """The last non-empty line of a tool's complaint: usually the one that says what went wrong."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return f": {lines[-1][:200]}" if lines else ""
+def _gist(stderr: str, stdout: str) -> str:
+    """The line that says what went wrong: the first naming an error (a compiler's first error is the cause, ninja's
+    last words are not), else the last line on stderr, else on stdout."""
+    err = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    out = [ln.strip() for ln in stdout.splitlines() if ln.strip()]
+    errors = [ln for ln in err + out if "error" in ln.lower()]
+    line = next(iter(errors + err[-1:] + out[-1:]), "")
+    return f": {line[:200]}" if line else ""
 
 
 def failure(what: str, argv: Sequence[str], how: str, log: Path) -> IsaforgeError:
@@ -88,7 +92,7 @@ def run(
         raise failure(what, args, how, path) from None
     done = Completed(args, proc.returncode, proc.stdout or "", proc.stderr or "")
     if check and proc.returncode != 0:
-        how = f"exit status {proc.returncode}{_last_words(done.stderr or done.stdout)}"
+        how = f"exit status {proc.returncode}{_gist(done.stderr, done.stdout)}"
         raise failure(what, args, how, _keep_log(args, how, done.stdout, done.stderr, log))
     return done
 
