@@ -6,6 +6,7 @@ never lost either.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import tempfile
@@ -16,6 +17,7 @@ from pathlib import Path
 from isaforge.errors import IsaforgeError
 
 DEFAULT_TIMEOUT = 600.0
+ERROR_LINE = re.compile(r"\berror:", re.IGNORECASE)  # gcc's `error:`, gas's `Error:`, meson's `ERROR:`; not -Werror=
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ def _gist(stderr: str, stdout: str) -> str:
     last words are not), else the last line on stderr, else on stdout."""
     err = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
     out = [ln.strip() for ln in stdout.splitlines() if ln.strip()]
-    errors = [ln for ln in err + out if "error" in ln.lower()]
+    errors = [ln for ln in err + out if ERROR_LINE.search(ln)]
     line = next(iter(errors + err[-1:] + out[-1:]), "")
     return f": {line[:200]}" if line else ""
 
