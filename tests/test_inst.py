@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from isaforge import inst
-from isaforge.inst import Form, InstError
+from isaforge import inst, inst_encoding
+from isaforge.inst_encoding import Form, InstError
 
 REPO = Path(inst.__file__).resolve().parents[2]
 SCRIPT = REPO / "src" / "isaforge" / "inst.py"
@@ -130,7 +130,7 @@ def cases(arch: str) -> list[tuple[Form, Values]]:
     """Per form: each operand's every register and every lane with the others fixed, then SAMPLES random ones."""
     rng = random.Random(f"isaforge-inst-{arch}")
     out: list[tuple[Form, Values]] = []
-    for form in inst.forms(arch):
+    for form in inst_encoding.forms(arch):
         specs = form.operands
         fixed: Values = [
             (min(3 + 5 * i, s.reg_limit - 1), s.lanes - 1 if s.index_bits else None) for i, s in enumerate(specs)
@@ -186,7 +186,7 @@ def checked(request, tmp_path_factory) -> Checked:
 def test_every_case_encodes(checked: Checked):
     assert all(isinstance(w, int) for w in checked.ours)
     names = {form.mnemonic for form, _ in checked.cases}
-    assert names == set(inst.TABLE[checked.arch])
+    assert names == set(inst_encoding.TABLE[checked.arch])
     assert len(checked.cases) > 2500
 
 
@@ -220,7 +220,7 @@ def test_the_old_assemblers_reject_the_originals(arch, tmp_path):
     """What the rewrite is for: without the extensions GNU as refuses the instructions themselves."""
     texts = [
         group[0].text([(1, 0 if s.index_bits else None) for s in group[0].operands])
-        for group in inst.TABLE[arch].values()
+        for group in inst_encoding.TABLE[arch].values()
     ]
     src = tmp_path / "x.s"
     src.write_text(PRELUDE[arch] + "".join(f"{t}\n" for t in texts))
@@ -238,7 +238,7 @@ def test_thumb_state_gets_the_same_instructions(tmp_path):
     """Every arm form's word, emitted by `.inst` in Thumb state, is the T32 instruction (GNU as and llvm-mc)."""
     texts = [
         form.text([(i + 1, (s.lanes - 1) if s.index_bits else None) for i, s in enumerate(form.operands)])
-        for form in inst.forms("arm")
+        for form in inst_encoding.forms("arm")
     ]
     source = "".join(f"{t}\n" for t in texts)
     thumb = ".syntax unified\n.thumb\n"
@@ -256,7 +256,7 @@ def test_thumb_state_gets_the_same_instructions(tmp_path):
 
 @pytest.mark.parametrize("arch", inst.ARCHES)
 def test_fields_are_disjoint_and_clear_of_the_fixed_bits(arch):
-    for form in inst.forms(arch):
+    for form in inst_encoding.forms(arch):
         seen = form.base
         for spec in form.operands:
             for bits in (spec.reg_bits, spec.index_bits or ()):
@@ -267,7 +267,7 @@ def test_fields_are_disjoint_and_clear_of_the_fixed_bits(arch):
 
 @pytest.mark.parametrize("arch", inst.ARCHES)
 def test_operand_shapes_pick_one_form(arch):
-    for name, group in inst.TABLE[arch].items():
+    for name, group in inst_encoding.TABLE[arch].items():
         shapes = [tuple(s.shape() for s in f.operands) for f in group]
         assert len(shapes) == len(set(shapes)), name
 

@@ -30,9 +30,9 @@ def test_one_toolchain_per_arch_and_compiler():
 
 def test_cross_file_path():
     expected = PurePosixPath("toolchains/meson/aarch64-linux-gnu-gcc.ini")
-    assert toolchains.cross_file_path("aarch64-linux-gnu", "gcc") == expected
-    assert toolchains.cross_file_path("aarch64", "gcc") == expected  # the catalogue arch name works too
-    assert toolchains.cross_file_path("arm-linux-gnueabihf", "clang") == PurePosixPath(
+    assert toolchains.toolchain("aarch64-linux-gnu", "gcc").cross_file == expected
+    assert toolchains.toolchain("aarch64", "gcc").cross_file == expected  # the catalogue arch name works too
+    assert toolchains.toolchain("arm-linux-gnueabihf", "clang").cross_file == PurePosixPath(
         "toolchains/meson/arm-linux-gnueabihf-clang.ini"
     )
 
@@ -42,7 +42,7 @@ def test_cross_file_path():
 )
 def test_unknown_target_or_compiler_is_one_line(target, compiler, word):
     with pytest.raises(CatalogueError) as err:
-        toolchains.cross_file_path(target, compiler)
+        toolchains.toolchain(target, compiler)
     message = str(err.value)
     assert "\n" not in message
     assert f"unknown {word}" in message

@@ -47,6 +47,7 @@ _SOURCES = (
     "src/isaforge/catalogue.py",
     "src/isaforge/codegen.py",
     "src/isaforge/inst.py",
+    "src/isaforge/inst_encoding.py",
     "src/isaforge/errors.py",
 )
 

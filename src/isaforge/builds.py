@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from isaforge import process
 from isaforge.catalogue import HOST_ARCH, Arch, load
 from isaforge.errors import IsaforgeError
 from isaforge.toolchains import Toolchain, probe, repo_root, toolchain
@@ -57,6 +57,9 @@ def all_builds() -> list[Build]:
     return [build_for(arch.triple, comp) for arch in cat.arches.values() for comp in cat.compilers]
 
 
+BUILD_TIMEOUT = 3600.0  # a cold build of every variant under a slow, shared machine
+
+
 def _tool_env() -> dict[str, str]:
     # meson and ninja live next to this interpreter in the venv; make sure the child finds them.
     env = dict(os.environ)
@@ -71,11 +74,8 @@ def _meson() -> list[str]:
     return [exe]
 
 
-def _run_logged(cmd: list[str], what: str) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=_tool_env(), check=False)
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
-        raise IsaforgeError(f"{what} failed ({' '.join(cmd)}):\n{tail}")
+def _run_logged(cmd: list[str], what: str, log: Path) -> None:
+    process.run(cmd, what=what, env=_tool_env(), log=log, timeout=BUILD_TIMEOUT)
 
 
 def kernel_files(root: Path) -> list[str]:
@@ -90,6 +90,7 @@ def ensure_built(build: Build) -> Path:
             raise IsaforgeError(f"{build.toolchain.name} is unusable: {'; '.join(found.reasons)}")
     options = [f"-D{k}={v}" for k, v in build.options]
     stamp = build.directory / ".isaforge-options"
+    log = build.directory.with_name(f"{build.directory.name}.log")  # outside the directory Meson may wipe
     # Meson lists kernel files at configure time: a new or removed kernel needs a reconfigure.
     wanted = "\n".join([*options, *kernel_files(build.root)])
     configured = (build.directory / "build.ninja").is_file() and stamp.is_file() and stamp.read_text() == wanted
@@ -98,7 +99,7 @@ def ensure_built(build: Build) -> Path:
         setup = [*_meson(), "setup", *([] if fresh else ["--reconfigure"])]
         if build.toolchain is not None:
             setup += ["--cross-file", str(build.root / build.toolchain.cross_file)]
-        _run_logged([*setup, *options, str(build.directory), str(build.root)], f"meson setup of {build.name}")
+        _run_logged([*setup, *options, str(build.directory), str(build.root)], f"meson setup of {build.name}", log)
         stamp.write_text(wanted)
-    _run_logged([*_meson(), "compile", "-C", str(build.directory)], f"build of {build.name}")
+    _run_logged([*_meson(), "compile", "-C", str(build.directory)], f"build of {build.name}", log)
     return build.directory

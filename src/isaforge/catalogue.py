@@ -12,6 +12,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from isaforge.errors import IsaforgeError  # stdlib-only, like this module (Meson runs codegen.py bare)
+
 CATALOGUE_PATH = Path(__file__).with_name("isa.toml")
 HOST_ARCH = "host"
 REFERENCE = "ref"
@@ -26,7 +28,7 @@ KERNEL_SUFFIXES = (".c", ".S")
 PREFERENCE_SLOTS = 64  # kernels one variant may order for one op
 
 
-class CatalogueError(Exception):
+class CatalogueError(IsaforgeError):
     """The catalogue, or a request against it, is inconsistent."""
 
 

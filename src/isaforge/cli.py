@@ -7,7 +7,6 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from isaforge.catalogue import CatalogueError
 from isaforge.errors import IsaforgeError
 
 # name -> module under isaforge.commands; each module has `add_arguments(parser)` and `run(args) -> int`.
@@ -49,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(_chosen(argv)).parse_args(argv)
     try:
         return int(args._run(args))
-    except (IsaforgeError, CatalogueError) as exc:
+    except IsaforgeError as exc:
         print(f"isaforge: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:

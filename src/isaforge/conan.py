@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from isaforge import toolchains
+from isaforge import process, toolchains
 from isaforge.catalogue import REFERENCE, load
 from isaforge.errors import IsaforgeError
 
@@ -23,6 +22,7 @@ QEMU_CPU_CONF = "user.isaforge:qemu_cpu"
 BUILD_PROFILE = "default"
 # Options of the recipe besides one boolean per catalogue variant.
 FIXED_OPTIONS = ("shared", "fPIC", "inst_encode")
+CREATE_TIMEOUT = 7200.0  # `conan create` builds and tests every variant under QEMU
 CONAN_INSTALL_HINT = "pip install 'conan>=2' (it is in isaforge's `test` extra)"
 
 
@@ -41,19 +41,14 @@ def conan_executable() -> str:
     return exe
 
 
-def _conan(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [conan_executable(), *args], capture_output=True, text=True, env=tool_env(), check=False, timeout=120
-    )
+def _conan(*args: str) -> process.Completed:
+    return process.run([conan_executable(), *args], check=False, env=tool_env(), timeout=120)
 
 
 def ensure_build_profile() -> str:
     """The build profile (`default` of CONAN_HOME), detected with `conan profile detect` when there is none yet."""
     if _conan("profile", "path", BUILD_PROFILE).returncode != 0:
-        proc = _conan("profile", "detect")
-        if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-            raise IsaforgeError(f"`conan profile detect` failed: {tail[0]}")
+        process.run([conan_executable(), "profile", "detect"], what="`conan profile detect`", env=tool_env())
     return BUILD_PROFILE
 
 
@@ -133,7 +128,7 @@ class CreateRequest:
 
 
 def create_command(req: CreateRequest, root: Path | None = None) -> list[str]:
-    """The `conan create` command line for `req`; IsaforgeError/CatalogueError (one line) for bad input."""
+    """The `conan create` command line for `req`; IsaforgeError (one line) for bad input."""
     root = root or toolchains.repo_root()
     cat = load()
     options = [parse_option(o) for o in req.options]
@@ -182,4 +177,4 @@ def create_command(req: CreateRequest, root: Path | None = None) -> list[str]:
 
 def run(cmd: Sequence[str]) -> int:
     """Run Conan with output streaming through; its exit code (6: the recipe's validate() refused the profile)."""
-    return subprocess.run(list(cmd), env=tool_env(), check=False).returncode
+    return process.run(cmd, check=False, env=tool_env(), capture=False, timeout=CREATE_TIMEOUT).returncode

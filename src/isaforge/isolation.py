@@ -14,7 +14,6 @@ import json
 import re
 import shlex
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +21,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
+from isaforge import process
 from isaforge.catalogue import Arch, Catalogue, CatalogueError, load, march_key
 from isaforge.errors import IsaforgeError
 
@@ -218,9 +218,7 @@ def is_aarch32(arch: Arch) -> bool:
 def disassemble(obj: Path, arch: Arch) -> tuple[list[Instruction], int]:
     """The instructions of every executable section of `obj`, and the number of data / undecodable words."""
     objdump = _tool(arch, "objdump")
-    proc = subprocess.run([objdump, "-d", "-w", str(obj)], capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise IsaforgeError(f"{objdump} cannot disassemble {obj}: {_first_line(proc.stderr)}; rebuild the object")
+    proc = process.run([objdump, "-d", "-w", str(obj)], what=f"disassembly of {obj} (rebuild the object)")
     return parse_objdump(proc.stdout, arm=is_aarch32(arch))
 
 
@@ -292,7 +290,8 @@ def rejected(arch: Arch, insns: Sequence[Instruction], flags: Sequence[str], wor
         str(workdir / "insns.o"),
         str(src),
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    # A failing run is expected: the lines it rejects are the instructions the feature set lacks.
+    proc = process.run(cmd, what="assembling the instructions", check=False)
     bad: set[int] = set()
     stray: list[str] = []
     for line in proc.stderr.splitlines():
@@ -307,7 +306,8 @@ def rejected(arch: Arch, insns: Sequence[Instruction], flags: Sequence[str], wor
             "check the object's -march/-mfpu flags"
         )
     if proc.returncode != 0 and not bad:
-        raise IsaforgeError(f"`{shlex.join(cmd[:-1])}` failed: {_first_line(proc.stderr)}")
+        first = next((ln.strip() for ln in proc.stderr.splitlines() if ln.strip()), "no output")
+        raise IsaforgeError(f"`{shlex.join(cmd[:-1])}` failed: {first}")
     return bad
 
 
@@ -316,10 +316,6 @@ def _tool(arch: Arch, name: str) -> str:
     if shutil.which(tool) is None:
         raise IsaforgeError(f"{tool} not found on PATH; install {' '.join(arch.debian_packages)}")
     return tool
-
-
-def _first_line(text: str) -> str:
-    return next((ln.strip() for ln in text.splitlines() if ln.strip()), "no output")
 
 
 # -- naming the feature -----------------------------------------------------------------------------------------

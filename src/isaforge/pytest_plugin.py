@@ -58,7 +58,7 @@ def selected_cpus(config: pytest.Config) -> dict[str, list[str]]:
     return {arch: [c for c in models if not wanted or c in wanted] for arch, models in cat.cpus.items()}
 
 
-# Another plugin (isaforge.matrix) may name the builds to test, e.g. one CI cell's debug + UBSan build.
+# Another plugin (isaforge.matrix.plugin) may name the builds to test, e.g. one CI cell's debug + UBSan build.
 BUILDS_UNDER_TEST = pytest.StashKey[list[Build]]()
 
 

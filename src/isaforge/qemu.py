@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from isaforge import process
 from isaforge.catalogue import Arch, load
 from isaforge.errors import IsaforgeError
 
@@ -59,5 +59,5 @@ def run(
     cmd = qemu_command(arch, cpu, program, args)
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("QEMU_", "ISAFORGE_"))}
     full_env.update(env or {})
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout, check=False)
+    proc = process.run(cmd, what=f"{program.name} under {cpu}", check=False, env=full_env, timeout=timeout)
     return QemuResult(cpu, tuple(cmd), proc.returncode, proc.stdout, proc.stderr)

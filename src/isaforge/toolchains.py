@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from isaforge import process
 from isaforge.catalogue import Arch, Catalogue, Compiler, load
 from isaforge.errors import IsaforgeError
 
@@ -110,12 +110,6 @@ def toolchain(target: str, compiler: str, cat: Catalogue | None = None) -> Toolc
     return Toolchain(cat.arch_by_triple(target), cat.compiler(compiler))
 
 
-def cross_file_path(target: str, compiler: str, cat: Catalogue | None = None) -> PurePosixPath:
-    """The repo-relative path of the cross file of (triple or arch name, compiler), e.g.
-    toolchains/meson/aarch64-linux-gnu-gcc.ini."""
-    return toolchain(target, compiler, cat).cross_file
-
-
 def repo_root() -> Path:
     """The root of the isaforge source checkout this package runs from (src/isaforge/../..)."""
     package = Path(__file__).resolve().parent
@@ -143,10 +137,11 @@ def _install_hint(packages: tuple[str, ...] | list[str]) -> str:
     return f"apt-get install {' '.join(packages)} (or run {INSTALL_SCRIPT})"
 
 
-def _run(cmd: list[str]) -> subprocess.CompletedProcess[str] | None:
+def _run(cmd: list[str]) -> process.Completed | None:
+    """A probe's run; None when the tool cannot run at all (the probe then reports it missing or broken)."""
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=_SUBPROCESS_TIMEOUT, check=False)
-    except (OSError, subprocess.TimeoutExpired):
+        return process.run(cmd, check=False, timeout=_SUBPROCESS_TIMEOUT)
+    except IsaforgeError:
         return None
 
 

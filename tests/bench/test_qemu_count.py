@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from isaforge import builds
-from isaforge.bench import mca, qemu_count
+from isaforge.bench import qemu_count
+from isaforge.bench.mca import objcode
 from isaforge.bench.qemu_count import CodeRange, Shape, StaticRunner
 from isaforge.catalogue import load, parse_kernel_name
 from isaforge.cli import main
@@ -27,7 +28,7 @@ def log() -> qemu_count.ExecLog:
 
 
 def runner() -> StaticRunner:
-    functions = mca.parse_objdump((FIXTURES / "qemu_f32_8x12x3.objdump").read_text())
+    functions = objcode.parse_objdump((FIXTURES / "qemu_f32_8x12x3.objdump").read_text())
     body = functions[KERNEL]
     code = CodeRange(body[0].addr, body[-1].addr + 4, ((body[0].addr, body[-1].addr + 4, KERNEL),))
     insns = {i.addr: i for i in body}
@@ -70,12 +71,12 @@ def test_tally_refuses_a_log_of_other_code():
 def test_calls_out_of_the_range_are_named():
     r = runner()
     r.external = {0x1000: "memcpy"}
-    assert r.call_out(mca.Insn(0x10, "bl", (f"0x{r.code.lo:x} <{KERNEL}>",))) is None  # inside libisaforge
-    assert r.call_out(mca.Insn(0x14, "bl", ("0x1000 <*ABS*+0x27c080@plt>",))) == "memcpy"  # an IFUNC stub
-    assert r.call_out(mca.Insn(0x18, "b", ("0x1000",), target=0x1000)) == "memcpy"  # a tail call
-    assert r.call_out(mca.Insn(0x1C, "bl", ("0x2000 <getenv>",))) == "0x2000"  # no name known
-    assert r.call_out(mca.Insn(0x20, "b.ne", ("0x1000",), target=0x1000)) is None
-    assert r.call_out(mca.Insn(0x24, "blr", ("x8",))) is None
+    assert r.call_out(objcode.Insn(0x10, "bl", (f"0x{r.code.lo:x} <{KERNEL}>",))) is None  # inside libisaforge
+    assert r.call_out(objcode.Insn(0x14, "bl", ("0x1000 <*ABS*+0x27c080@plt>",))) == "memcpy"  # an IFUNC stub
+    assert r.call_out(objcode.Insn(0x18, "b", ("0x1000",), target=0x1000)) == "memcpy"  # a tail call
+    assert r.call_out(objcode.Insn(0x1C, "bl", ("0x2000 <getenv>",))) == "0x2000"  # no name known
+    assert r.call_out(objcode.Insn(0x20, "b.ne", ("0x1000",), target=0x1000)) is None
+    assert r.call_out(objcode.Insn(0x24, "blr", ("x8",))) is None
 
 
 def test_padded_macs_round_up_to_tiles_and_scale_sve():

@@ -10,7 +10,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from isaforge import matrix
+from isaforge.matrix.definition import load_matrix
+from isaforge.matrix.results import NATIVE
 from isaforge.toolchains import probe
 from tests.conftest import ROOT
 
@@ -32,9 +33,9 @@ def test_list_shows_every_cell_with_its_build_dir_and_models() -> None:
     proc = isaforge("matrix", "list")
     assert proc.returncode == 0, proc.stderr
     rows = {line.split()[0]: line for line in proc.stdout.splitlines()[1:]}
-    assert list(rows) == matrix.load_matrix(ROOT).names
+    assert list(rows) == load_matrix(ROOT).names
     assert "build/aarch64-linux-gnu-gcc-debug-ubsan" in rows["aarch64-linux-gnu-gcc-debug-ubsan"]
-    assert rows["host-gcc-release"].split()[-1] == matrix.NATIVE
+    assert rows["host-gcc-release"].split()[-1] == NATIVE
 
 
 def test_list_json_with_a_selection() -> None:
@@ -88,7 +89,7 @@ def test_run_of_the_host_cell(tmp_path) -> None:
 
 
 def test_run_of_one_cross_cell_on_one_cpu_model(tmp_path) -> None:
-    cell = matrix.load_matrix(ROOT).cell("arm-linux-gnueabihf-gcc-release")
+    cell = load_matrix(ROOT).cell("arm-linux-gnueabihf-gcc-release")
     if not probe(cell.toolchain).usable:
         pytest.skip("arm-linux-gnueabihf-gcc is not usable here")
     proc = isaforge("matrix", "run", "--only", f"{cell.name} cpu=cortex-a7", "--results-dir", str(tmp_path))

@@ -11,10 +11,9 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from collections.abc import Sequence
 
+from isaforge import process
 from isaforge.errors import IsaforgeError
 
 # The tools and the Debian package each comes from: a missing tool is one line naming the package.
@@ -38,39 +37,6 @@ def require(tool: str) -> str:
 
 
 def run_tool(cmd: Sequence[str], what: str, stdin: str | None = None) -> str:
-    """Run a tool that must succeed; its stdout, or a one-line error with the first line it complained with."""
+    """Run a tool that must succeed (a missing one names its package); its stdout."""
     require(cmd[0])
-    proc = subprocess.run(list(cmd), input=stdin, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        first = next((ln for ln in proc.stderr.splitlines() if ln.strip()), f"exit {proc.returncode}")
-        raise IsaforgeError(f"{what} failed: {' '.join(cmd[:3])} …: {first.strip()}")
-    return proc.stdout
-
-
-class Progress:
-    """One progress line on stderr: redrawn in place on a terminal, one line per stage otherwise."""
-
-    def __init__(self, enabled: bool = True) -> None:
-        self.enabled = enabled
-        self.tty = sys.stderr.isatty()
-        self._stage = ""
-        self._width = 0
-
-    def update(self, stage: str, done: int, total: int, detail: str = "") -> None:
-        if not self.enabled:
-            return
-        if self.tty:
-            line = f"bench: {stage} {done}/{total} {detail}"[:118]
-            sys.stderr.write("\r" + line.ljust(self._width))
-            sys.stderr.flush()
-            self._width = len(line)
-        elif stage != self._stage:
-            sys.stderr.write(f"bench: {stage}" + (f" ({total} steps)\n" if total > 1 else "\n"))
-            sys.stderr.flush()
-        self._stage = stage
-
-    def done(self) -> None:
-        if self.enabled and self.tty and self._width:
-            sys.stderr.write("\r" + " " * self._width + "\r")
-            sys.stderr.flush()
-        self._width = 0
+    return process.run(cmd, what=what, stdin=stdin).stdout

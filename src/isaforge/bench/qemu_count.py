@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -28,8 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from isaforge import gemmjob, qemu
-from isaforge.bench import mca, run_tool
+from isaforge import gemmjob, process, qemu
+from isaforge.bench import run_tool
+from isaforge.bench.mca import macs, objcode
 from isaforge.builds import Build
 from isaforge.catalogue import REFERENCE, KernelName, load, parse_kernel_name
 from isaforge.errors import IsaforgeError
@@ -178,7 +178,7 @@ def external_names(exe: Path) -> dict[int, str]:
     resolver = {int(m[1], 16): int(m[2], 16) for m in map(IRELATIVE.match, relocs.splitlines()) if m}
     if resolver:
         stubs = run_tool(  # lld puts them in .iplt, GNU ld in .plt
-            [mca.LLVM_OBJDUMP, "-d", "-j", ".iplt", "-j", ".plt", str(exe)], f"disassembly of {exe.name}'s .iplt"
+            [objcode.LLVM_OBJDUMP, "-d", "-j", ".iplt", "-j", ".plt", str(exe)], f"disassembly of {exe.name}'s .iplt"
         )
         page: tuple[int, int] | None = None
         for line in stubs.splitlines():
@@ -317,8 +317,8 @@ class StaticRunner:
     exe: Path
     lib: Path
     code: CodeRange
-    insns: dict[int, mca.Insn]
-    functions: dict[str, list[mca.Insn]]
+    insns: dict[int, objcode.Insn]
+    functions: dict[str, list[objcode.Insn]]
     sve_bits: int
     external: dict[int, str] = field(default_factory=dict)  # names of the functions outside the range it calls
 
@@ -328,24 +328,24 @@ class StaticRunner:
         lib = directory / LIBRARY
         code = code_range(exe, lib)
         text = run_tool(
-            [mca.LLVM_OBJDUMP, "-d", f"--start-address=0x{code.lo:x}", f"--stop-address=0x{code.hi:x}", str(exe)],
+            [objcode.LLVM_OBJDUMP, "-d", f"--start-address=0x{code.lo:x}", f"--stop-address=0x{code.hi:x}", str(exe)],
             "disassembly of the static gemm_runner",
         )
-        functions = mca.parse_objdump(text)
+        functions = objcode.parse_objdump(text)
         insns = {i.addr: i for body in functions.values() for i in body}
         return cls(build, exe, lib, code, insns, functions, sve_bits, external_names(exe))
 
     def kernels(self) -> list[KernelName]:
         cat = load()
-        names = [n.removeprefix(mca.KERNEL_PREFIX) for n in self.functions if n.startswith(mca.KERNEL_PREFIX)]
+        names = [n.removeprefix(objcode.KERNEL_PREFIX) for n in self.functions if n.startswith(objcode.KERNEL_PREFIX)]
         return sorted((parse_kernel_name(n, cat.ops) for n in names), key=lambda k: (k.op, cat.variant(k.variant).rank))
 
     def hot_loop_ideal(self, kernel: KernelName) -> float:
-        body = self.functions.get(mca.KERNEL_PREFIX + kernel.name, [])
-        loop = mca.hot_loop(body, mca.kernel_kind(body))
+        body = self.functions.get(objcode.KERNEL_PREFIX + kernel.name, [])
+        loop = macs.hot_loop(body, macs.kernel_kind(body))
         if loop is None:
             return 0.0
-        return len(loop.body) / max(1, sum(mca.macs(i, self.sve_bits) for i in loop.body))
+        return len(loop.body) / max(1, sum(macs.macs_of(i, self.sve_bits) for i in loop.body))
 
     @property
     def cpu(self) -> str:
@@ -364,10 +364,9 @@ class StaticRunner:
         cmd = qemu.qemu_command(arch, self.cpu, self.exe, [str(job), str(out), str(mask)])
         at = cmd.index(str(self.exe))
         cmd[at:at] = ["-d", "in_asm,exec,nochain", "-dfilter", self.code.dfilter, "-D", str(log_path)]
-        result = _run(cmd)
-        if result[0] != 0:
-            raise IsaforgeError(f"gemm_runner failed for {kernel.name} at {shape.label}: exit {result[0]}: {result[2]}")
-        chosen = json.loads(result[1].strip().splitlines()[-1])["kernel"]
+        what = f"gemm_runner for {kernel.name} at {shape.label}"
+        result = process.run(cmd, what=what, timeout=qemu.DEFAULT_TIMEOUT)
+        chosen = json.loads(result.stdout.strip().splitlines()[-1])["kernel"]
         if chosen != kernel.name:
             raise IsaforgeError(f"mask {mask:#x} selected {chosen}, not {kernel.name}")
         status = int(np.frombuffer(out.read_bytes()[:4], "<i4")[0])
@@ -405,13 +404,13 @@ class StaticRunner:
             rc.instructions += n
             function = self.code.function_at(addr)
             by_function[function] += n
-            if function.startswith(mca.KERNEL_PREFIX):
+            if function.startswith(objcode.KERNEL_PREFIX):
                 rc.kernel_instructions += n
             if insn.is_load:
                 rc.loads += n
-            if mca.mac_kind(insn):
+            if macs.mac_kind(insn):
                 rc.mac_instructions += n
-                rc.macs_executed += n * mca.macs(insn, self.sve_bits)
+                rc.macs_executed += n * macs.macs_of(insn, self.sve_bits)
                 mnemonics[insn.mnemonic] += n
             callee = self.call_out(insn)
             if callee is not None:
@@ -421,7 +420,7 @@ class StaticRunner:
         rc.calls_out = dict(sorted(calls_out.items()))
         return rc
 
-    def call_out(self, insn: mca.Insn) -> str | None:
+    def call_out(self, insn: objcode.Insn) -> str | None:
         """The callee of a direct call or tail call that leaves libisaforge's range, else None."""
         if insn.mnemonic not in ("bl", "b") or not insn.operands:
             return None
@@ -432,11 +431,6 @@ class StaticRunner:
         if target is None or self.code.lo <= target < self.code.hi:
             return None
         return self.external.get(target, f"0x{target:x}")
-
-
-def _run(cmd: list[str]) -> tuple[int, str, str]:
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=qemu.DEFAULT_TIMEOUT, check=False)
-    return proc.returncode, proc.stdout, proc.stderr[-500:]
 
 
 def select(

@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from isaforge.bench.mca import CORES, GOAL_PERCENT, SVE_BITS, CoreResult, KernelLoop, Peak
+from isaforge import ui
+from isaforge.bench.mca.analyse import GOAL_PERCENT, CoreResult, KernelLoop, Peak
+from isaforge.bench.mca.cores import CORES, SVE_BITS
 from isaforge.bench.qemu_count import RunCount
 from isaforge.errors import IsaforgeError
 
@@ -172,15 +174,6 @@ def evaluate_goals(result: BenchResult) -> list[Goal]:
 
 
 # -- markdown -----------------------------------------------------------------------------------------------------
-def table(headers: Sequence[str], rows: Sequence[Sequence[object]], align: str = "") -> str:
-    """A GitHub markdown table; `align` is one letter per column (l, r), default left."""
-    cells = [[str(c) for c in row] for row in rows]
-    marks = [("---:" if (align[i:i + 1] or "l") == "r" else ":---") for i in range(len(headers))]  # fmt: skip
-    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join(marks) + " |"]
-    lines += ["| " + " | ".join(row) + " |" for row in cells]
-    return "\n".join(lines)
-
-
 def _pct_cell(r: CoreResult | None) -> str:
     if r is None:
         return ""
@@ -206,7 +199,7 @@ def _mca_section(result: BenchResult, compiler: str) -> list[str]:
         )
     heads = ["Kernel", "MAC kind", "Hot loop (offsets)", "Instr", "MAC instr", "MACs/iter @128b"]
     heads += [f"{SHORT_CORE[c]} % of peak (MACs/cycle)" for c in result.cores]
-    out += [table(heads, rows, "lllrrr" + "r" * len(result.cores)), ""]
+    out += [ui.markdown_table(heads, rows, "lllrrr" + "r" * len(result.cores)), ""]
     out.append("`—`: the core lacks the variant's ISA. `✗`: below the 95% goal.")
     misses = [r for r in result.mca if r.compiler == compiler and r.status == "ok" and not r.meets_goal]
     if misses:
@@ -217,7 +210,7 @@ def _mca_section(result: BenchResult, compiler: str) -> list[str]:
             for r in misses
         ]  # fmt: skip
         heads = ["Kernel", "Core", "% of peak", "Short by", "Cycles/iter", "Cycles/iter at peak", "Why"]
-        out.append(table(heads, rows, "llrrrrl"))
+        out.append(ui.markdown_table(heads, rows, "llrrrrl"))
     out.append("")
     return out
 
@@ -233,7 +226,7 @@ def _qemu_section(result: BenchResult, compiler: str) -> list[str]:
     ]  # fmt: skip
     heads = ["Kernel", "M×N×K", "Instructions", "Instr/MAC", "Hot-loop instr/MAC", "MAC instr share", "Loads/MAC",
              "Packing+driver share", "MAC check"]  # fmt: skip
-    out += [table(heads, rows, "llrrrrrrr"), ""]
+    out += [ui.markdown_table(heads, rows, "llrrrrrrr"), ""]
     return out
 
 
@@ -270,7 +263,7 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
         "",
     ]
     rows = [[g.compiler, g.title, f"**{g.status}**", g.detail] for g in goals]
-    out += [table(["Build", "Goal", "Status", "Figures"], rows), ""]
+    out += [ui.markdown_table(["Build", "Goal", "Status", "Figures"], rows), ""]
     if result.ran_qemu:
         bad = [rc for rc in result.qemu if not rc.mac_check_ok]
         out += [
@@ -291,7 +284,7 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
         out += [
             "The hot loop is found in the object code: among the loops closed by a backward branch in "
             "`isf_ukernel_<name>`, the one with the most MAC instructions of the kernel's kind. Its body goes to "
-            "`llvm-mca-19 -mtriple=aarch64 -mcpu=<core> -mattr=<the variant's features> -iterations=500`; "
+            "`llvm-mca-19 --json -mtriple=aarch64 -mcpu=<core> -mattr=<the variant's features> -iterations=500`; "
             "% of peak = (MACs per iteration / cycles per iteration) / the core's peak for that MAC kind. "
             "Cells: % of peak (MACs/cycle).",
             "",
@@ -325,11 +318,11 @@ def _cores_section(result: BenchResult) -> list[str]:
     rows = [[r["name"], f"`{r['mcpu']}`", r["llvm_model"], f"`{r['modeled_as']}`", r["note"]] for r in result.core_map]
     out += ["Marketing name → model: LLVM 19's scheduling model for each `-mcpu` is read from llvm-mca's resource "
             "names (N1Unit*, A57Unit*, …); the bench models the cores of the *Modeled as* column.", ""]  # fmt: skip
-    out += [table(["Core", "LLVM -mcpu", "LLVM 19 model", "Modeled as", "Note"], rows), ""]
+    out += [ui.markdown_table(["Core", "LLVM -mcpu", "LLVM 19 model", "Modeled as", "Note"], rows), ""]
     rows = [[f"`{c}`", " ".join(result.core_isa.get(c, [])), SVE_BITS[c] or "—"] for c in result.cores]
     out += ["ISA of each modeled core, from `clang-19 -mcpu=<core> --print-enabled-extensions`; kernels whose "
             "variant needs more are skipped on that core.", ""]  # fmt: skip
-    out += [table(["Core", "ISA", "SVE bits"], rows, "llr"), ""]
+    out += [ui.markdown_table(["Core", "ISA", "SVE bits"], rows, "llr"), ""]
     seen: dict[tuple[str, str, str], Peak] = {}
     for compiler in result.compilers:
         for p in result.peaks.get(compiler, []):
@@ -348,7 +341,7 @@ def _cores_section(result: BenchResult) -> list[str]:
         "",
     ]
     heads = ["Core", "MAC kind", "Reference stream", "MAC instr/cycle", "MACs/instr", "Peak MACs/cycle", "-mattr"]
-    out += [table(heads, rows, "lllrrrl"), ""]
+    out += [ui.markdown_table(heads, rows, "lllrrrl"), ""]
     return out
 
 

@@ -12,14 +12,15 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from isaforge import builds
-from isaforge.bench import Progress, mca, require
+from isaforge import builds, process, ui
+from isaforge.bench import require
+from isaforge.bench.mca import analyse, cores, llvm_mca, objcode
 from isaforge.catalogue import REFERENCE, load
 from isaforge.errors import IsaforgeError
 
@@ -33,7 +34,7 @@ else:
 
 ARCH = "aarch64"
 DEFAULT_SHAPES = "64x64x64,128x128x128,256x256x64"
-DEFAULT_CORES = ",".join(mca.CORES)
+DEFAULT_CORES = ",".join(cores.CORES)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -93,8 +94,8 @@ def command_line(args: argparse.Namespace) -> str:
 
 def _version(cmd: list[str], pattern: str) -> str:
     try:
-        out = subprocess.run([*cmd, "--version"], capture_output=True, text=True, check=False, timeout=30).stdout
-    except OSError:
+        out = process.run([*cmd, "--version"], check=False, timeout=30).stdout
+    except IsaforgeError:
         return "?"
     m = re.search(pattern, out)
     return m[0].strip() if m else (out.splitlines() or ["?"])[0].strip()
@@ -116,7 +117,7 @@ def choose(args: argparse.Namespace) -> Choice:
     cat = load()
     choice = Choice(
         _choose("compiler", _split(args.compiler), list(cat.compilers)),
-        mca.check_cores(_split(args.cores)),
+        cores.check_cores(_split(args.cores)),
         _ops(args.ops),
         _choose("variant", _split(args.variants), [v.name for v in cat.arch_variants(ARCH)]),
         qemu_count.parse_shapes(args.shapes),
@@ -129,35 +130,41 @@ def choose(args: argparse.Namespace) -> Choice:
         raise IsaforgeError("--plot shows the llvm-mca figures; drop --no-mca")
     if not choice.compilers or not choice.cores:
         raise IsaforgeError("choose at least one compiler and one core")
-    tools = [] if args.no_mca else [mca.LLVM_MCA, mca.LLVM_OBJDUMP, mca.CLANG]
-    tools += [] if args.no_qemu else [cat.arch(ARCH).qemu, qemu_count.LLVM_NM, mca.LLVM_OBJDUMP]
+    tools = [] if args.no_mca else [llvm_mca.LLVM_MCA, objcode.LLVM_OBJDUMP, cores.CLANG]
+    tools += [] if args.no_qemu else [cat.arch(ARCH).qemu, qemu_count.LLVM_NM, objcode.LLVM_OBJDUMP]
     for tool in tools:
         require(tool)
     return choice
 
 
-def collect(args: argparse.Namespace, choice: Choice, progress: Progress) -> report.BenchResult:
+def _stage(status: ui.StatusLine, stage: str) -> Callable[[int, int, str], None]:
+    """Start a stage on the status line; the callback the stage reports its steps with."""
+    status.step("bench", stage)
+    return lambda done, total, detail: status.update("bench", f"{stage} {done}/{total} {detail}")
+
+
+def collect(args: argparse.Namespace, choice: Choice, status: ui.StatusLine) -> report.BenchResult:
     cat = load()
     result = report.BenchResult(
         command_line(args), choice.compilers, choice.cores, [s.label for s in choice.shapes], args.sve_bits,
         ran_mca=not args.no_mca, ran_qemu=not args.no_qemu,
     )  # fmt: skip
     if not args.no_mca:
-        result.tools["llvm-mca"] = _version([mca.LLVM_MCA], r"LLVM version [\w.]+")
-        result.core_map = mca.core_map()
-        result.core_isa = {c: sorted(mca.core_features(c)) for c in choice.cores}
+        result.tools["llvm-mca"] = _version([llvm_mca.LLVM_MCA], r"LLVM version [\w.]+")
+        result.core_map = cores.core_map()
+        result.core_isa = {c: sorted(cores.core_features(c)) for c in choice.cores}
     if not args.no_qemu:
         result.tools["QEMU"] = _version([cat.arch(ARCH).qemu], r"version [\w.]+")
     for compiler in choice.compilers:
         build = builds.build_for(cat.arch(ARCH).triple, compiler)
-        progress.update(f"building {build.name}", 0, 1)
+        status.step("bench", f"building {build.name}")
         directory = builds.ensure_built(build)
         assert build.toolchain is not None
         result.tools[compiler] = _version(build.toolchain.compiler.command(build.toolchain.arch)[:1], r".*")
         if not args.no_mca:
-            rows, peaks, loops = mca.analyse(
+            rows, peaks, loops = analyse.analyse(
                 directory / qemu_count.LIBRARY, compiler, choice.cores, choice.ops, choice.variants, args.jobs,
-                lambda n, t, d, c=compiler: progress.update(f"llvm-mca ({c})", n, t, d),
+                _stage(status, f"llvm-mca ({compiler})"),
             )  # fmt: skip
             result.mca += rows
             result.peaks[compiler] = peaks
@@ -165,7 +172,7 @@ def collect(args: argparse.Namespace, choice: Choice, progress: Progress) -> rep
         if not args.no_qemu:
             counts, _ = qemu_count.count_all(
                 build, directory, choice.ops, choice.variants, choice.shapes, args.sve_bits, args.jobs,
-                lambda n, t, d, c=compiler: progress.update(f"qemu ({c})", n, t, d),
+                _stage(status, f"qemu ({compiler})"),
             )  # fmt: skip
             result.qemu += counts
     return result
@@ -174,9 +181,11 @@ def collect(args: argparse.Namespace, choice: Choice, progress: Progress) -> rep
 def run(args: argparse.Namespace) -> int:
     start = time.monotonic()
     choice = choose(args)
-    progress = Progress(not args.quiet)
-    result = collect(args, choice, progress)
-    progress.done()
+    status = ui.StatusLine(sys.stderr, quiet=args.quiet)
+    try:
+        result = collect(args, choice, status)
+    finally:
+        status.close()
     result.seconds = time.monotonic() - start
     goals = report.evaluate_goals(result)
     text = report.markdown(result, goals)

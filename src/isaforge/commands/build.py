@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from isaforge import builds, qemu
+from isaforge import builds, qemu, ui
 from isaforge.builds import Build
 from isaforge.catalogue import load
 from isaforge.errors import IsaforgeError
@@ -38,12 +38,6 @@ def dispatch_rows(build: Build, cpus: list[str]) -> list[list[str]]:
     return rows
 
 
-def print_table(rows: list[list[str]]) -> None:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-
-
 def cpus_for(arch: str, wanted: str) -> list[str]:
     cat = load()
     chosen = [c for c in wanted.split(",") if c]
@@ -66,5 +60,6 @@ def run(args: argparse.Namespace) -> int:
         directory = builds.ensure_built(b)
         print(f"{b.name}: built in {directory.relative_to(b.root)}")
         if not args.no_dispatch:
-            print_table([["cpu", "detected", *load().ops], *dispatch_rows(b, cpus_for(b.arch_name, args.cpu))])
+            rows = [["cpu", "detected", *load().ops], *dispatch_rows(b, cpus_for(b.arch_name, args.cpu))]
+            print(ui.text_table(rows, indent="  "))
     return 0 if len(usable) == len(todo) else 1

@@ -15,8 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from isaforge import matrix
-from isaforge.errors import IsaforgeError
+from isaforge import ui
+from isaforge.matrix import github, plan, report
+from isaforge.matrix import run as runner
+from isaforge.matrix.definition import RESULTS_DIR, load_matrix
+from isaforge.matrix.results import NATIVE
 from isaforge.toolchains import repo_root
 
 ONLY_HELP = "select cells: 'key=v1,v2 …' with key cell|target|compiler|build|toolchain|cpu, or a cell name (repeatable)"
@@ -38,12 +41,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--results-dir",
-        default=str(matrix.RESULTS_DIR),
+        default=str(RESULTS_DIR),
         metavar="DIR",
-        help=f"where each cell's junit.xml and pytest.log go, under DIR/<cell>/ (default {matrix.RESULTS_DIR})",
+        help=f"where each cell's junit.xml and pytest.log go, under DIR/<cell>/ (default {RESULTS_DIR})",
     )
     p.set_defaults(_action=_run)
-    p = sub.add_parser("github", help=f"write {matrix.WORKFLOW_FILE} from the matrix")
+    p = sub.add_parser("github", help=f"write {github.WORKFLOW_FILE} from the matrix")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if the workflow is out of date")
     p.set_defaults(_action=_github)
 
@@ -53,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    cells = matrix.select(matrix.load_matrix(), args.only)
+    cells = plan.select(load_matrix(), args.only)
     if args.json:
         rows = [
             {
@@ -72,44 +75,40 @@ def _list(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2))
         return 0
     table = [["cell", "build dir", "cpus"]]
-    table += [[c.name, f"build/{c.build().name}", ", ".join(c.cpus) or matrix.NATIVE] for c in cells]
-    widths = [max(len(row[i]) for row in table) for i in range(2)]
-    for row in table:
-        print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]}")
+    table += [[c.name, f"build/{c.build().name}", ", ".join(c.cpus) or NATIVE] for c in cells]
+    print(ui.text_table(table))
     return 0
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.jobs < 1:
-        raise IsaforgeError(f"-j must be at least 1, got {args.jobs}")
     root = repo_root()
-    cells = matrix.select(matrix.load_matrix(root), args.only)
+    cells = plan.select(load_matrix(root), args.only)
     results = root / args.results_dir
-    result = matrix.run_matrix(cells, jobs=args.jobs, allow_unavailable=args.allow_unavailable, out_dir=results)
+    result = runner.run_matrix(cells, jobs=args.jobs, allow_unavailable=args.allow_unavailable, out_dir=results)
     print()
-    print(matrix.render_table(matrix.summary_rows(result)))
+    print(report.summary_table(result))
     print()
-    print(matrix.closing_line(result))
+    print(report.closing_line(result))
     print(f"JUnit XML and pytest logs: {args.results_dir}/<cell>/")
     return 0 if result.ok else 1
 
 
 def _github(args: argparse.Namespace) -> int:
     root = repo_root()
-    path = root / matrix.WORKFLOW_FILE
-    text = matrix.render_workflow(matrix.load_matrix(root))
+    path = root / github.WORKFLOW_FILE
+    text = github.render_workflow(load_matrix(root))
     current = path.read_text() if path.is_file() else None
     if args.check:
         if current == text:
-            print(f"isaforge: {matrix.WORKFLOW_FILE} is up to date")
+            print(f"isaforge: {github.WORKFLOW_FILE} is up to date")
             return 0
-        print(f"out of date: {matrix.WORKFLOW_FILE}")
+        print(f"out of date: {github.WORKFLOW_FILE}")
         print("isaforge: run `isaforge matrix github` to regenerate it")
         return 1
     if current == text:
-        print(f"isaforge: {matrix.WORKFLOW_FILE} is up to date")
+        print(f"isaforge: {github.WORKFLOW_FILE} is up to date")
         return 0
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
-    print(f"wrote {matrix.WORKFLOW_FILE}")
+    print(f"wrote {github.WORKFLOW_FILE}")
     return 0

@@ -12,7 +12,7 @@ import argparse
 import json
 from pathlib import Path, PurePosixPath
 
-from isaforge import codegen, toolchains
+from isaforge import codegen, toolchains, ui
 from isaforge.catalogue import load
 
 MESON_OPTIONS = PurePosixPath("meson.options")
@@ -57,18 +57,12 @@ def _list(args: argparse.Namespace) -> int:
         ]
         print(json.dumps(rows, indent=2))
         return 0
-    target_w = max(len("target"), *(len(p.toolchain.triple) for p in probes))
-    compiler_w = max(len("compiler"), *(len(p.toolchain.compiler.name) for p in probes))
-    print(f"{'target':<{target_w}}  {'compiler':<{compiler_w}}  status")
-    indent = " " * (target_w + compiler_w + 4)
+    rows = [["target", "compiler", "status"]]
     for p in probes:
-        head = f"{p.toolchain.triple:<{target_w}}  {p.toolchain.compiler.name:<{compiler_w}}  "
-        if p.usable:
-            print(f"{head}usable")
-            continue
-        print(f"{head}unusable: {p.reasons[0]}")
-        for reason in p.reasons[1:]:
-            print(f"{indent}          {reason}")
+        status = "usable" if p.usable else f"unusable: {p.reasons[0]}"
+        rows.append([p.toolchain.triple, p.toolchain.compiler.name, status])
+        rows += [["", "", f"          {reason}"] for reason in p.reasons[1:]]
+    print(ui.text_table(rows))
     return 0
 
 
