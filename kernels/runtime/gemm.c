@@ -70,7 +70,8 @@ static isf_pack_kind pack_kind(const isf_kernel_info *kern) {
 static blocking plan(const isf_kernel_info *kern, size_t k, size_t vector_bytes) {
     const isf_op_info *op = &isf_ops[kern->op];
     size_t in = kern->widened ? sizeof(float) : op->in_bytes;
-    blocking bl = {{kern->mr, isf_kernel_nr(kern, vector_bytes), kern->kr, op->in_bytes, in, pack_kind(kern)},
+    blocking bl = {{kern->mr, isf_kernel_nr(kern, vector_bytes), kern->kr, op->in_bytes, in, pack_kind(kern),
+                    kern->layout.pack_a, kern->layout.pack_b},
                    kern->widened ? sizeof(float) : op->out_bytes,
                    op->out_bytes,
                    0,
