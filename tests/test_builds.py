@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -117,8 +118,8 @@ def test_meson_test_runs_under_each_cpu_model_setup(isaforge_build, setup: str) 
         capture_output=True, text=True, env=builds._tool_env(), check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout
-    assert re.search(r"^Ok:\s+5\s*$", proc.stdout, re.MULTILINE), proc.stdout
-    for name in ("api_errors", "detect", "threads", "size_edges", "info"):
+    assert re.search(r"^Ok:\s+6\s*$", proc.stdout, re.MULTILINE), proc.stdout
+    for name in ("api_errors", "detect", "threads", "size_edges", "packed_file", "info"):
         assert re.search(rf"isaforge:{name}\s+OK", proc.stdout), proc.stdout
     log = (directory / f"meson-logs/testlog-{setup}.txt").read_text()
     assert f"QEMU_CPU={setup.replace('_', '-')}" in log
@@ -149,3 +150,46 @@ def test_inst_encoded_library_passes_the_qemu_suite(target: str, mode: str, isaf
     for op in ("gemm_s8", "gemm_bf16"):
         seen = every_variant(qemu_run, tc, tmp_path, op, cases)
         assert any(k.endswith(("_i8mm", "_bf16")) for k in seen), seen
+
+
+NEW_TILE_KERNEL = """#include "isf_internal.h"
+
+ISF_UKERNEL(gemm_f32_6x16_neon) {
+    (void)k_blocks, (void)a, (void)b, (void)c, (void)ldc, (void)accumulate;
+}
+"""
+
+
+def source_copy(tmp_path):
+    """The source tree (no builds, no venv, no git) in tmp, to add files to."""
+    dest = tmp_path / "src-tree"
+    ignore = shutil.ignore_patterns("build", ".venv", ".git", "__pycache__", ".ruff_cache", ".pytest_cache", "examples")
+    shutil.copytree(ROOT, dest, ignore=ignore, symlinks=True)
+    return dest
+
+
+@pytest.mark.parametrize("target", [AARCH64, "arm-linux-gnueabihf"])
+def test_a_kernel_with_a_new_tile_and_no_packer_stops_meson_configure(tmp_path, target: str) -> None:
+    """Never a silent slow path: a kernel whose layout the registry does not list is a configure error that names
+    the kernel, its layout and where to add it; the same tree configures once the layout is registered."""
+    tree = source_copy(tmp_path)
+    kernel_dir = tree / "kernels" / load().arch_by_triple(target).kernel_dir / "neon"
+    (kernel_dir / "gemm_f32_6x16_neon.c").write_text(NEW_TILE_KERNEL)
+    cross_file = ROOT / builds.build_for(target, "gcc").toolchain.cross_file
+
+    def configure(name: str) -> subprocess.CompletedProcess:
+        cmd = [*builds._meson(), "setup", str(tmp_path / name), str(tree), "--cross-file", str(cross_file)]
+        return subprocess.run(cmd, capture_output=True, text=True, env=builds._tool_env(), check=False)
+
+    proc = configure("refused")
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output
+    error = next(line for line in output.splitlines() if "ERROR:" in line)
+    assert "gemm_f32_6x16_neon" in error and "f32.6x16x1" in error and "[layout]" in error, error
+    toml = tree / "src/isaforge/isa.toml"
+    # The neon variant runs its gemm_f32 kernels for gemm_f16 and gemm_bf16 too (`widened`): three layouts.
+    entries = [f'"{elements}.6x16x1" = {{ a = "generic", b = "generic" }}' for elements in ("f16>f32", "bf16>f32")]
+    entries.append('"f32.6x16x1" = { a = "generic", b = "neon:b_rows_b32" }')
+    toml.write_text(toml.read_text().replace("\n[layout]\n", "\n[layout]\n" + "\n".join(entries) + "\n", 1))
+    proc = configure("registered")
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
-from isaforge.catalogue import CATALOGUE_PATH, Catalogue, CatalogueError, load, parse_kernel_name
+from isaforge.catalogue import (
+    CATALOGUE_PATH,
+    Catalogue,
+    CatalogueError,
+    Layout,
+    LayoutPackers,
+    Packer,
+    fnv1a32,
+    load,
+    parse_kernel_name,
+    parse_packer,
+)
+from tests.conftest import ROOT
 
 
 def test_sve_exists_only_on_aarch64() -> None:
@@ -169,3 +182,59 @@ def test_declared_preference_orders_kernels_within_a_variant(tmp_path: Path) -> 
     dotprod = cat.variant("dotprod").rank * 64
     ranks = sorted(cat.preference(k) for k in cat.kernels(tree, "aarch64", ["neon"]) if k.op == "gemm_f32")
     assert len(set(ranks)) == 2 and max(ranks) < dotprod
+
+
+# -- packing layouts ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("arch", ["aarch64", "arm"])
+def test_every_kernel_has_a_registered_layout_runnable_wherever_it_runs(arch: str) -> None:
+    cat = load()
+    kernels = cat.kernels(ROOT, arch, [v.name for v in cat.arch_variants(arch)])
+    for k in kernels:
+        entry = cat.check_packers(arch, k)
+        assert entry.name == cat.layout(k).name
+        if k.variant == "ref":  # the baseline's portable packer only
+            assert entry.a.generic and entry.b.generic, k.name
+
+
+def test_layout_follows_from_the_name_widening_and_scaling() -> None:
+    cat = load()
+    by_name = {k.name: k for k in cat.kernels(ROOT, "aarch64", [v.name for v in cat.arch_variants("aarch64")])}
+    assert cat.layout(by_name["gemm_s8_8x8x4_sve"]).name == "s8.8x8x4.vl"
+    assert cat.layout(by_name["gemm_bf16_8x12_neon"]).name == "bf16>f32.8x12x1"  # widened: fp32 panels
+    layout = cat.layout(by_name["gemm_f32_8x12_neon"])
+    assert layout.canonical == "isaforge-layout-1:f32.8x12x1:align64"
+
+
+def test_layout_ids_are_fnv1a_of_the_canonical_string_not_positions() -> None:
+    """Stored buffers carry the id: it must stay what it is today whatever else the catalogue gains."""
+    assert fnv1a32("") == 0x811C9DC5 and fnv1a32("a") == 0xE40C292C  # the FNV-1a test vectors
+    assert Layout("s8", "s8", 8, 8, 8, False).id == fnv1a32("isaforge-layout-1:s8.8x8x8:align64") == 0x19A25118
+    ids = [Layout("f32", "f32", 8, 12, 1, s).id for s in (False, True)]
+    assert ids[0] != ids[1]  # scaling is part of the layout
+
+
+def test_a_kernel_with_an_unregistered_layout_is_refused_naming_it_and_the_fix() -> None:
+    cat = load()
+    kernel = parse_kernel_name("gemm_f32_6x16_neon", cat.ops)
+    with pytest.raises(CatalogueError) as err:
+        cat.packers(kernel)
+    message = str(err.value)
+    assert "gemm_f32_6x16_neon" in message and "f32.6x16x1" in message
+    assert "[layout] in src/isaforge/isa.toml" in message
+
+
+def test_a_packer_needing_more_than_the_kernel_has_is_refused() -> None:
+    """A layout's packers must run wherever its kernels run: a neon kernel cannot use a dotprod packer."""
+    cat = load()
+    layouts = dict(cat.layouts)
+    layouts["f32.8x12x1"] = LayoutPackers("f32.8x12x1", Packer("dotprod", "a_g4_mr8"), Packer("", "generic"))
+    bad = dataclasses.replace(cat, layouts=layouts)
+    with pytest.raises(CatalogueError, match="needs features the neon variant does not have"):
+        bad.check_packers("aarch64", parse_kernel_name("gemm_f32_8x12_neon", cat.ops))
+
+
+def test_malformed_packer_entries_are_refused() -> None:
+    with pytest.raises(CatalogueError, match="neither 'generic' nor"):
+        parse_packer("f32.8x12x1", "a", "a_g4_mr8")

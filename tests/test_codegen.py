@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 
-from isaforge.catalogue import load
-from isaforge.codegen import OPS_HEADER, meson_options, render_c, render_header
+import pytest
+
+from isaforge.catalogue import CatalogueError, load
+from isaforge.codegen import OPS_HEADER, meson_options, render_c, render_header, render_packers
 from tests.conftest import ROOT
 
 CODEGEN = [sys.executable, str(ROOT / "src/isaforge/codegen.py")]
@@ -90,3 +93,47 @@ def test_script_mode_error_is_one_line() -> None:
     proc = subprocess.run([*CODEGEN, "--arch", "mips", "variants"], capture_output=True, text=True, check=False)
     assert proc.returncode == 1
     assert proc.stderr.strip().count("\n") == 0 and "unknown arch 'mips'" in proc.stderr
+
+
+def test_kernel_rows_carry_their_layout_id_name_and_packers() -> None:
+    text = render_c(load(), ROOT, "aarch64", ["ref", "neon", "dotprod"])
+    row = next(line for line in text.splitlines() if line.startswith('    {"gemm_s8_8x12x4_dotprod"'))
+    assert row.endswith('{0xe9619f65u, "s8.8x12x4", isf_pack_a_s8_8x12x4, isf_pack_b_s8_8x12x4}},')
+    ref = next(line for line in text.splitlines() if line.startswith('    {"gemm_f32_4x4_ref"'))
+    assert ref.endswith('"f32.4x4x1", NULL, NULL}},')  # generic: pack.c's portable loop only
+    assert "ISF_PACK_B(s8_8x12x4);" in text
+
+
+def test_packers_are_instantiated_with_the_layouts_constants() -> None:
+    """No tile size lives in pack.c or the families: codegen writes each layout's NR (and, scalable, ×2) in."""
+    text = render_packers(load(), ROOT, "aarch64", "neon")
+    assert "ISF_PACK_B(s8_8x12x4) {\n    if (w == 12) {\n        b_k4_b8(b, ldb_b, blocks, 12, 12, out);" in text
+    assert "if (w == 8 && nr == 8) {" in text and "} else if (w == 16 && nr == 16) {" in text  # f32.8x8x1.vl
+    assert "ISF_PACK_A(f16_f32_8x12x1) {\n    a_widen_f16_mr8(a, lda_b, blocks, out);" in text
+    assert "ISF_PACK_A(f32_4x4x1)" not in text  # reference layouts are generic
+    assert render_packers(load(), ROOT, "aarch64", "dotprod") == ""  # no dotprod families
+
+
+def test_pack_c_names_no_tile_size() -> None:
+    text = (ROOT / "kernels/runtime/pack.c").read_text()
+    assert not re.search(r"\b(mr|nr|MR|NR) ?== ?\d", text)
+    assert "a_g4_mr8" not in text and "b_k4_b8" not in text
+
+
+def test_a_packer_family_missing_from_its_header_is_refused(tmp_path) -> None:
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT / "kernels", tree / "kernels")
+    header = tree / "kernels/pack/neon/isf_pack_neon.h"
+    header.write_text(header.read_text().replace("ISF_INLINE void b_k4_b8(", "ISF_INLINE void b_k4_b8_gone("))
+    with pytest.raises(CatalogueError, match=r"s8.8x12x4 .*neon:b_k4_b8 is not a family of kernels/pack/neon/"):
+        render_packers(load(), tree, "aarch64", "neon")
+
+
+def test_layouts_answer_refuses_a_packer_of_a_variant_not_built() -> None:
+    proc = subprocess.run([*CODEGEN, "--arch", "arm", "layouts", "--variants", "dotprod"], capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    assert proc.returncode == 1
+    assert "gemm_s8_4x8x4_dotprod" in proc.stderr and "variant neon is not built" in proc.stderr
+    ok = subprocess.run([*CODEGEN, "--arch", "arm", "layouts", "--variants", "neon,dotprod"], capture_output=True,
+                        text=True, check=True).stdout  # fmt: skip
+    assert "gemm_s8_4x8x4_dotprod|s8.4x8x4|neon:a_g4_mr4|neon:b_k4_b8" in ok.splitlines()

@@ -41,11 +41,30 @@ isf_status isf_kernel_info(isf_op op, size_t i, isf_kernel_desc *out);
  * returns once every call that started before it has finished. */
 isf_status isf_select_kernel(isf_op op, const char *name);
 
-/* Pre-packed B (weights), packed once for the kernel selected at packing time.
+/* Pre-packed B (weights), packed once in the panel layout of the kernel selected at packing time.
  * isf_packed_b_size: bytes that every kernel of `op` this CPU can run (at the calling thread's SVE vector length)
  * fits in, so a cap changed between the two calls cannot make the buffer too small; 0 on bad input or overflow.
  * isf_pack_b writes at most `packed_bytes` bytes: a buffer too small for the kernel selected now is refused
- * (ISF_ERR_INVALID_ARG, nothing written). Changed before 1.0: isf_pack_b gained `packed_bytes`. */
+ * (ISF_ERR_INVALID_ARG, nothing written). Changed before 1.0: isf_pack_b gained `packed_bytes`.
+ *
+ * Storable: the buffer is self-describing bytes, with no pointers in it. It may be written to disk and read or
+ * mapped back, in another process, by another build or a later version of the library, on another CPU. Its first
+ * 64 bytes are a header of little-endian fields: "ISFB" (u32 at 0), ISF_PACKED_B_VERSION (u32 at 4), op (u32 at
+ * 8), layout id (u32 at 12), SVE vector length in bytes, 0 for a layout that does not scale (u32 at 16), n, k, Kc
+ * and the offset of the panels (u64 at 24, 32, 40, 48), zeros to 64. The layout id names the panel format (element
+ * types, tile, vector-length scaling; src/isaforge/isa.toml [layout]): derived from the format, never from a table
+ * position, it means the same in every build and version until ISF_PACKED_B_VERSION changes. The panels start at
+ * the first 64-byte boundary after the header in the address space that packed them: to read them in place,
+ * keep that alignment (an aligned_alloc(64, …) buffer, or a mapping of the file from offset 0, puts them at 64);
+ * at any other alignment isf_gemm_packed still works, copying each block to aligned scratch first.
+ * isf_gemm_packed runs any kernel of `op` the active features allow that reads the buffer's layout at the calling
+ * thread's vector length (the selected kernel if it does), with the buffer's Kc. It refuses, leaving C untouched:
+ *   ISF_ERR_UNSUPPORTED  no such kernel here (another layout: packed on a CPU with other features, under another
+ *                        cap, by a build with other kernels; or another SVE vector length): pack again;
+ *   ISF_ERR_INVALID_ARG  not a buffer this version reads, or not for this call: bad magic, another format version,
+ *                        nonzero padding, another op, n or k, a Kc of no whole k blocks, a panel offset outside the
+ *                        64 bytes after the header. */
+#define ISF_PACKED_B_VERSION 1u
 size_t isf_packed_b_size(isf_op op, size_t n, size_t k);
 isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, void *packed, size_t packed_bytes);
 isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda, const void *packed_b,

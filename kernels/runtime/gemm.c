@@ -17,7 +17,6 @@ enum {
     L1_BUDGET = 16 * 1024,  /* half of a 32 KiB L1D for one A and one B micro-panel */
     L2_BUDGET = 256 * 1024, /* B block of Kc×Nc */
     MC_ROWS = 64,
-    PACKED_MAGIC = 0x42465349u, /* "ISFB" */
 };
 
 typedef struct {
@@ -27,14 +26,29 @@ typedef struct {
     size_t kc, nc, mc;
 } blocking;
 
-/* What a packed B buffer was packed for; checked before it is used. */
+/* What a packed B buffer was packed for (isaforge.h promises its format): checked before it is used. Stored as
+ * fixed-width little-endian fields at fixed offsets, whatever the struct's padding or the host's byte order. */
 typedef struct {
-    uint32_t magic, op, kernel, vector_bytes;
-    uint64_t n, k, kc, nr;
+    uint32_t magic, version, op, layout, vector_bytes;
+    uint64_t n, k, kc;
     uint64_t panels; /* offset of the panels from the buffer start: the first 64-byte boundary after the header */
 } packed_header;
 
-#define PACKED_HEADER_BYTES ((sizeof(packed_header) + PANEL_ALIGN - 1) / PANEL_ALIGN * PANEL_ALIGN)
+enum {
+    PACKED_MAGIC = 0x42465349u, /* "ISFB" */
+    PACKED_HEADER_BYTES = 64,   /* the fields, then zeros up to here */
+    HDR_MAGIC = 0,
+    HDR_VERSION = 4,
+    HDR_OP = 8,
+    HDR_LAYOUT = 12,
+    HDR_VECTOR_BYTES = 16,
+    HDR_RESERVED = 20,
+    HDR_N = 24,
+    HDR_K = 32,
+    HDR_KC = 40,
+    HDR_PANELS = 48,
+    HDR_END = 56,
+};
 
 typedef struct {
     size_t m, n, k;
@@ -46,6 +60,7 @@ typedef struct {
     size_t ldc;
     const unsigned char *packed_b; /* NULL: pack B here */
     const isf_epilogue *ep;        /* applied with the last k block */
+    size_t packed_kc;              /* the Kc packed_b was packed with (its header's, never re-planned) */
 } gemm_args;
 
 /* What the kernels get for every k block but the last: store the sums as they are. */
@@ -70,7 +85,8 @@ static isf_pack_kind pack_kind(const isf_kernel *kern) {
 static blocking plan(const isf_kernel *kern, size_t k, size_t vector_bytes) {
     const isf_op_info *op = &isf_ops[kern->op];
     size_t in = kern->widened ? sizeof(float) : op->in_bytes;
-    blocking bl = {{kern->mr, isf_kernel_nr(kern, vector_bytes), kern->kr, op->in_bytes, in, pack_kind(kern)},
+    blocking bl = {{kern->mr, isf_kernel_nr(kern, vector_bytes), kern->kr, op->in_bytes, in, pack_kind(kern),
+                    kern->layout.pack_a, kern->layout.pack_b},
                    kern->widened ? sizeof(float) : op->out_bytes,
                    op->out_bytes,
                    0,
@@ -349,6 +365,9 @@ static void blocks_through_acc(const isf_kernel *kern, const blocking *bl, const
 
 static isf_status run_gemm(const isf_kernel *kern, const gemm_args *g) {
     blocking bl = plan(kern, g->k, isf_kernel_vector_bytes(kern));
+    if (g->packed_b != NULL) {
+        bl.kc = g->packed_kc;
+    }
     int b_needed = g->packed_b == NULL || (uintptr_t)g->packed_b % PANEL_ALIGN != 0;
     work_areas w;
     unsigned char *work = allocate_work(&bl, g, b_needed, &w);
@@ -422,11 +441,56 @@ isf_status isf_gemm_op(isf_op op, size_t m, size_t n, size_t k, const void *a, s
     if ((unsigned)op >= isf_op_count) {
         return ISF_ERR_INVALID_ARG;
     }
-    gemm_args g = {m, n, k, a, lda, b, ldb, c, ldc, NULL, &no_epilogue};
+    gemm_args g = {m, n, k, a, lda, b, ldb, c, ldc, NULL, &no_epilogue, 0};
     return gemm_with(op, &g, NULL);
 }
 
 /* ---- pre-packed B ------------------------------------------------------------------------------------------ */
+
+static void put_le(unsigned char *p, uint64_t v, size_t bytes) {
+    for (size_t i = 0; i < bytes; i++) {
+        p[i] = (unsigned char)(v >> (8 * i));
+    }
+}
+
+static uint64_t get_le(const unsigned char *p, size_t bytes) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < bytes; i++) {
+        v |= (uint64_t)p[i] << (8 * i);
+    }
+    return v;
+}
+
+static void write_header(void *packed, const packed_header *h) {
+    unsigned char *p = packed;
+    for (size_t i = 0; i < PACKED_HEADER_BYTES; i++) {
+        p[i] = 0;
+    }
+    put_le(p + HDR_MAGIC, h->magic, 4), put_le(p + HDR_VERSION, h->version, 4), put_le(p + HDR_OP, h->op, 4);
+    put_le(p + HDR_LAYOUT, h->layout, 4), put_le(p + HDR_VECTOR_BYTES, h->vector_bytes, 4);
+    put_le(p + HDR_N, h->n, 8), put_le(p + HDR_K, h->k, 8), put_le(p + HDR_KC, h->kc, 8);
+    put_le(p + HDR_PANELS, h->panels, 8);
+}
+
+/* 0 for a header no isf_pack_b of this format wrote: magic, version, the zero padding, the panels' offset. */
+static int read_header(const void *packed, packed_header *h) {
+    const unsigned char *p = packed;
+    *h = (packed_header){(uint32_t)get_le(p + HDR_MAGIC, 4),
+                         (uint32_t)get_le(p + HDR_VERSION, 4),
+                         (uint32_t)get_le(p + HDR_OP, 4),
+                         (uint32_t)get_le(p + HDR_LAYOUT, 4),
+                         (uint32_t)get_le(p + HDR_VECTOR_BYTES, 4),
+                         get_le(p + HDR_N, 8),
+                         get_le(p + HDR_K, 8),
+                         get_le(p + HDR_KC, 8),
+                         get_le(p + HDR_PANELS, 8)};
+    int zeros = get_le(p + HDR_RESERVED, 4) == 0;
+    for (size_t i = HDR_END; i < PACKED_HEADER_BYTES; i++) {
+        zeros &= p[i] == 0;
+    }
+    return h->magic == PACKED_MAGIC && h->version == ISF_PACKED_B_VERSION && zeros &&
+           h->panels >= PACKED_HEADER_BYTES && h->panels < PACKED_HEADER_BYTES + PANEL_ALIGN;
+}
 
 /* Bytes of the packed panels for n×k: every Kc block holds every NR panel of n. 0 with *ok cleared on overflow.
  * No loop over k: n = 0 with k near SIZE_MAX must answer at once. */
@@ -490,15 +554,14 @@ static isf_status pack_b_with(const isf_kernel *kern, isf_op op, size_t n, size_
         return ISF_ERR_INVALID_ARG; /* nothing written */
     }
     packed_header h = {
-        PACKED_MAGIC, (uint32_t)op, (uint32_t)(kern - isf_kernel_table), (uint32_t)vector_bytes, n, k, bl.kc,
-        bl.pack.nr,   offset};
+        PACKED_MAGIC, ISF_PACKED_B_VERSION, (uint32_t)op, kern->layout.id, (uint32_t)vector_bytes, n, k, bl.kc, offset};
     unsigned char *dst = (unsigned char *)packed + offset;
     for (size_t pc = 0, depth; n > 0 && pc < k; pc += depth) {
         depth = min_size(bl.kc, k - pc);
         isf_pack_b_panels(&bl.pack, (const unsigned char *)b + pc * ldb * bl.pack.src_bytes, ldb, depth, n, dst);
         dst += blocks_of(n, bl.pack.nr) * isf_panel_stride(&bl.pack, depth, bl.pack.nr);
     }
-    memcpy(packed, &h, sizeof h);
+    write_header(packed, &h);
     return ISF_OK;
 }
 
@@ -513,15 +576,35 @@ isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, 
     return st;
 }
 
-/* ISF_OK when `h` was packed for `kern` at this thread's vector length and the blocking it plans now. */
-static isf_status packed_for(const packed_header *h, const isf_kernel *kern, size_t k) {
-    size_t vector_bytes = isf_kernel_vector_bytes(kern);
-    blocking bl = plan(kern, k, vector_bytes);
-    if (h->kernel != (uint32_t)(kern - isf_kernel_table) || h->vector_bytes != vector_bytes || h->kc != bl.kc ||
-        h->nr != bl.pack.nr) {
-        return ISF_ERR_UNSUPPORTED; /* packed for another kernel or vector length: repack */
+/* The kernel that reads the buffer's layout at this thread's vector length: the selected one if it does, else the
+ * most preferred of the op that the selection's features can run. NULL: none does. */
+static const isf_kernel *reader_of(const packed_header *h, const isf_selection *sel, isf_op op) {
+    const isf_kernel *best = NULL;
+    for (size_t i = 0; i < isf_kernel_table_count; i++) {
+        const isf_kernel *kern = &isf_kernel_table[i];
+        /* Runnable first: reading a scalable kernel's vector length executes an SVE instruction. */
+        if (kern->op != op || (kern->required & ~sel->active) != 0 || kern->layout.id != h->layout ||
+            isf_kernel_vector_bytes(kern) != h->vector_bytes) {
+            continue;
+        }
+        if (kern == sel->kernel[op]) {
+            return kern;
+        }
+        best = best == NULL || kern->rank > best->rank ? kern : best;
     }
-    return ISF_OK;
+    return best;
+}
+
+/* The checks that need the reading kernel: Kc a whole number of its k blocks, and the panels' extent computable. */
+static isf_status kc_fits(const packed_header *h, const isf_kernel *kern) {
+    blocking bl = plan(kern, (size_t)h->k, (size_t)h->vector_bytes);
+    if (h->kc == 0 || (uint64_t)(size_t)h->kc != h->kc || h->kc % bl.pack.kr != 0) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    bl.kc = (size_t)h->kc;
+    int ok = 1;
+    panels_bytes(&bl, (size_t)h->n, (size_t)h->k, &ok);
+    return ok ? ISF_OK : ISF_ERR_INVALID_ARG;
 }
 
 isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda, const void *packed_b,
@@ -530,16 +613,15 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
         return ISF_ERR_INVALID_ARG;
     }
     packed_header h;
-    memcpy(&h, packed_b, sizeof h);
-    if (h.magic != PACKED_MAGIC || h.op != (uint32_t)op || h.n != n || h.k != k || h.panels < PACKED_HEADER_BYTES ||
-        h.panels >= PACKED_HEADER_BYTES + PANEL_ALIGN) {
+    if (!read_header(packed_b, &h) || h.op != (uint32_t)op || h.n != n || h.k != k) {
         return ISF_ERR_INVALID_ARG;
     }
-    gemm_args g = {m, n, k, a, lda, NULL, n, c, ldc, (const unsigned char *)packed_b + h.panels, &no_epilogue};
+    gemm_args g = {m, n, k, a, lda, NULL, n, c, ldc, (const unsigned char *)packed_b + h.panels, &no_epilogue, 0};
     const isf_selection *sel = isf_selection_enter();
-    const isf_kernel *kern = sel->kernel[op];
-    isf_status st = kern == NULL ? ISF_ERR_UNSUPPORTED : packed_for(&h, kern, k);
+    const isf_kernel *kern = reader_of(&h, sel, op);
+    isf_status st = kern == NULL ? ISF_ERR_UNSUPPORTED : kc_fits(&h, kern);
     if (st == ISF_OK) {
+        g.packed_kc = (size_t)h.kc;
         st = gemm_with(op, &g, kern);
     }
     isf_selection_leave(sel);

@@ -14,7 +14,7 @@
  *                             const isf_epilogue *ep);
  *
  * where <name> follows docs/kernel_names.md, so MR, NR and KR come from the name (KR = 1 when omitted).
- * It computes one full MR×NR tile of C from packed panels (packing is done by the runtime, at the baseline):
+ * It computes one full MR×NR tile of C from packed panels (packing is done by the runtime: see "Packing" below):
  *   a: k_blocks × MR × KR input elements: for each block of KR steps of k, row 0's KR values, then row 1's, …
  *   b: k_blocks × NR × KR input elements: for each block, column 0's KR values, then column 1's, …
  * Rows, columns and k beyond the problem are zero in the panels. Every panel starts 64-byte aligned.
@@ -77,6 +77,32 @@ typedef struct {
     uint32_t required; /* closed under implication */
 } isf_variant_info;
 
+/*
+ * Packing layouts. A kernel reads panels of one layout: element types, MR, NR, KR, NR's scaling with the vector
+ * length, 64-byte alignment ([layout] in src/isaforge/isa.toml, where each layout also names its packers). Codegen
+ * instantiates the layout's vectorised packers (kernels/pack/<variant>/, compiled with that variant's flags):
+ *   A: the full k blocks (`blocks` of KR steps) of one full MR-row panel from rows lda_b bytes apart;
+ *   B: the full k blocks of columns [0, w) of one panel NR wide at this vector length (nr, w ≤ nr), the rest of
+ *      the panel zeroed by the caller when w < nr.
+ * NULL packers ("generic"): kernels/runtime/pack.c's portable loop packs it all, as it always does the rest.
+ */
+typedef void (*isf_pack_a_fn)(const unsigned char *a, size_t lda_b, size_t blocks, unsigned char *out);
+typedef void (*isf_pack_b_fn)(const unsigned char *b, size_t ldb_b, size_t blocks, size_t w, size_t nr,
+                              unsigned char *out);
+
+#define ISF_PACK_A(layout) \
+    void isf_pack_a_##layout(const unsigned char *a, size_t lda_b, size_t blocks, unsigned char *out)
+#define ISF_PACK_B(layout)                                                                  \
+    void isf_pack_b_##layout(const unsigned char *b, size_t ldb_b, size_t blocks, size_t w, \
+                             size_t nr __attribute__((unused)), unsigned char *out)
+
+typedef struct {
+    uint32_t id;      /* FNV-1a of the canonical layout string: the same in every build and version */
+    const char *name; /* e.g. "s8.8x8x4.vl" */
+    isf_pack_a_fn pack_a;
+    isf_pack_b_fn pack_b;
+} isf_layout_info;
+
 typedef struct {
     const char *name;
     isf_op op;
@@ -87,6 +113,7 @@ typedef struct {
     unsigned rank; /* higher is preferred: by variant, then the variant's `prefer` list */
     isf_ukernel_fn fn;
     const char *variant;
+    isf_layout_info layout; /* the panels it reads */
 } isf_kernel;
 
 /* How the tools and tests make an element from a small integer and read one back (catalogue dtype `kind`). */
@@ -106,6 +133,8 @@ typedef struct {
     size_t src_bytes;  /* element size of A and B as given */
     size_t in;         /* element size in the panels */
     isf_pack_kind kind;
+    isf_pack_a_fn fast_a; /* the layout's vectorised packers, NULL for none */
+    isf_pack_b_fn fast_b;
 } isf_pack_spec;
 
 size_t isf_panel_stride(const isf_pack_spec *s, size_t depth, size_t width); /* bytes, 64-byte multiple */

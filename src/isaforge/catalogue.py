@@ -26,6 +26,12 @@ KERNEL_NAME = re.compile(
 )
 KERNEL_SUFFIXES = (".c", ".S")
 PREFERENCE_SLOTS = 64  # kernels one variant may order for one op
+# Every panel starts on this boundary (isf_internal.h); part of every layout.
+PANEL_ALIGN = 64
+# The packer of a panel that has no vectorised loop: only the portable one of kernels/runtime/pack.c.
+GENERIC_PACKER = "generic"
+# Version of the canonical layout string: change it only with the panel format itself (stored buffers depend on it).
+LAYOUT_STRING_VERSION = 1
 
 
 class CatalogueError(IsaforgeError):
@@ -162,6 +168,81 @@ class KernelName:
         return f"isf_ukernel_{self.runs or self.name}"
 
 
+@dataclass(frozen=True)
+class Layout:
+    """The panels a kernel reads (kernels/runtime/isf_internal.h): element types, tile, scaling, alignment."""
+
+    source: str  # the op's input element
+    panel: str  # the element in the panels: fp32 for widened kernels, else `source`
+    mr: int
+    nr: int  # at 128-bit vectors when scalable
+    kr: int
+    scalable: bool
+    align: int = PANEL_ALIGN
+
+    @property
+    def name(self) -> str:
+        """The registry key of [layout] in isa.toml: <in>[><panel>].<MR>x<NR>x<KR>[.vl]."""
+        elements = self.source if self.panel == self.source else f"{self.source}>{self.panel}"
+        return f"{elements}.{self.mr}x{self.nr}x{self.kr}{'.vl' if self.scalable else ''}"
+
+    @property
+    def symbol(self) -> str:
+        """The name as a C identifier (the packer instantiations' suffix)."""
+        return self.name.replace(">", "_").replace(".", "_")
+
+    @property
+    def canonical(self) -> str:
+        return f"isaforge-layout-{LAYOUT_STRING_VERSION}:{self.name}:align{self.align}"
+
+    @property
+    def id(self) -> int:
+        return fnv1a32(self.canonical)
+
+    def describe(self) -> str:
+        scaling = " × VL/128" if self.scalable else ""
+        return (
+            f"{self.name} ({self.panel} panels from {self.source} input, MR {self.mr}, NR {self.nr}{scaling}, "
+            f"KR {self.kr}, {self.align}-byte aligned)"
+        )
+
+
+@dataclass(frozen=True)
+class Packer:
+    """One side's packer of a layout: `generic`, or a vectorised family of kernels/pack/<variant>/."""
+
+    variant: str  # "" for generic
+    family: str
+
+    @property
+    def generic(self) -> bool:
+        return not self.variant
+
+
+@dataclass(frozen=True)
+class LayoutPackers:
+    name: str
+    a: Packer
+    b: Packer
+
+
+def fnv1a32(text: str) -> int:
+    """FNV-1a, 32-bit: a layout's id from its canonical string (no table position, so stable across builds)."""
+    h = 0x811C9DC5
+    for byte in text.encode():
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def parse_packer(layout: str, side: str, text: str) -> Packer:
+    if text == GENERIC_PACKER:
+        return Packer("", GENERIC_PACKER)
+    variant, sep, family = text.partition(":")
+    if not sep or not re.fullmatch(r"[a-z0-9]+", variant) or not re.fullmatch(r"[a-z0-9_]+", family):
+        raise CatalogueError(f"[layout] {layout!r}: {side} = {text!r} is neither 'generic' nor '<variant>:<family>'")
+    return Packer(variant, family)
+
+
 def parse_kernel_name(stem: str, ops: dict[str, Op] | None = None) -> KernelName:
     """Split a kernel name by the grammar; `ops` (when given) must know `<op>_<dtype>`."""
     m = KERNEL_NAME.match(stem)
@@ -197,6 +278,7 @@ class Catalogue:
     ops: dict[str, Op]  # in isf_op order
     cpus: dict[str, dict[str, tuple[str, ...]]]
     cpu_parts: dict[tuple[int, int], CpuPart] = field(default_factory=dict)  # by (implementer, part)
+    layouts: dict[str, LayoutPackers] = field(default_factory=dict)  # the packer registry, by layout name
 
     # -- lookups with one-line errors -------------------------------------------------------------------------
     def arch(self, name: str) -> Arch:
@@ -379,6 +461,47 @@ class Catalogue:
                     out.append(KernelName(name, op.name, k.mr, k.nr, k.kr, k.variant, runs=k.name))
         return out
 
+    # -- packing layouts ---------------------------------------------------------------------------------------
+    def layout(self, k: KernelName) -> Layout:
+        """The layout a kernel reads, from its name and catalogue entries (the `runs` kernel's op for widened)."""
+        source = self.ops[k.op].a.name
+        panel = self.ops[parse_kernel_name(k.runs).op].a.name if k.runs else source
+        return Layout(source, panel, k.mr, k.nr, k.kr, self.variant(k.variant).scalable)
+
+    def packers(self, k: KernelName) -> LayoutPackers:
+        """The registry's packers of the kernel's layout; a missing entry names the kernel, the layout and the fix."""
+        layout = self.layout(k)
+        entry = self.layouts.get(layout.name)
+        if entry is None:
+            raise CatalogueError(
+                f"kernel {k.name} reads layout {layout.describe()}, which has no packer: add "
+                f'"{layout.name}" = {{ a = "<packer>", b = "<packer>" }} under [layout] in src/isaforge/isa.toml, '
+                f'each packer "generic" (kernels/runtime/pack.c only) or "<variant>:<family>" of '
+                f"kernels/pack/<variant>/ (a new family there if none fits)"
+            )
+        return entry
+
+    def check_packers(self, arch: str, k: KernelName) -> LayoutPackers:
+        """The kernel's packers, which must run wherever the kernel runs: their variant's features are the
+        kernel's variant's or fewer, and the variant exists on `arch`."""
+        entry = self.packers(k)
+        for side, packer in (("a", entry.a), ("b", entry.b)):
+            if packer.generic:
+                continue
+            if arch not in self.variant(packer.variant).arches:
+                raise CatalogueError(
+                    f"kernel {k.name}: layout {entry.name}'s {side} packer {packer.variant}:{packer.family} is of a "
+                    f"variant not built for {arch}"
+                )
+            if arch != HOST_ARCH and not self.variant_features(arch, packer.variant) <= self.variant_features(
+                arch, k.variant
+            ):
+                raise CatalogueError(
+                    f"kernel {k.name}: layout {entry.name}'s {side} packer {packer.variant}:{packer.family} needs "
+                    f"features the {k.variant} variant does not have"
+                )
+        return entry
+
     def best_kernel(
         self, source_root: Path, arch: str, built_variants: list[str], active: set[str], op: str
     ) -> str | None:
@@ -462,7 +585,11 @@ def load(path: Path = CATALOGUE_PATH) -> Catalogue:
     ops = {name: _op(name, o, dtypes, signatures) for name, o in sorted(raw["op"].items(), key=lambda i: i[1]["index"])}
     cpus = {arch: {cpu: tuple(feats) for cpu, feats in models.items()} for arch, models in raw["cpu"].items()}
     cpu_parts = _load_cpu_parts(raw.get("cpu_part", {}))
-    cat = Catalogue(arches, compilers, features, variants, dtypes, ops, cpus, cpu_parts)
+    layouts = {
+        name: LayoutPackers(name, parse_packer(name, "a", e["a"]), parse_packer(name, "b", e["b"]))
+        for name, e in raw.get("layout", {}).items()
+    }
+    cat = Catalogue(arches, compilers, features, variants, dtypes, ops, cpus, cpu_parts=cpu_parts, layouts=layouts)
     _validate(cat)
     return cat
 
@@ -534,6 +661,7 @@ def _validate(cat: Catalogue) -> None:
                 if arch != HOST_ARCH and arch not in cat.features[feat].per_arch:
                     raise CatalogueError(f"variant {v.name} is built for {arch}, which lacks {feat}")
     _validate_ops(cat)
+    _validate_layouts(cat)
     for arch, models in cat.cpus.items():
         for cpu, feats in models.items():
             for feat in feats:
@@ -554,3 +682,10 @@ def _validate_ops(cat: Catalogue) -> None:
     for v in cat.variants.values():
         if len(v.prefer) >= PREFERENCE_SLOTS:
             raise CatalogueError(f"variant {v.name}: `prefer` lists more than {PREFERENCE_SLOTS - 1} kernels")
+
+
+def _validate_layouts(cat: Catalogue) -> None:
+    for entry in cat.layouts.values():
+        for packer in (entry.a, entry.b):
+            if not packer.generic and packer.variant not in cat.variants:
+                raise CatalogueError(f"[layout] {entry.name!r}: packer of unknown variant {packer.variant!r}")

@@ -1,6 +1,7 @@
 /* Caps and vector lengths changing under the library's feet, from other threads:
  *  - between every pair of calls of the packed path (size, pack, GEMM): the size fits whatever is packed, a short
- *    buffer is refused with nothing written, a buffer packed for another kernel is refused with C untouched;
+ *    buffer is refused with nothing written; the GEMM runs any kernel the cap allows that reads the buffer's layout
+ *    (not only the selected one), and a buffer no such kernel reads is refused with C untouched;
  *  - during calls: when isf_set_feature_mask returns, every call that started before it has finished, calls that
  *    start later use the new selection, and no reader ever sees features and kernels of two different caps;
  *  - (SVE) threads with other vector lengths: exact results, or a refusal of weights packed for another length.
@@ -114,6 +115,18 @@ static void short_buffers_are_refused(isf_op op, const operands *o) {
     guarded_free(&gp);
 }
 
+/* 1 when a kernel of `op` that the active features allow reads the layout `packer` packed: isf_gemm_packed runs it
+ * (this thread, so the vector length the buffer was packed at). */
+static int layout_readable_now(isf_op op, const isf_kernel *packer) {
+    uint32_t active = isf_active_features();
+    int readable = 0;
+    for (size_t i = 0; i < isf_kernel_table_count; i++) {
+        const isf_kernel *k = &isf_kernel_table[i];
+        readable |= k->op == op && (k->required & ~active) == 0 && k->layout.id == packer->layout.id;
+    }
+    return readable;
+}
+
 static void packed_path_under(isf_op op, operands *o, const uint32_t caps[3]) {
     set_mask_elsewhere(caps[0]);
     size_t size = isf_packed_b_size(op, N, K);
@@ -125,13 +138,15 @@ static void packed_path_under(isf_op op, operands *o, const uint32_t caps[3]) {
         return;
     }
     set_mask_elsewhere(caps[1]);
-    const char *packed_for = isf_kernel_name(op);
+    const isf_kernel *packed_for = isf_selected_kernel(op);
     CHECK(isf_pack_b(op, N, K, o->b, N, packed, size) == ISF_OK); /* the size fits every kernel */
     set_mask_elsewhere(caps[2]);
-    int same = strcmp(packed_for, isf_kernel_name(op)) == 0;
+    /* Before layouts, only the selected kernel read a buffer: a cap that kept the packing kernel but selected a
+     * more preferred one refused it. */
+    int readable = layout_readable_now(op, packed_for);
     memset(o->c, SENTINEL, o->c_bytes);
     isf_status st = isf_gemm_packed(op, M, N, K, o->a, K, packed, o->c, N + PAD);
-    if (same) {
+    if (readable) {
         CHECK(st == ISF_OK && product_is_exact(op, M, N, K, o->c, N + PAD));
     } else {
         CHECK(st == ISF_ERR_UNSUPPORTED && all_bytes(o->c, o->c_bytes, SENTINEL));
@@ -241,8 +256,9 @@ static int ran_past_a_cap(const worker *w, size_t i, const cap_change *changes, 
 }
 
 /* A call runs with the selection it pinned at some moment of [start, end]: the one in force at its start, or one
- * published during the call; a packed call refuses weights packed for a kernel that selection excludes, and never
- * runs an excluded kernel after the cap returned (isf_set_feature_mask waits for running calls). */
+ * published during the call; a packed call refuses weights packed for a kernel that selection excludes (the weights
+ * are packed for the most preferred kernel, so any cap that allows it selects it: "selected" and "allowed" agree
+ * here), and never runs an excluded kernel after the cap returned (isf_set_feature_mask waits for running calls). */
 static void check_calls_against(const worker *w, const cap_change *changes, size_t count, const char *packed_for) {
     for (size_t i = 0; i < w->calls; i++) {
         if (!w->packed) {

@@ -1,0 +1,219 @@
+/* Pre-packed B as stored bytes: packed into a file by one process, mapped back and used by another (possibly under
+ * another CPU model, cap or SVE vector length), and refused when damaged. C sits between guard bytes in a guarded
+ * mapping: a result must be exact (small integers, every precision) with nothing written outside C's m×n window; a
+ * refusal must leave every byte as it was.
+ *
+ * Usage: test_packed_file pack FILE OP [MASK]     pack B of op OP (0-3) under feature mask MASK into FILE
+ *        test_packed_file use FILE OP EXPECT       map FILE, run isf_gemm_packed; EXPECT: ok | unsupported | invalid
+ *        test_packed_file [self]                   every op: a round trip through a file, each damaged header field
+ * Exit status: the number of failed checks (2 on bad use). */
+#include "test_util.h" /* first: it sets _GNU_SOURCE */
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "isf_internal.h"
+
+enum { M = 13, N = 37, K = 300, LDC = N + 3, GUARD = 256, SENTINEL = 0xA5 };
+
+/* C with GUARD sentinel bytes before and after its M×LDC block, ending at a PROT_NONE page. */
+typedef struct {
+    guarded g;
+    unsigned char *block;
+    size_t bytes;
+} guarded_c;
+
+static unsigned char *c_open(guarded_c *c, isf_op op) {
+    c->bytes = (size_t)M * LDC * isf_ops[op].out_bytes;
+    unsigned char *p = guarded_alloc(&c->g, GUARD + c->bytes + GUARD, 0);
+    if (p == NULL) {
+        return NULL;
+    }
+    memset(p, SENTINEL, GUARD + c->bytes + GUARD);
+    c->block = p + GUARD;
+    return c->block;
+}
+
+/* Every byte outside the M×N window (guards, the LDC padding of each row) still the sentinel. */
+static int outside_untouched(const guarded_c *c, isf_op op) {
+    size_t out = isf_ops[op].out_bytes, row = (size_t)LDC * out, used = (size_t)N * out;
+    int ok = all_bytes(c->block - GUARD, GUARD, SENTINEL) && all_bytes(c->block + c->bytes, GUARD, SENTINEL);
+    for (size_t r = 0; r < M; r++) {
+        ok &= all_bytes(c->block + r * row + used, row - used, SENTINEL);
+    }
+    return ok;
+}
+
+static void *a_operand(isf_op op) {
+    void *a = malloc((size_t)M * K * isf_ops[op].in_bytes);
+    fill_matrix(op, a, M, K, K, 1);
+    return a;
+}
+
+/* B packed under the current cap into a 64-byte-aligned buffer of *bytes. */
+static unsigned char *pack(isf_op op, size_t *bytes) {
+    void *b = malloc((size_t)K * N * isf_ops[op].in_bytes);
+    fill_matrix(op, b, K, N, N, 2);
+    *bytes = isf_packed_b_size(op, N, K);
+    unsigned char *packed = aligned_alloc(64, (*bytes + 63) / 64 * 64);
+    CHECK(*bytes > 0 && packed != NULL && isf_pack_b(op, N, K, b, N, packed, *bytes) == ISF_OK);
+    free(b);
+    return packed;
+}
+
+static int write_file(const char *path, const void *data, size_t bytes) {
+    FILE *f = fopen(path, "wb");
+    int ok = f != NULL && fwrite(data, 1, bytes, f) == bytes;
+    return (f == NULL || fclose(f) == 0) && ok;
+}
+
+/* The file mapped read-only from offset 0 (page-aligned: the panels stay 64-byte aligned). */
+static const unsigned char *map_file(const char *path, size_t *bytes) {
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) {
+        return NULL;
+    }
+    *bytes = (size_t)st.st_size;
+    void *p = mmap(NULL, *bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* isf_gemm_packed on `packed`: the status, checked against `expect` with C exact or untouched; `what` names the
+ * case in failure messages. */
+static void use(isf_op op, const void *packed, isf_status expect, const char *what) {
+    guarded_c c;
+    if (c_open(&c, op) == NULL) {
+        CHECK(!"guarded C");
+        return;
+    }
+    void *a = a_operand(op);
+    int before = failures;
+    isf_status st = isf_gemm_packed(op, M, N, K, a, K, packed, c.block, LDC);
+    CHECK(st == expect);
+    if (st == ISF_OK) {
+        CHECK(product_is_exact(op, M, N, K, c.block, LDC) && outside_untouched(&c, op));
+    } else {
+        CHECK(all_bytes(c.block - GUARD, GUARD + c.bytes + GUARD, SENTINEL));
+    }
+    if (failures != before) {
+        fprintf(stderr, "  op %d, %s: isf_gemm_packed gave %d, expected %d\n", (int)op, what, (int)st, (int)expect);
+    }
+    guarded_free(&c.g);
+    free(a);
+}
+
+/* ---- damaged headers: each field of isaforge.h's format, in a copy of a good buffer --------------------------- */
+
+static void put_u32(unsigned char *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) {
+        p[i] = (unsigned char)(v >> (8 * i));
+    }
+}
+
+static void put_u64(unsigned char *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) {
+        p[i] = (unsigned char)(v >> (8 * i));
+    }
+}
+
+static uint64_t get_u64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) {
+        v |= (uint64_t)p[i] << (8 * i);
+    }
+    return v;
+}
+
+typedef struct {
+    const char *what;
+    size_t at, width; /* 4 or 8 bytes */
+    uint64_t value;   /* written as is */
+    int add;          /* 1: value is added to the field instead */
+} damage;
+
+static void damaged_headers(isf_op op, const unsigned char *good, size_t bytes) {
+    const damage cases[] = {
+        {"magic", 0, 4, 0x42465358u, 0},
+        {"version", 4, 4, ISF_PACKED_B_VERSION + 1, 0},
+        {"op", 8, 4, (uint32_t)(op + 1) % 4, 0},
+        {"op out of range", 8, 4, 77, 0},
+        {"padding after the vector length", 20, 4, 1, 0},
+        {"n", 24, 8, 1, 1},
+        {"k", 32, 8, 1, 1},
+        {"Kc zero", 40, 8, 0, 0},
+        {"Kc not whole k blocks", 40, 8, 1, 1},
+        {"panel offset before the header's end", 48, 8, 8, 0},
+        {"panel offset past the first boundary", 48, 8, 128, 0},
+        {"padding at the end", 63, 1, 1, 0},
+    };
+    unsigned char *copy = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const damage *d = &cases[i];
+        memcpy(copy, good, bytes);
+        uint64_t v = d->add ? get_u64(copy + d->at) + d->value : d->value;
+        if (d->width == 8) {
+            put_u64(copy + d->at, v);
+        } else if (d->width == 4) {
+            put_u32(copy + d->at, (uint32_t)v);
+        } else {
+            copy[d->at] = (unsigned char)v;
+        }
+        if (d->add && d->at == 40 && isf_selected_kernel(op)->kr == 1) {
+            continue; /* KR = 1: every Kc is a whole number of k blocks */
+        }
+        use(op, copy, ISF_ERR_INVALID_ARG, d->what);
+    }
+    free(copy);
+}
+
+static void self_test(const char *dir) {
+    for (int op = 0; op < (int)isf_op_count; op++) {
+        size_t bytes;
+        unsigned char *packed = pack((isf_op)op, &bytes);
+        char path[512];
+        snprintf(path, sizeof path, "%s/packed_b_%d.bin", dir, op);
+        CHECK(write_file(path, packed, bytes));
+        size_t mapped_bytes = 0;
+        const unsigned char *mapped = map_file(path, &mapped_bytes);
+        CHECK(mapped != NULL && mapped_bytes == bytes);
+        if (mapped != NULL) {
+            use((isf_op)op, mapped, ISF_OK, "mapped back from a file");
+            munmap((void *)mapped, mapped_bytes);
+        }
+        remove(path);
+        damaged_headers((isf_op)op, packed, bytes);
+        free(packed);
+    }
+}
+
+static isf_status expected(const char *word) {
+    return !strcmp(word, "ok") ? ISF_OK : !strcmp(word, "unsupported") ? ISF_ERR_UNSUPPORTED : ISF_ERR_INVALID_ARG;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 4 && !strcmp(argv[1], "pack")) {
+        isf_set_feature_mask(argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 0) : UINT32_MAX);
+        size_t bytes;
+        unsigned char *packed = pack((isf_op)atoi(argv[3]), &bytes);
+        CHECK(write_file(argv[2], packed, bytes));
+        printf("packed for %s\n", isf_kernel_name((isf_op)atoi(argv[3])));
+        free(packed);
+    } else if (argc == 5 && !strcmp(argv[1], "use")) {
+        size_t bytes = 0;
+        const unsigned char *mapped = map_file(argv[2], &bytes);
+        CHECK(mapped != NULL);
+        if (mapped != NULL) {
+            use((isf_op)atoi(argv[3]), mapped, expected(argv[4]), argv[2]);
+        }
+    } else if (argc == 1 || (argc == 2 && !strcmp(argv[1], "self"))) {
+        const char *dir = getenv("TMPDIR");
+        self_test(dir ? dir : "/tmp");
+    } else {
+        fprintf(stderr, "usage: test_packed_file [self] | pack FILE OP [MASK] | use FILE OP ok|unsupported|invalid\n");
+        return 2;
+    }
+    return finish();
+}
