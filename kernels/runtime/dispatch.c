@@ -127,7 +127,7 @@ static int op_named(const char *name, size_t len) {
     return -1;
 }
 
-static void report_kernels_of(int op) {
+static void report_kernels_of(isf_op op) {
     for (size_t i = 0; i < isf_kernel_table_count; i++) {
         if (isf_kernel_table[i].op == op && runnable(&isf_kernel_table[i], active_under(UINT32_MAX))) {
             fprintf(stderr, " %s", isf_kernel_table[i].name);
@@ -154,7 +154,7 @@ static void choose_entry(const char *entry, size_t len) {
         fprintf(stderr,
                 "isaforge: ISAFORGE_KERNELS: %s kernel '%.*s' %s; automatic choice kept (runnable:", isf_ops[op].name,
                 (int)name_len, name, k == NULL ? "is not built" : "cannot run on this CPU");
-        report_kernels_of(op);
+        report_kernels_of((isf_op)op);
         fprintf(stderr, ")\n");
         return;
     }
