@@ -14,7 +14,7 @@ from isaforge.catalogue import load
 from isaforge.errors import IsaforgeError
 from isaforge.pytest_plugin import QemuRunner, TargetCpu
 from tests.conftest import ROOT
-from tests.kernels.test_gemm import every_variant
+from tests.kernels.test_gemm import every_kernel
 
 AARCH64 = "aarch64-linux-gnu"
 
@@ -148,7 +148,7 @@ def test_inst_encoded_library_passes_the_qemu_suite(target: str, mode: str, isaf
     tc = TargetCpu(build, "max")
     cases = [*gemmjob.sweep_cases(9, 17, pad=1), gemmjob.Case(64, 64, 100, 100, 64, 64)]
     for op in ("gemm_s8", "gemm_bf16"):
-        seen = every_variant(qemu_run, tc, tmp_path, op, cases)
+        seen = every_kernel(qemu_run, tc, tmp_path, op, cases)
         assert any(k.endswith(("_i8mm", "_bf16")) for k in seen), seen
 
 

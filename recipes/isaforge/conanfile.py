@@ -45,6 +45,7 @@ _SOURCES = (
     "src/isaforge/isa.toml",
     "src/isaforge/__init__.py",
     "src/isaforge/catalogue.py",
+    "src/isaforge/catalogue_entries.py",
     "src/isaforge/codegen.py",
     "src/isaforge/inst.py",
     "src/isaforge/inst_encoding.py",

@@ -1,0 +1,267 @@
+"""The entries of the ISA catalogue (isa.toml): one frozen dataclass per kind of entry, the names and constants they
+share, and the parsers of the strings the catalogue and the kernel file names hold. catalogue.py loads and checks the
+file and answers questions across entries.
+
+Standard library only: Meson reaches it through codegen.py from a bare source tree, with nothing installed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from isaforge.errors import IsaforgeError  # stdlib-only, like this module (Meson runs codegen.py bare)
+
+CATALOGUE_PATH = Path(__file__).with_name("isa.toml")
+HOST_ARCH = "host"
+REFERENCE = "ref"
+COMPILERS = ("gcc", "clang")
+
+# <op>_<dtype>_<MR>x<NR>[x<KR>]_<variant>: docs/kernel_names.md is the written grammar.
+KERNEL_NAME = re.compile(
+    r"^(?P<op>[a-z]+)_(?P<dtype>[a-z0-9]+)_(?P<mr>[1-9][0-9]*)x(?P<nr>[1-9][0-9]*)(?:x(?P<kr>[1-9][0-9]*))?"
+    r"_(?P<variant>[a-z0-9]+)$"
+)
+KERNEL_SUFFIXES = (".c", ".S")
+PREFERENCE_SLOTS = 64  # kernels one variant may order for one op
+# Every panel starts on this boundary (isf_internal.h); part of every layout.
+PANEL_ALIGN = 64
+# The packer of a panel that has no vectorised loop: only the portable one of kernels/runtime/pack.c.
+GENERIC_PACKER = "generic"
+# Version of the canonical layout string: change it only with the panel format itself (stored buffers depend on it).
+LAYOUT_STRING_VERSION = 1
+
+
+class CatalogueError(IsaforgeError):
+    """The catalogue, or a request against it, is inconsistent."""
+
+
+@dataclass(frozen=True)
+class Arch:
+    name: str
+    triple: str
+    kernel_dir: str
+    meson_cpu_family: str
+    meson_cpu: str
+    qemu: str
+    sysroot: str
+    baseline: tuple[str, ...]
+    baseline_extra: dict[str, tuple[str, ...]] = field(compare=False)  # per compiler; kept out of the hash
+    variant_extra: tuple[str, ...]
+    assembler_all: tuple[str, ...]
+    debian_packages: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Compiler:
+    name: str
+    c: tuple[str, ...]
+    ar: str
+    strip: str
+    link_args: tuple[str, ...]
+    linker: str | None
+    debian_packages: tuple[str, ...]
+
+    def command(self, arch: Arch) -> list[str]:
+        return [part.format(triple=arch.triple) for part in self.c]
+
+    def tool(self, template: str, arch: Arch) -> str:
+        return template.format(triple=arch.triple)
+
+
+@dataclass(frozen=True)
+class FeatureOnArch:
+    march: str
+    ext: str
+    extra: dict[str, tuple[str, ...]]
+    hwcap: tuple[tuple[int, int], ...]
+    cpuinfo: tuple[str, ...]
+    implies: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Feature:
+    name: str
+    bit: int
+    title: str
+    per_arch: dict[str, FeatureOnArch]
+
+    @property
+    def mask(self) -> int:
+        return 1 << self.bit
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    requires: tuple[str, ...]
+    arches: tuple[str, ...]
+    probe: str
+    rank: int
+    scalable: bool
+    asm_probe: dict[str, str] = field(compare=False)
+    prefer: tuple[str, ...] = ()  # kernels of one op in this variant, most preferred first
+
+
+@dataclass(frozen=True)
+class DType:
+    name: str
+    c: str  # the public API's C type
+    bytes: int
+    numpy: str
+    kind: str  # float, binary16, bfloat16 or int: how tools make and read one
+
+
+DTYPE_KINDS = ("float", "binary16", "bfloat16", "int")
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    params: str  # C parameter list with A, B, C standing for the op's element types
+    args: str
+    driver: str
+    doc: str
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    index: int
+    signature: Signature
+    a: DType
+    b: DType
+    c: DType
+    acc: DType
+    doc: str
+    narrow_accumulation: tuple[str, ...]
+    widened: dict[str, str] = field(compare=False)  # variant -> op whose kernels run on panels widened to fp32
+
+    @property
+    def enum(self) -> str:
+        return f"ISF_OP_{self.name.upper()}"
+
+    @property
+    def function(self) -> str:
+        return f"isf_{self.name}"
+
+    def c_params(self) -> str:
+        """The public function's parameters, with the element types filled in."""
+        types = {"A": self.a.c, "B": self.b.c, "C": self.c.c}
+        return re.sub(r"\b[ABC]\b(?= \*)", lambda m: types[m[0]], self.signature.params)
+
+
+@dataclass(frozen=True)
+class KernelName:
+    name: str
+    op: str
+    mr: int
+    nr: int
+    kr: int
+    variant: str
+    runs: str = ""  # a widened kernel: the fp32 micro-kernel it runs on widened panels
+
+    @property
+    def symbol(self) -> str:
+        return f"isf_ukernel_{self.runs or self.name}"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The panels a kernel reads (kernels/runtime/isf_internal.h): element types, tile, scaling, alignment."""
+
+    source: str  # the op's input element
+    panel: str  # the element in the panels: fp32 for widened kernels, else `source`
+    mr: int
+    nr: int  # at 128-bit vectors when scalable
+    kr: int
+    scalable: bool
+    align: int = PANEL_ALIGN
+
+    @property
+    def name(self) -> str:
+        """The registry key of [layout] in isa.toml: <in>[><panel>].<MR>x<NR>x<KR>[.vl]."""
+        elements = self.source if self.panel == self.source else f"{self.source}>{self.panel}"
+        return f"{elements}.{self.mr}x{self.nr}x{self.kr}{'.vl' if self.scalable else ''}"
+
+    @property
+    def symbol(self) -> str:
+        """The name as a C identifier (the packer instantiations' suffix)."""
+        return self.name.replace(">", "_").replace(".", "_")
+
+    @property
+    def canonical(self) -> str:
+        return f"isaforge-layout-{LAYOUT_STRING_VERSION}:{self.name}:align{self.align}"
+
+    @property
+    def id(self) -> int:
+        return fnv1a32(self.canonical)
+
+    def describe(self) -> str:
+        scaling = " × VL/128" if self.scalable else ""
+        return (
+            f"{self.name} ({self.panel} panels from {self.source} input, MR {self.mr}, NR {self.nr}{scaling}, "
+            f"KR {self.kr}, {self.align}-byte aligned)"
+        )
+
+
+@dataclass(frozen=True)
+class Packer:
+    """One side's packer of a layout: `generic`, or a vectorised family of kernels/pack/<variant>/."""
+
+    variant: str  # "" for generic
+    family: str
+
+    @property
+    def generic(self) -> bool:
+        return not self.variant
+
+
+@dataclass(frozen=True)
+class LayoutPackers:
+    name: str
+    a: Packer
+    b: Packer
+
+
+def fnv1a32(text: str) -> int:
+    """FNV-1a, 32-bit: a layout's id from its canonical string (no table position, so stable across builds)."""
+    h = 0x811C9DC5
+    for byte in text.encode():
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def parse_packer(layout: str, side: str, text: str) -> Packer:
+    if text == GENERIC_PACKER:
+        return Packer("", GENERIC_PACKER)
+    variant, sep, family = text.partition(":")
+    if not sep or not re.fullmatch(r"[a-z0-9]+", variant) or not re.fullmatch(r"[a-z0-9_]+", family):
+        raise CatalogueError(f"[layout] {layout!r}: {side} = {text!r} is neither 'generic' nor '<variant>:<family>'")
+    return Packer(variant, family)
+
+
+def parse_kernel_name(stem: str, ops: dict[str, Op] | None = None) -> KernelName:
+    """Split a kernel name by the grammar; `ops` (when given) must know `<op>_<dtype>`."""
+    m = KERNEL_NAME.match(stem)
+    if not m:
+        raise CatalogueError(f"kernel name {stem!r} does not follow <op>_<dtype>_<MR>x<NR>[x<KR>]_<variant>")
+    op = f"{m['op']}_{m['dtype']}"
+    if ops is not None and op not in ops:
+        raise CatalogueError(f"kernel {stem!r}: unknown op {op!r} (known: {', '.join(ops)})")
+    return KernelName(stem, op, int(m["mr"]), int(m["nr"]), int(m["kr"] or 1), m["variant"])
+
+
+@dataclass(frozen=True)
+class CpuPart:
+    """One [cpu_part."<implementer>:<part>"] entry: a core as its MIDR names it (the MIDR fallback of detection)."""
+
+    implementer: int  # MIDR bits [31:24], /proc/cpuinfo "CPU implementer"
+    part: int  # MIDR bits [15:4], /proc/cpuinfo "CPU part"
+    name: str
+    features: tuple[str, ...]  # every core of the part has them; on an arch only those that exist there count
+
+    @property
+    def key(self) -> str:
+        return f"0x{self.implementer:02x}:0x{self.part:03x}"
