@@ -174,6 +174,12 @@ def test_a_kernel_with_a_new_tile_and_no_packer_stops_meson_configure(tmp_path, 
     the kernel, its layout and where to add it; the same tree configures once the layout is registered."""
     tree = source_copy(tmp_path)
     kernel_dir = tree / "kernels" / load().arch_by_triple(target).kernel_dir / "neon"
+    toml = tree / "src/isaforge/isa.toml"
+    # A second gemm_f32 kernel in the variant needs its place in the variant's order first (a build error too).
+    prefer = [p.stem for p in sorted(kernel_dir.glob("gemm_f32_*_neon.*"))] + ["gemm_f32_6x16_neon"]
+    toml.write_text(
+        toml.read_text().replace("[variant.neon]\n", f"[variant.neon]\nprefer = {prefer!r}\n".replace("'", '"'), 1)
+    )
     (kernel_dir / "gemm_f32_6x16_neon.c").write_text(NEW_TILE_KERNEL)
     cross_file = ROOT / builds.build_for(target, "gcc").toolchain.cross_file
 
@@ -186,7 +192,6 @@ def test_a_kernel_with_a_new_tile_and_no_packer_stops_meson_configure(tmp_path, 
     assert proc.returncode != 0, output
     error = next(line for line in output.splitlines() if "ERROR:" in line)
     assert "gemm_f32_6x16_neon" in error and "f32.6x16x1" in error and "[layout]" in error, error
-    toml = tree / "src/isaforge/isa.toml"
     # The neon variant runs its gemm_f32 kernels for gemm_f16 and gemm_bf16 too (`widened`): three layouts.
     entries = [f'"{elements}.6x16x1" = {{ a = "generic", b = "generic" }}' for elements in ("f16>f32", "bf16>f32")]
     entries.append('"f32.6x16x1" = { a = "generic", b = "neon:b_rows_b32" }')
