@@ -62,8 +62,8 @@ isf_status isf_select_kernel(isf_op op, const char *name);
  *   ISF_ERR_UNSUPPORTED  no such kernel here (another layout: packed on a CPU with other features, under another
  *                        cap, by a build with other kernels; or another SVE vector length): pack again;
  *   ISF_ERR_INVALID_ARG  not a buffer this version reads, or not for this call: bad magic, another format version,
- *                        nonzero padding, another op, n or k, a Kc of no whole k blocks, a panel offset outside the
- *                        64 bytes after the header. */
+ *                        nonzero padding, another op, n or k, a Kc of no whole k blocks or above 65536, a panel
+ *                        offset outside the 64 bytes after the header. */
 #define ISF_PACKED_B_VERSION 1u
 size_t isf_packed_b_size(isf_op op, size_t n, size_t k);
 isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, void *packed, size_t packed_bytes);

@@ -52,13 +52,12 @@ static void report_unknown(const char *name, size_t len) {
     fprintf(stderr, ")\n");
 }
 
+/* The table lists each op's kernels most preferred first: the first that fits is the best. */
 const isf_kernel *isf_best_kernel(isf_op op, uint32_t features) {
     const isf_kernel *best = NULL;
-    for (size_t i = 0; i < isf_kernel_table_count; i++) {
+    for (size_t i = 0; i < isf_kernel_table_count && best == NULL; i++) {
         const isf_kernel *k = &isf_kernel_table[i];
-        if (k->op == op && (k->required & ~features) == 0 && (best == NULL || k->rank > best->rank)) {
-            best = k;
-        }
+        best = k->op == op && (k->required & ~features) == 0 ? k : NULL;
     }
     return best;
 }
@@ -261,16 +260,11 @@ const isf_kernel *isf_named_kernel(isf_op op) {
 
 const char *isf_op_name(isf_op op) { return (unsigned)op < ISF_OP_COUNT ? isf_ops[op].name : NULL; }
 
-/* The i-th kernel of op, most preferred first (ranks of one op are distinct: the catalogue orders ties). */
+/* The i-th kernel of op, most preferred first: the table's order. */
 static const isf_kernel *kernel_by_preference(isf_op op, size_t i) {
     for (size_t j = 0; j < isf_kernel_table_count; j++) {
-        const isf_kernel *k = &isf_kernel_table[j];
-        size_t ahead = 0;
-        for (size_t l = 0; k->op == op && l < isf_kernel_table_count; l++) {
-            ahead += isf_kernel_table[l].op == op && isf_kernel_table[l].rank > k->rank;
-        }
-        if (k->op == op && ahead == i) {
-            return k;
+        if (isf_kernel_table[j].op == op && i-- == 0) {
+            return &isf_kernel_table[j];
         }
     }
     return NULL;

@@ -37,6 +37,7 @@ typedef struct {
 enum {
     PACKED_MAGIC = 0x42465349u, /* "ISFB" */
     PACKED_HEADER_BYTES = 64,   /* the fields, then zeros up to here */
+    PACKED_KC_MAX = 1 << 16,    /* above any Kc the L1 budget plans (≤ L1_BUDGET / 2): larger is damage */
     HDR_MAGIC = 0,
     HDR_VERSION = 4,
     HDR_OP = 8,
@@ -80,9 +81,9 @@ static isf_pack_kind pack_kind(const isf_kernel *kern) {
     return kern->op == ISF_OP_GEMM_F16 ? ISF_PACK_F16_TO_F32 : ISF_PACK_BF16_TO_F32;
 }
 
-/* The blocking of one call: Kc from L1 and Nc from L2 (bounded whatever m, n and k are, so the work buffer is too),
- * for the vector length the calling thread has now. */
-static blocking plan(const isf_kernel *kern, size_t k, size_t vector_bytes) {
+/* The blocking of one call: Kc from L1 (or `fixed_kc`, a pre-packed B's, when not 0) and Nc from L2 for that Kc
+ * (bounded whatever m, n and k are, so the work buffer is too), for the vector length the calling thread has now. */
+static blocking plan(const isf_kernel *kern, size_t k, size_t vector_bytes, size_t fixed_kc) {
     const isf_op_info *op = &isf_ops[kern->op];
     size_t in = kern->widened ? sizeof(float) : op->in_bytes;
     blocking bl = {{kern->mr, isf_kernel_nr(kern, vector_bytes), kern->kr, op->in_bytes, in, pack_kind(kern),
@@ -94,7 +95,7 @@ static blocking plan(const isf_kernel *kern, size_t k, size_t vector_bytes) {
                    0};
     size_t kr = bl.pack.kr;
     size_t kc = L1_BUDGET / (in * (bl.pack.mr + bl.pack.nr));
-    bl.kc = kc < kr ? kr : kc / kr * kr;
+    bl.kc = fixed_kc ? fixed_kc : kc < kr ? kr : kc / kr * kr;
     bl.mc = round_up(MC_ROWS, bl.pack.mr);
     /* Nc: as many B panels (64-byte padded, which counts for a short k) as fill the L2 budget; with an fp32
      * accumulator (binary16 C from an fp32 kernel), no more columns than its Mc rows keep within it too. */
@@ -364,10 +365,7 @@ static void blocks_through_acc(const isf_kernel *kern, const blocking *bl, const
 }
 
 static isf_status run_gemm(const isf_kernel *kern, const gemm_args *g) {
-    blocking bl = plan(kern, g->k, isf_kernel_vector_bytes(kern));
-    if (g->packed_b != NULL) {
-        bl.kc = g->packed_kc;
-    }
+    blocking bl = plan(kern, g->k, isf_kernel_vector_bytes(kern), g->packed_b != NULL ? g->packed_kc : 0);
     int b_needed = g->packed_b == NULL || (uintptr_t)g->packed_b % PANEL_ALIGN != 0;
     work_areas w;
     unsigned char *work = allocate_work(&bl, g, b_needed, &w);
@@ -511,7 +509,7 @@ static size_t panels_bytes(const blocking *bl, size_t n, size_t k, int *ok) {
 
 /* Header, then up to PANEL_ALIGN - 1 bytes to align the panels, then the panels; 0 on overflow. */
 static size_t packed_bytes_for(const isf_kernel *kern, size_t n, size_t k, size_t vector_bytes) {
-    blocking bl = plan(kern, k, vector_bytes);
+    blocking bl = plan(kern, k, vector_bytes, 0);
     int ok = 1;
     size_t bytes = panels_bytes(&bl, n, k, &ok);
     size_t overhead = PACKED_HEADER_BYTES + PANEL_ALIGN - 1;
@@ -544,7 +542,7 @@ size_t isf_packed_b_size(isf_op op, size_t n, size_t k) {
 static isf_status pack_b_with(const isf_kernel *kern, isf_op op, size_t n, size_t k, const void *b, size_t ldb,
                               void *packed, size_t packed_bytes) {
     size_t vector_bytes = isf_kernel_vector_bytes(kern);
-    blocking bl = plan(kern, k, vector_bytes);
+    blocking bl = plan(kern, k, vector_bytes, 0);
     int ok = 1;
     size_t panels = panels_bytes(&bl, n, k, &ok);
     check_span(k, n, ldb, bl.pack.src_bytes, &ok);
@@ -590,18 +588,18 @@ static const isf_kernel *reader_of(const packed_header *h, const isf_selection *
         if (kern == sel->kernel[op]) {
             return kern;
         }
-        best = best == NULL || kern->rank > best->rank ? kern : best;
+        best = best != NULL ? best : kern; /* the table lists the most preferred first */
     }
     return best;
 }
 
-/* The checks that need the reading kernel: Kc a whole number of its k blocks, and the panels' extent computable. */
+/* The checks that need the reading kernel: Kc a whole number of its k blocks and within the ceiling (checked before
+ * planning with it, so panel strides cannot wrap), and the panels' extent computable. */
 static isf_status kc_fits(const packed_header *h, const isf_kernel *kern) {
-    blocking bl = plan(kern, (size_t)h->k, (size_t)h->vector_bytes);
-    if (h->kc == 0 || (uint64_t)(size_t)h->kc != h->kc || h->kc % bl.pack.kr != 0) {
+    if (h->kc == 0 || h->kc > PACKED_KC_MAX || h->kc % kern->kr != 0) {
         return ISF_ERR_INVALID_ARG;
     }
-    bl.kc = (size_t)h->kc;
+    blocking bl = plan(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
     int ok = 1;
     panels_bytes(&bl, (size_t)h->n, (size_t)h->k, &ok);
     return ok ? ISF_OK : ISF_ERR_INVALID_ARG;

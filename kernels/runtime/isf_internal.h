@@ -149,7 +149,7 @@ extern const isf_cpu_part_info isf_cpu_parts[];
 extern const size_t isf_cpu_part_count;
 extern const isf_variant_info isf_variants[]; /* built variants, least preferred first */
 extern const size_t isf_variant_count;
-extern const isf_kernel isf_kernel_table[];
+extern const isf_kernel isf_kernel_table[]; /* op by op, most preferred (highest rank) first */
 extern const size_t isf_kernel_table_count;
 extern const isf_op_info isf_ops[];
 extern const size_t isf_op_count;

@@ -282,7 +282,9 @@ def render_c(cat: Catalogue, source_root: Path, arch: str, variants: list[str]) 
         for v in sorted(variants, key=lambda name: cat.variant(name).rank)
     ]
     out += _table("isf_variant_info", "isf_variants", variant_rows)
-    out += _table("isf_kernel", "isf_kernel_table", [_kernel_row(cat, arch, k) for k in kernels])
+    # Op by op, most preferred first: dispatch takes the first runnable one, isf_kernel_info the i-th.
+    table = sorted(kernels, key=lambda k: (cat.ops[k.op].index, -cat.preference(k)))
+    out += _table("isf_kernel", "isf_kernel_table", [_kernel_row(cat, arch, k) for k in table])
     op_rows = [
         f"    {{{_c_string(o.name)}, {o.a.bytes}, {o.c.bytes}, ISF_ELEM_{o.a.kind.upper()}, "
         f"ISF_ELEM_{o.c.kind.upper()}}},"
