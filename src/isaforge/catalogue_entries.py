@@ -24,6 +24,9 @@ KERNEL_NAME = re.compile(
     r"_(?P<variant>[a-z0-9]+)$"
 )
 KERNEL_SUFFIXES = (".c", ".S")
+# Every object of a declared variant library is compiled with -DISAFORGE_VARIANT=<variant>: check-isolation holds
+# it to that variant's features, and every other object to the arch baseline.
+VARIANT_DEFINE = "ISAFORGE_VARIANT"
 PREFERENCE_SLOTS = 64  # kernels one variant may order for one op
 # Every panel starts on this boundary (isf_internal.h); part of every layout.
 PANEL_ALIGN = 64
