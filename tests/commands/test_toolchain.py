@@ -107,6 +107,13 @@ def test_show_prints_the_cross_file(target, compiler):
     assert proc.stdout == (REPO / "toolchains" / "meson" / f"{target}-{compiler}.ini").read_text()
 
 
+@pytest.mark.parametrize("target", TRIPLES)
+def test_show_cmake_prints_the_toolchain_file(target):
+    proc = isaforge("toolchain", "show", "--target", target, "--compiler", "clang", "--cmake")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == (REPO / "toolchains" / "cmake" / f"{target}-clang.cmake").read_text()
+
+
 def test_show_unknown_target():
     proc = isaforge("toolchain", "show", "--target", "riscv64-linux-gnu", "--compiler", "gcc")
     assert_one_line_error(proc, "riscv64-linux-gnu", *TRIPLES)
@@ -151,12 +158,14 @@ def test_write_then_check_in_a_fresh_checkout(tmp_path):
     for triple in TRIPLES:
         for compiler in COMPILERS:
             assert f"out of date: toolchains/meson/{triple}-{compiler}.ini" in proc.stdout
+            assert f"out of date: toolchains/cmake/{triple}-{compiler}.cmake" in proc.stdout
     assert "out of date: meson.options" in proc.stdout
 
     proc = isaforge("toolchain", "write", pythonpath=src, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     for tc in toolchains.toolchains():
         assert (root / tc.cross_file).read_text() == (REPO / tc.cross_file).read_text()
+        assert (root / tc.cmake_toolchain).read_text() == (REPO / tc.cmake_toolchain).read_text()
     assert (root / "meson.options").read_text() == (REPO / "meson.options").read_text()
 
     assert isaforge("toolchain", "write", "--check", pythonpath=src, cwd=tmp_path).returncode == 0

@@ -1,9 +1,10 @@
-"""List the cross toolchains, and write or show their Meson cross files and Conan profiles.
+"""List the cross toolchains, and write or show their Meson cross files, CMake toolchain files and Conan profiles.
 
 `list` tells, per target x compiler, whether this machine can build and QEMU-test with it (and what to install if
-not); `write` regenerates toolchains/meson/*.ini, the Conan host profiles under toolchains/conan/ (with the Meson
-machine files giving their QEMU exe_wrapper), meson.options and include/isaforge/isaforge_ops.h from the catalogue
-(`--check`: only report what is out of date); `show` prints one cross file (`--conan`: the Conan profile).
+not); `write` regenerates toolchains/meson/*.ini, toolchains/cmake/*.cmake, the Conan host profiles under
+toolchains/conan/ (with the Meson machine files giving their QEMU exe_wrapper), meson.options and
+include/isaforge/isaforge_ops.h from the catalogue (`--check`: only report what is out of date); `show` prints one
+cross file (`--cmake`: the CMake toolchain file, `--conan`: the Conan profile).
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("show", help="print the cross file of one target and compiler")
     p.add_argument("--target", required=True, help="target triple (or catalogue arch name), e.g. aarch64-linux-gnu")
     p.add_argument("--compiler", required=True, help="compiler name from the catalogue, e.g. gcc or clang")
-    p.add_argument("--conan", action="store_true", help="print the Conan host profile instead of the cross file")
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--conan", action="store_true", help="print the Conan host profile instead of the cross file")
+    shown.add_argument("--cmake", action="store_true", help="print the CMake toolchain file instead of the cross file")
     p.set_defaults(_action=_show)
 
 
@@ -71,6 +74,7 @@ def generated_files() -> dict[PurePosixPath, str]:
     cat = load()
     return {
         **toolchains.cross_files(cat),
+        **toolchains.cmake_files(cat),
         **toolchains.conan_files(cat),
         MESON_OPTIONS: codegen.meson_options(cat),
         OPS_HEADER: codegen.render_header(cat),
@@ -84,7 +88,8 @@ def out_of_date(root: Path) -> tuple[dict[PurePosixPath, str], list[PurePosixPat
         for rel, text in generated_files().items()
         if not (root / rel).is_file() or (root / rel).read_text() != text
     }
-    return changed, toolchains.stale_cross_files(root) + toolchains.stale_conan_files(root)
+    stale = toolchains.stale_cross_files(root) + toolchains.stale_cmake_files(root) + toolchains.stale_conan_files(root)
+    return changed, stale
 
 
 def _write(args: argparse.Namespace) -> int:
@@ -115,5 +120,10 @@ def _write(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     tc = toolchains.toolchain(args.target, args.compiler)
-    print(toolchains.render_conan_profile(tc) if args.conan else toolchains.render_cross_file(tc), end="")
+    if args.conan:
+        print(toolchains.render_conan_profile(tc), end="")
+    elif args.cmake:
+        print(toolchains.render_cmake_toolchain(tc), end="")
+    else:
+        print(toolchains.render_cross_file(tc), end="")
     return 0
