@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -103,3 +104,34 @@ def ensure_built(build: Build) -> Path:
         stamp.write_text(wanted)
     _run_logged([*_meson(), "compile", "-C", str(build.directory)], f"build of {build.name}", log)
     return build.directory
+
+
+def install_prefix(build: Build) -> Path:
+    """Where ensure_installed puts the library: next to its build directory (build/<name>-install)."""
+    return build.directory.with_name(f"{build.directory.name}-install")
+
+
+def _configured_option(directory: Path, name: str) -> object:
+    intro = directory / "meson-info" / "intro-buildoptions.json"
+    options = json.loads(intro.read_text()) if intro.is_file() else []
+    return next((o["value"] for o in options if o.get("name") == name and o.get("machine") != "build"), None)
+
+
+def ensure_installed(build: Build) -> Path:
+    """Build, then install into install_prefix(build), emptied first; returns the prefix. The prefix is the real
+    install prefix, not a --destdir staging area, because the pkg-config file and the CMake package files installed
+    there name it: an engine finds libisaforge with `-Dpkg_config_path=<prefix>/lib/pkgconfig` (Meson) or
+    `-DCMAKE_PREFIX_PATH=<prefix>` (CMake) and nothing else."""
+    directory = ensure_built(build)
+    prefix = install_prefix(build)
+    log = directory.with_name(f"{directory.name}-install.log")
+    # libdir=lib: the same layout for the host build (whose default is Debian's lib/<multiarch>) and cross builds.
+    if _configured_option(directory, "prefix") != str(prefix) or _configured_option(directory, "libdir") != "lib":
+        _run_logged(
+            [*_meson(), "configure", f"-Dprefix={prefix}", "-Dlibdir=lib", str(directory)],
+            f"meson configure of {build.name} (install prefix)",
+            log,
+        )
+    shutil.rmtree(prefix, ignore_errors=True)
+    _run_logged([*_meson(), "install", "-C", str(directory), "--quiet"], f"install of {build.name}", log)
+    return prefix
