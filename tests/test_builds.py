@@ -118,8 +118,8 @@ def test_meson_test_runs_under_each_cpu_model_setup(isaforge_build, setup: str) 
         capture_output=True, text=True, env=builds._tool_env(), check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout
-    assert re.search(r"^Ok:\s+6\s*$", proc.stdout, re.MULTILINE), proc.stdout
-    for name in ("api_errors", "detect", "threads", "size_edges", "packed_file", "info"):
+    assert re.search(r"^Ok:\s+7\s*$", proc.stdout, re.MULTILINE), proc.stdout
+    for name in ("api_errors", "detect", "threads", "size_edges", "packed_file", "every_kernel", "info"):
         assert re.search(rf"isaforge:{name}\s+OK", proc.stdout), proc.stdout
     log = (directory / f"meson-logs/testlog-{setup}.txt").read_text()
     assert f"QEMU_CPU={setup.replace('_', '-')}" in log
