@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, str] = {
     "conan": "conan",
     "matrix": "matrix",
     "info": "info",
+    "test-qemu": "test_qemu",
 }
 
 

@@ -1,0 +1,345 @@
+"""What `isaforge test-qemu` proves about a build: which kernels it has (the manifests its build wrote), which ran or
+were refused on each CPU model and cap (the ISAFORGE_TRACE files of the test runs), the verdicts, the coverage matrix
+and the JSON report.
+
+A manifest `isaforge-kernels-<owner>.json` lists the kernels one build made (name, op, variant, required features)
+and the variants it dropped. A trace has one line per event: `ran <owner> <kernel>` the first time a kernel runs in a
+process, `refused <owner> <kernel>` for each kernel the active features exclude when the process first dispatches.
+Everything here is a function of those files and the catalogue: no tool runs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from isaforge import ui
+from isaforge.catalogue import REFERENCE, Catalogue
+from isaforge.errors import IsaforgeError
+
+MANIFEST_GLOB = "isaforge-kernels-*.json"
+# A dependency built inside the project (a Meson subproject, a CMake FetchContent) has its own manifest there: its
+# kernels are its own tests' business, not the project's.
+FOREIGN_DIRS = ("subprojects", "_deps")
+CAP_MODEL = "max"
+
+RAN, FAILED_RAN, REFUSED, WRONGLY_REFUSED, IDLE, NOT_BUILT = "✓", "✗", "·", "!", "-", "not built"
+LEGEND = (
+    f"{RAN} ran (the tests passed)   {REFUSED} refused (a feature is absent)   {IDLE} runnable, not run (another kernel "
+    f"was chosen)\n{FAILED_RAN} ran without a feature it needs   {WRONGLY_REFUSED} refused with all its features "
+    f"present\ncaps on {CAP_MODEL}: {RAN} -X ran with X and every feature above it disabled (ISAFORGE_DISABLE; the "
+    f"deepest such cap), {REFUSED} refused under every cap"
+)
+
+
+# -- manifests ----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Kernel:
+    owner: str
+    name: str
+    op: str
+    variant: str
+    requires: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Manifest:
+    path: Path
+    owner: str
+    arch: str
+    compiler: str
+    kernels: tuple[Kernel, ...]
+    dropped: dict[str, str] = field(compare=False)
+
+
+def _field(raw: dict, key: str, kind: type, path: Path) -> object:
+    value = raw.get(key)
+    if not isinstance(value, kind):
+        raise IsaforgeError(f"{path}: manifest field {key!r} missing or not a {kind.__name__}; rebuild the project")
+    return value
+
+
+def read_manifest(path: Path) -> Manifest:
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise IsaforgeError(f"{path}: not a readable kernel manifest ({exc}); rebuild the project") from None
+    if not isinstance(raw, dict):
+        raise IsaforgeError(f"{path}: not a kernel manifest (a JSON object); rebuild the project")
+    owner = str(_field(raw, "owner", str, path))
+    kernels = []
+    for entry in _field(raw, "kernels", list, path):  # type: ignore[union-attr]
+        if not isinstance(entry, dict):
+            raise IsaforgeError(f"{path}: a kernel entry is not an object; rebuild the project")
+        requires = _field(entry, "requires", list, path)
+        kernels.append(
+            Kernel(
+                owner,
+                str(_field(entry, "name", str, path)),
+                str(_field(entry, "op", str, path)),
+                str(_field(entry, "variant", str, path)),
+                frozenset(str(r) for r in requires),  # type: ignore[union-attr]
+            )
+        )
+    dropped = raw.get("dropped") or {}
+    return Manifest(
+        path,
+        owner,
+        str(_field(raw, "arch", str, path)),
+        str(_field(raw, "compiler", str, path)),
+        tuple(kernels),
+        {str(k): str(v) for k, v in dropped.items()} if isinstance(dropped, dict) else {},
+    )
+
+
+def find_manifests(builddir: Path) -> list[Manifest]:
+    """Every kernel manifest of a build directory, its dependencies' (subprojects/, _deps/) left out."""
+    paths = sorted(
+        p
+        for p in builddir.rglob(MANIFEST_GLOB)
+        if p.is_file() and not set(p.relative_to(builddir).parts[:-1]) & set(FOREIGN_DIRS)
+    )
+    return [read_manifest(p) for p in paths]
+
+
+# -- runs and traces ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of the test suite: a CPU model, and the features ISAFORGE_DISABLE took away (the cap)."""
+
+    model: str
+    disabled: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"{self.model}:disable={','.join(self.disabled)}" if self.disabled else self.model
+
+    @property
+    def capped(self) -> bool:
+        return bool(self.disabled)
+
+
+@dataclass(frozen=True)
+class Trace:
+    ran: frozenset[tuple[str, str]]  # (owner, kernel)
+    refused: frozenset[tuple[str, str]]
+
+
+def parse_trace(text: str) -> Trace:
+    """The events of a trace file; lines of other shapes (none are written) are ignored."""
+    ran: set[tuple[str, str]] = set()
+    refused: set[tuple[str, str]] = set()
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) == 3 and words[0] in ("ran", "refused"):
+            (ran if words[0] == "ran" else refused).add((words[1], words[2]))
+    return Trace(frozenset(ran), frozenset(refused))
+
+
+def read_trace(path: Path) -> Trace:
+    """A run whose programs never dispatched wrote no trace at all: nothing ran."""
+    return parse_trace(path.read_text(errors="replace")) if path.is_file() else Trace(frozenset(), frozenset())
+
+
+# -- the catalogue's answers ----------------------------------------------------------------------------------------
+
+
+def cap_order(cat: Catalogue, arch: str) -> list[str]:
+    """The arch's features, most advanced first: each one is implied by none of those after it, and among those it
+    could be, the latest catalogue bit goes first (sve2 before sve before fp16 before neon)."""
+    left = {f.name for f in cat.arch_features(arch)}
+    order = []
+    while left:
+        implied = {g for f in left for g in cat.implied_closure(arch, f) if g != f}
+        top = max(left - implied, key=lambda name: cat.features[name].bit)
+        order.append(top)
+        left.remove(top)
+    return order
+
+
+def cap_walk(cat: Catalogue, arch: str, needed: Iterable[str] | None = None) -> list[Run]:
+    """The runs on `max` that walk the caps down to the reference: step k disables the k most advanced features, so
+    each lower variant becomes dispatch's choice in turn. With `needed` (the features the build's kernels require),
+    a step that leaves the same of them active as the step before (or as `max` uncapped) is left out: dispatch has
+    the same choice there, so the run would show nothing new."""
+    order = cap_order(cat, arch)
+    steps = [Run(CAP_MODEL, tuple(order[:k])) for k in range(1, len(order) + 1)]
+    if needed is None:
+        return steps
+    relevant = set(needed)
+    seen = active_features(cat, arch, Run(CAP_MODEL)) & relevant
+    kept = []
+    for step in steps:
+        active = active_features(cat, arch, step) & relevant
+        if active != seen:
+            kept.append(step)
+            seen = active
+    return kept
+
+
+def active_features(cat: Catalogue, arch: str, run: Run) -> set[str]:
+    """What dispatch may use in a run: the model's features minus the cap, and minus whatever needs a capped one."""
+    have = set(cat.cpu_features(arch, run.model))
+    return {f for f in have if not cat.implied_closure(arch, f) & set(run.disabled)}
+
+
+# -- verdicts -------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class KernelResult:
+    kernel: Kernel
+    ran: list[Run] = field(default_factory=list)
+    refused: list[Run] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    wrong_runs: list[Run] = field(default_factory=list)  # ran without a feature it needs
+    wrong_refusals: list[Run] = field(default_factory=list)  # refused with everything it needs
+
+
+def evaluate(
+    cat: Catalogue, arch: str, manifests: Sequence[Manifest], runs: Sequence[tuple[Run, Trace]]
+) -> list[KernelResult]:
+    """Per kernel of the manifests (in their order): where it ran and was refused, and what is wrong with that."""
+    results = []
+    for kernel in (k for m in manifests for k in m.kernels):
+        result = KernelResult(kernel)
+        key = (kernel.owner, kernel.name)
+        for run, trace in runs:
+            active = active_features(cat, arch, run)
+            missing = sorted(kernel.requires - active)
+            if key in trace.ran:
+                result.ran.append(run)
+                if missing:
+                    result.wrong_runs.append(run)
+                    result.failures.append(f"{kernel.name} ran on {run.label}, which lacks {', '.join(missing)}")
+            if key in trace.refused:
+                result.refused.append(run)
+                if not missing:
+                    result.wrong_refusals.append(run)
+                    result.failures.append(
+                        f"{kernel.name} was refused on {run.label}, which has all it needs "
+                        f"({', '.join(sorted(kernel.requires)) or 'nothing'}): dispatch disagrees with the catalogue"
+                    )
+        if not result.ran:
+            result.failures.insert(
+                0,
+                f"{kernel.name} never ran in {len(runs)} test run{'s' if len(runs) != 1 else ''}: no test calls its "
+                "op, or dispatch never chose it",
+            )
+        results.append(result)
+    return results
+
+
+# -- the matrix -------------------------------------------------------------------------------------------------------
+
+
+def _matrix_order(cat: Catalogue, results: Sequence[KernelResult]) -> list[KernelResult]:
+    """Grouped by op (in the manifests' order), most preferred first: the variant's rank, then the manifest's order
+    (which follows the engine's `prefer`), the reference last."""
+    ops: dict[tuple[str, str], int] = {}
+    for r in results:
+        ops.setdefault((r.kernel.owner, r.kernel.op), len(ops))
+
+    def rank(r: KernelResult) -> int:
+        variant = cat.variants.get(r.kernel.variant)
+        return -1 if r.kernel.variant == REFERENCE or variant is None else variant.rank
+
+    position = {id(r): i for i, r in enumerate(results)}
+    return sorted(results, key=lambda r: (ops[(r.kernel.owner, r.kernel.op)], -rank(r), position[id(r)]))
+
+
+def _cell(result: KernelResult, run: Run) -> str:
+    if run in result.wrong_runs:
+        return FAILED_RAN
+    if run in result.wrong_refusals:
+        return WRONGLY_REFUSED
+    if run in result.ran:
+        return RAN
+    return REFUSED if run in result.refused else IDLE
+
+
+def _caps_cell(result: KernelResult, caps: Sequence[Run]) -> str:
+    ran = [run for run in caps if run in result.ran]
+    if ran:
+        deepest = max(ran, key=lambda run: len(run.disabled))
+        mark = FAILED_RAN if any(run in result.wrong_runs for run in ran) else RAN
+        return f"{mark} -{deepest.disabled[-1]}"
+    if any(run in result.wrong_refusals for run in caps):
+        return WRONGLY_REFUSED
+    return REFUSED if caps and all(run in result.refused for run in caps) else IDLE
+
+
+def matrix(
+    cat: Catalogue, results: Sequence[KernelResult], models: Sequence[Run], caps: Sequence[Run], dropped: dict[str, str]
+) -> str:
+    """Kernel × CPU model (+ one column for the cap walk on max), and a row per variant that was not built."""
+    header = ["kernel", *[run.model for run in models], *([f"caps on {CAP_MODEL}"] if caps else [])]
+    rows: list[list[str]] = [header]
+    for result in _matrix_order(cat, results):
+        cells = [_cell(result, run) for run in models]
+        rows.append([result.kernel.name, *cells, *([_caps_cell(result, caps)] if caps else [])])
+    for variant in sorted(dropped):
+        rows.append([f"({variant} kernels)", *[NOT_BUILT for _ in models], *([NOT_BUILT] if caps else [])])
+    return ui.text_table(rows, indent="  ")
+
+
+def summary(name: str, results: Sequence[KernelResult], run_count: int) -> str:
+    failing = sum(1 for r in results if r.failures)
+    ran = sum(1 for r in results if r.ran)
+    verdict = "ok" if not failing else f"{failing} kernel{'s' if failing != 1 else ''} failing"
+    return f"{name}: {len(results)} kernels, {ran} ran, {verdict} ({run_count} test runs)"
+
+
+# -- the JSON report ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    target: str
+    compiler: str
+    builddir: Path
+    results: tuple[KernelResult, ...]
+    error: str = ""  # why the build has no coverage (its tests failed, it did not build)
+
+
+def _unique(labels: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(labels))
+
+
+def report(builds: Sequence[BuildReport]) -> dict:
+    """`{"builds": [...], "kernels": {"<kernel>@<triple>-<compiler>": {...}}}`; the same kernel name of two owners in
+    one build is told apart by an `<owner>:` prefix."""
+    kernels: dict[str, dict] = {}
+    for b in builds:
+        names = [r.kernel.name for r in b.results]
+        for r in b.results:
+            name = r.kernel.name if names.count(r.kernel.name) == 1 else f"{r.kernel.owner}:{r.kernel.name}"
+            kernels[f"{name}@{b.target}-{b.compiler}"] = {
+                "target": b.target,
+                "compiler": b.compiler,
+                "owner": r.kernel.owner,
+                "op": r.kernel.op,
+                "variant": r.kernel.variant,
+                "requires": sorted(r.kernel.requires),
+                "ran": _unique(run.label for run in r.ran),
+                "refused": _unique(run.label for run in r.refused),
+                "failures": r.failures,
+            }
+    return {
+        "builds": [
+            {
+                "target": b.target,
+                "compiler": b.compiler,
+                "builddir": str(b.builddir),
+                **({"error": b.error} if b.error else {}),
+            }
+            for b in builds
+        ],
+        "kernels": kernels,
+    }
