@@ -31,11 +31,12 @@ build: install
 test: install lint
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
 
-## Only the QEMU suite (the release cells of ci/matrix.toml), on chosen models and targets:
+## libisaforge's kernels proven under QEMU the way an engine proves its own (isaforge test-qemu --project .): the Meson
+## suite on every CPU model and down the cap walk on max, a kernel × CPU-model coverage matrix per toolchain:
 ## make test-qemu [QEMU_CPUS=cortex-a53,max] [TARGETS=aarch64-linux-gnu] [TOOLCHAINS=arm-linux-gnueabihf-clang]
 test-qemu: install
-	$(ISAFORGE) matrix run -j $(JOBS) --only "build=release cpu=$(or $(QEMU_CPUS),*) \
-	  $(if $(TARGETS),target=$(TARGETS)) $(if $(TOOLCHAINS),toolchain=$(TOOLCHAINS))"
+	$(ISAFORGE) test-qemu --project . $(if $(QEMU_CPUS),--qemu-cpu $(QEMU_CPUS)) \
+	  $(if $(TARGETS),--targets $(TARGETS)) $(if $(TOOLCHAINS),--toolchains $(TOOLCHAINS))
 
 ## The whole CI matrix here, as .github/workflows/cross.yml runs it: lint and the tests outside the cells, then every
 ## cell of ci/matrix.toml (make ci [JOBS=2] [ONLY='build=debug-ubsan']; see docs/ci.md).
