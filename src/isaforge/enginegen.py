@@ -314,7 +314,7 @@ def plan(cat: Catalogue, engine: Engine, arch: str, compiler: str, cc: list[str]
         if compiles(cc, flags, v.probe):
             built.append(v.name)
             continue
-        reason = f"{compiler} ({' '.join(cc)}) cannot compile {' + '.join(v.requires)} code with {' '.join(flags)}"
+        reason = f"{' '.join(cc)} cannot compile {' + '.join(v.requires)} code with {' '.join(flags)}"
         if engine.variants is not None:
             raise EngineError(
                 f"{engine.path}: variant {v.name}: {reason}; remove it from [engine] variants or use a newer compiler"
