@@ -280,7 +280,15 @@ uint32_t isf_detect_features(const char **source) {
 
 uint32_t isf_close_features(uint32_t mask) { return drop_unsupported_implications(mask); }
 
-uint32_t isf_parse_feature_list(const char *list, void (*report_unknown)(const char *name, size_t len)) {
+static void report_unknown(const char *var, const char *name, size_t len) {
+    fprintf(stderr, "isaforge: %s: unknown feature '%.*s' ignored (known:", var, (int)len, name);
+    for (size_t i = 0; i < isf_feature_count; i++) {
+        fprintf(stderr, " %s", isf_features[i].name);
+    }
+    fprintf(stderr, ")\n");
+}
+
+uint32_t isf_parse_feature_list(const char *list, const char *var) {
     uint32_t mask = 0;
     for (const char *p = list; *p;) {
         size_t len = strcspn(p, ", ");
@@ -291,8 +299,8 @@ uint32_t isf_parse_feature_list(const char *list, void (*report_unknown)(const c
         }
         if (i < isf_feature_count) {
             mask |= isf_features[i].bit;
-        } else if (len > 0 && report_unknown != NULL) {
-            report_unknown(p, len);
+        } else if (len > 0 && var != NULL) {
+            report_unknown(var, p, len);
         }
         p += len;
         p += strspn(p, ", ");

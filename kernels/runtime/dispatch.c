@@ -44,14 +44,6 @@ static const char *source = "none";
 static slot slots[2];
 static atomic_uint current;
 
-static void report_unknown(const char *name, size_t len) {
-    fprintf(stderr, "isaforge: ISAFORGE_DISABLE: unknown feature '%.*s' ignored (known:", (int)len, name);
-    for (size_t i = 0; i < isf_feature_count; i++) {
-        fprintf(stderr, " %s", isf_features[i].name);
-    }
-    fprintf(stderr, ")\n");
-}
-
 /* The table lists each op's kernels most preferred first: the first that fits is the best. */
 const isf_kernel *isf_best_kernel(isf_op op, uint32_t features) {
     const isf_kernel *best = NULL;
@@ -170,6 +162,28 @@ static void choose_from_env(const char *list) {
     }
 }
 
+/* For `isaforge test-qemu`: the kernels the start-up features exclude, once (ISAFORGE_TRACE). */
+static void trace_refused(uint32_t active) {
+    for (size_t i = 0; i < isf_kernel_table_count; i++) {
+        if (!runnable(&isf_kernel_table[i], active)) {
+            isf_trace_kernel("refused", "isf", isf_kernel_table[i].name);
+        }
+    }
+}
+
+void isf_trace_ran(size_t i) {
+    if (i < isf_kernel_table_count && !atomic_load_explicit(&isf_kernel_ran[i], memory_order_relaxed) &&
+        !atomic_exchange(&isf_kernel_ran[i], 1)) {
+        isf_trace_kernel("ran", "isf", isf_kernel_table[i].name);
+    }
+}
+
+uint32_t isf_active_features_without(const char *env_var) {
+    uint32_t active = isf_active_features();
+    const char *list = env_var != NULL ? getenv(env_var) : NULL;
+    return list != NULL ? isf_close_features(active & ~isf_parse_feature_list(list, env_var)) : active;
+}
+
 static void initialise(void) {
     detected = isf_detect_features(&source);
     if (detected & ISF_FEATURE_SVE) {
@@ -181,7 +195,7 @@ static void initialise(void) {
     }
     const char *disable = getenv("ISAFORGE_DISABLE");
     if (disable != NULL) {
-        env_allowed = ~isf_parse_feature_list(disable, report_unknown);
+        env_allowed = ~isf_parse_feature_list(disable, "ISAFORGE_DISABLE");
     }
     const char *kernels = getenv("ISAFORGE_KERNELS");
     if (kernels != NULL) {
@@ -189,6 +203,7 @@ static void initialise(void) {
     }
     fill_selection(&slots[0].selection);
     atomic_store(&current, 0u);
+    trace_refused(slots[0].selection.active);
 }
 
 static void ensure_initialised(void) { pthread_once(&init_once, initialise); }

@@ -365,6 +365,7 @@ static void blocks_through_acc(const isf_kernel *kern, const blocking *bl, const
 }
 
 static isf_status run_gemm(const isf_kernel *kern, const gemm_args *g) {
+    isf_trace_ran((size_t)(kern - isf_kernel_table));
     blocking bl = plan(kern, g->k, isf_kernel_vector_bytes(kern), g->packed_b != NULL ? g->packed_kc : 0);
     int b_needed = g->packed_b == NULL || (uintptr_t)g->packed_b % PANEL_ALIGN != 0;
     work_areas w;

@@ -149,7 +149,8 @@ extern const isf_cpu_part_info isf_cpu_parts[];
 extern const size_t isf_cpu_part_count;
 extern const isf_variant_info isf_variants[]; /* built variants, least preferred first */
 extern const size_t isf_variant_count;
-extern const isf_kernel isf_kernel_table[]; /* op by op, most preferred (highest rank) first */
+extern const isf_kernel isf_kernel_table[];     /* op by op, most preferred (highest rank) first */
+extern _Atomic(unsigned char) isf_kernel_ran[]; /* per table entry: traced as run (ISAFORGE_TRACE) */
 extern const size_t isf_kernel_table_count;
 extern const isf_op_info isf_ops[];
 extern const size_t isf_op_count;
@@ -182,7 +183,11 @@ size_t isf_kernel_vector_bytes(const isf_kernel *k);              /* this thread
 unsigned isf_kernel_nr(const isf_kernel *k, size_t vector_bytes); /* NR at that vector length */
 uint32_t isf_detect_features(const char **source);
 uint32_t isf_close_features(uint32_t mask); /* drops features whose implied ones are missing */
-uint32_t isf_parse_feature_list(const char *list, void (*report_unknown)(const char *name, size_t len));
+/* The features a comma- or space-separated list names; each unknown name is reported on stderr with `var` (the
+ * variable it came from), unless `var` is NULL. */
+uint32_t isf_parse_feature_list(const char *list, const char *var);
+/* Once per process and kernel, when ISAFORGE_TRACE is set: the first run of the kernel at table index `i`. */
+void isf_trace_ran(size_t i);
 /* Features named by one /proc/cpuinfo Features line ("Features\t: fp asimd …" or just the tokens), as whole words;
  * implications are not applied (isf_close_features does that). */
 uint32_t isf_features_from_cpuinfo_line(const char *line);

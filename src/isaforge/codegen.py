@@ -7,6 +7,7 @@ catalogue.py use the standard library only. Every answer is plain text Meson can
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ if __package__ in (None, ""):  # run as a script by Meson: make `isaforge` impor
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from isaforge.catalogue import (
+    CATALOGUE_PATH,
     HOST_ARCH,
     REFERENCE,
     Catalogue,
@@ -285,6 +287,7 @@ def render_c(cat: Catalogue, source_root: Path, arch: str, variants: list[str]) 
     # Op by op, most preferred first: dispatch takes the first runnable one, isf_kernel_info the i-th.
     table = sorted(kernels, key=lambda k: (cat.ops[k.op].index, -cat.preference(k)))
     out += _table("isf_kernel", "isf_kernel_table", [_kernel_row(cat, arch, k) for k in table])
+    out += [f"_Atomic(unsigned char) isf_kernel_ran[{max(len(table), 1)}];", ""]
     op_rows = [
         f"    {{{_c_string(o.name)}, {o.a.bytes}, {o.c.bytes}, ISF_ELEM_{o.a.kind.upper()}, "
         f"ISF_ELEM_{o.c.kind.upper()}}},"
@@ -296,6 +299,37 @@ def render_c(cat: Catalogue, source_root: Path, arch: str, variants: list[str]) 
     scalable = any(cat.variant(v).scalable for v in variants)
     out.append(f"size_t (*const isf_sve_vector_bytes)(void) = {'isf_sve_read_vector_bytes' if scalable else '0'};")
     return "\n".join(out) + "\n"
+
+
+def manifest(cat: Catalogue, source_root: Path, arch: str, compiler: str, built: list[str]) -> str:
+    """isaforge-kernels-isf.json: libisaforge's built kernels for `isaforge test-qemu` (the format engines' share)."""
+    kernel_arch = "aarch64" if arch == HOST_ARCH else arch
+    kernels = cat.kernels(source_root, kernel_arch, [REFERENCE, *built])
+    table = sorted(kernels, key=lambda k: (cat.ops[k.op].index, -cat.preference(k)))
+    with_kernels = {k.variant for k in arch_kernels(cat, source_root, arch)}
+    dropped = {
+        v.name: f"{compiler} cannot build it, or it was disabled"
+        for v in cat.arch_variants(kernel_arch)
+        if v.name in with_kernels and v.name not in built and v.name != REFERENCE and arch != HOST_ARCH
+    }
+    return json.dumps(
+        {
+            "owner": "isf",
+            "arch": arch,
+            "compiler": compiler,
+            "catalogue": str(CATALOGUE_PATH),
+            "kernels": [
+                {"name": k.name, "op": k.op, "variant": k.variant, "requires": sorted(_kernel_features(cat, arch, k))}
+                for k in table
+            ],
+            "dropped": dropped,
+        },
+        indent=1,
+    )
+
+
+def _kernel_features(cat: Catalogue, arch: str, k: KernelName) -> set[str]:
+    return set() if arch == HOST_ARCH else cat.variant_features(arch, k.variant)
 
 
 def _variants_answer(cat: Catalogue, arch: str, compiler: str) -> str:
@@ -328,7 +362,17 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--arch", default=HOST_ARCH)
     parser.add_argument("--compiler", default="gcc")
     sub = parser.add_subparsers(dest="cmd", required=True)
-    commands = ("meson-options", "baseline", "variants", "probe", "asm-probe", "sources", "c-source", "cpus")
+    commands = (
+        "meson-options",
+        "baseline",
+        "variants",
+        "probe",
+        "asm-probe",
+        "sources",
+        "c-source",
+        "cpus",
+        "manifest",
+    )
     for name in (*commands, "layouts", "packers"):
         p = sub.add_parser(name)
         p.add_argument("--variant", default=REFERENCE)
@@ -356,6 +400,7 @@ def _answer(cat: Catalogue, args: argparse.Namespace) -> str:
             f"{line}\n" for line in check_layouts(cat, args.source_root, args.arch, [REFERENCE, *_built(args.variants)])
         ),
         "packers": lambda: render_packers(cat, args.source_root, args.arch, args.variant),
+        "manifest": lambda: manifest(cat, args.source_root, args.arch, args.compiler, _built(args.variants)),
         "c-source": lambda: render_c(
             cat, args.source_root, args.arch, [REFERENCE, *[v for v in args.variants.split(",") if v]]
         ),
