@@ -7,6 +7,7 @@ the Meson machine file giving their QEMU exe_wrapper) under toolchains/conan/ ar
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from dataclasses import dataclass
@@ -292,8 +293,12 @@ def cxx_command(tc: Toolchain) -> list[str]:
     return [cxx, *rest]
 
 
-def render_conan_profile(tc: Toolchain) -> str:
-    """The Conan host profile of `tc`: deterministic, a function of the catalogue only.
+def render_conan_profile(tc: Toolchain, machine_file_dir: Path | None = None) -> str:
+    """The Conan host profile of `tc`: deterministic, a function of the catalogue (and `machine_file_dir`) only.
+
+    The profile includes the QEMU machine file of its arch: from the profile's own folder (`{{ profile_dir }}`, where
+    `toolchain write` puts it) by default, else by its absolute path in `machine_file_dir`, so that a profile printed
+    by `toolchain show --conan` works wherever it is saved.
 
     The compiler executables are bare commands (CMake and Meson both take them from tools.build:compiler_executables);
     the rest of the catalogue's compiler command (clang's --target) and its link arguments go into the flags, so
@@ -302,11 +307,15 @@ def render_conan_profile(tc: Toolchain) -> str:
     c, cxx = tc.c, cxx_command(tc)
     arch = conan_arch(tc.arch)
     machine_file = tc.conan_machine_file.name
+    if machine_file_dir is None:
+        included, where = f"{{{{ profile_dir }}}}/{machine_file}", f"{machine_file} next to this file"
+    else:
+        included = where = str(machine_file_dir.resolve() / machine_file)
     lines = [
         CROSS_HEADER,
         f"# Conan host profile: {tc.triple} with {tc.compiler.name}. Use it with a build profile for this machine:",
         f"#   conan create recipes/isaforge -pr:h toolchains/conan/{tc.name} -pr:b default",
-        f"# Tests run under {' '.join([tc.arch.qemu, '-L', tc.arch.sysroot])} ({machine_file} next to this file);",
+        f"# Tests run under {' '.join([tc.arch.qemu, '-L', tc.arch.sysroot])} ({where});",
         "# choose the emulated CPU model with -c user.isaforge:qemu_cpu=<model>.",
         "",
         "[settings]",
@@ -334,7 +343,7 @@ def render_conan_profile(tc: Toolchain) -> str:
         lines += [f"tools.build:exelinkflags={_json_list(link)}", f"tools.build:sharedlinkflags={_json_list(link)}"]
     lines += [
         "tools.gnu:pkg_config=pkg-config",
-        f'tools.meson.mesontoolchain:extra_machine_files=["{{{{ profile_dir }}}}/{machine_file}"]',
+        f"tools.meson.mesontoolchain:extra_machine_files={json.dumps([included])}",
         f"user.isaforge:qemu_cpu={DEFAULT_QEMU_CPU}",
     ]
     return "\n".join(lines) + "\n"
