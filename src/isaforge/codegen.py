@@ -16,6 +16,7 @@ if __package__ in (None, ""):  # run as a script by Meson: make `isaforge` impor
 from isaforge.catalogue import (
     HOST_ARCH,
     REFERENCE,
+    VARIANT_DEFINE,
     Catalogue,
     CatalogueError,
     Feature,
@@ -299,13 +300,14 @@ def render_c(cat: Catalogue, source_root: Path, arch: str, variants: list[str]) 
 
 
 def _variants_answer(cat: Catalogue, arch: str, compiler: str) -> str:
-    # One line per buildable variant other than ref: name|flags|required features|scalable (0 or 1).
+    # One line per buildable variant other than ref: name|flags|required features|scalable (0 or 1). The flags end
+    # with the variant define, so check-isolation holds each object of the variant's library to that variant.
     if arch == HOST_ARCH:
         return ""
     lines = []
     for v in cat.arch_variants(arch):
         if v.name != REFERENCE:
-            flags = " ".join(cat.variant_flags(arch, compiler, v.name))
+            flags = " ".join([*cat.variant_flags(arch, compiler, v.name), f"-D{VARIANT_DEFINE}={v.name}"])
             lines.append(f"{v.name}|{flags}|{' '.join(v.requires)}|{int(v.scalable)}")
     return "\n".join(lines) + "\n"
 
