@@ -19,7 +19,7 @@ import re
 import shlex
 import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -251,14 +251,17 @@ def assembler_flags(args: Sequence[str]) -> list[str]:
 
 
 def built_with(args: Sequence[str]) -> list[str]:
-    """The flags of a compile command that set its instruction set, the variant define included, in command order."""
-    out: list[str] = []
+    """The flags of a compile command that set its instruction set, the variant define included, in command order
+    (a repeat of the same flag shown once: Meson repeats the baseline's -march in project and target arguments)."""
+    return list(dict.fromkeys(_isa_flags(args)))
+
+
+def _isa_flags(args: Sequence[str]) -> Iterator[str]:
     for i, arg in enumerate(args):
         if arg in ("-D", "-U") and i + 1 < len(args) and _names_define(args[i + 1]):
-            out.append(arg + args[i + 1])
+            yield arg + args[i + 1]
         elif arg.startswith(BUILT_WITH_PREFIXES) or arg in BUILT_WITH_FLAGS or _is_define(arg):
-            out.append(arg)
-    return out
+            yield arg
 
 
 def _names_define(text: str) -> bool:
@@ -273,7 +276,7 @@ def _is_define(flag: str) -> bool:
 def declared_variant(args: Sequence[str]) -> str | None:
     """The value of the command's -DISAFORGE_VARIANT=<variant>: the last one, unless a later -U removes it."""
     value: str | None = None
-    for flag in built_with(args):
+    for flag in _isa_flags(args):
         if flag.startswith("-U"):
             value = None
         elif flag.startswith("-D"):
