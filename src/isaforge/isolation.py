@@ -295,11 +295,11 @@ def held_to(cat: Catalogue, arch: Arch, args: Sequence[str], *, file: str = "") 
     else:
         known = [v.name for v in cat.arch_variants(arch.name)]
         if variant not in known:
-            what = "unknown" if variant not in cat.variants else f"not an {arch.name}"
-            raise IsaforgeError(
-                f"{file or 'a compile command'}: {what} variant {variant!r} in -D{VARIANT_DEFINE}={variant}; "
-                f"choose one of: {', '.join(known)}"
-            )
+            define = f"-D{VARIANT_DEFINE}={variant}"
+            what = f"unknown variant {variant!r} in {define}"
+            if variant in cat.variants:
+                what = f"variant {variant!r} in {define} has no {arch.name} build"
+            raise IsaforgeError(f"{file or 'a compile command'}: {what}; choose one of: {', '.join(known)}")
         flags = cat.variant_flags(arch.name, _compiler(args), variant)
     isa = assembler_flags(flags)
     allowed = tuple(cat.names(cat.mask(cat.feature_flags_allow(arch.name, isa))))
