@@ -172,7 +172,8 @@ def read_compile_commands(builddir: Path) -> list[CompileEntry]:
     """The entries of `builddir`/compile_commands.json (Meson's or CMake's) that produced an object."""
     if not builddir.is_dir():
         raise IsaforgeError(
-            f"build directory {builddir} does not exist; give a {BUILD_DIRECTORY}, configured with `meson setup`"
+            f"build directory {builddir} does not exist; "
+            f"give a {BUILD_DIRECTORY}, configured first (`meson setup` or `cmake -B`)"
         )
     path = builddir / COMPILE_COMMANDS
     if not path.is_file():
