@@ -165,9 +165,11 @@ def test_write_check_passes_on_this_checkout():
 
 
 def _copy_checkout(dest: Path) -> Path:
-    """A throwaway source checkout: pyproject.toml and src/isaforge only, so `write` has a root to write into."""
+    """A throwaway source checkout: pyproject.toml, meson.build and src/isaforge only, so `write` has a root to
+    write into."""
     dest.mkdir()
-    shutil.copy(REPO / "pyproject.toml", dest / "pyproject.toml")
+    for name in ("pyproject.toml", "meson.build"):
+        shutil.copy(REPO / name, dest / name)
     shutil.copytree(SRC / "isaforge", dest / "src" / "isaforge", ignore=shutil.ignore_patterns("__pycache__"))
     return dest
 

@@ -171,7 +171,7 @@ def _machine_file_dir(tc: toolchains.Toolchain) -> Path:
     include the checked-in one by its absolute path, which must exist and say what the catalogue says."""
     fix = "write the profiles with the files they include with `isaforge toolchain write --out DIR`"
     try:
-        folder = toolchains.repo_root() / toolchains.CONAN_DIR
+        folder = toolchains.source_root() / toolchains.CONAN_DIR
     except IsaforgeError as exc:
         raise IsaforgeError(f"{exc}; {fix}") from None
     machine_file = folder / tc.conan_machine_file.name
