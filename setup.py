@@ -38,7 +38,7 @@ SOURCE_TREE = (
     "src/isaforge/catalogue*.py",
     "src/isaforge/codegen.py",
     "src/isaforge/inst*.py",
-    "src/isaforge/enginegen*.py",
+    "src/isaforge/engine*",  # enginegen.py and engine_dispatch.c
 )
 JUNK = ("__pycache__", ".pyc")
 

@@ -190,7 +190,12 @@ static void check_op(eng_op op, void (*run_checks)(const char *kernel)) {
     printf("%-24s chosen: %s\n", op_name, eng_kernel_name(op));
 }
 
-int main(void) {
+int threads_main(void); /* tests/test_threads.c */
+
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "threads") == 0) {
+        return threads_main();
+    }
     uint32_t active = eng_active_features();
     uint32_t capped = capped_by_env("ENG_DISABLE");
     printf("active features 0x%x (libisaforge's 0x%x), ENG_DISABLE=%s\n", (unsigned)active,

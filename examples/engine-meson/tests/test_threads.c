@@ -2,7 +2,7 @@
  * call into the engine): every thread gets the right result and sees one choice per op. The dispatch is chosen
  * once under pthread_once and published with atomics, so this holds by construction; the test is there so that a
  * dispatch that is not (a lazy "if (!chosen) chosen = pick();") shows up, e.g. under ThreadSanitizer.
- * Exit status: the number of failed checks. */
+ * `test_engine threads` runs it, in a process of its own. Exit status: the number of failed checks. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdio.h>
@@ -34,7 +34,7 @@ static void *first_calls(void *arg) {
     return NULL;
 }
 
-int main(void) {
+int threads_main(void) {
     uint32_t state = 12345;
     for (size_t i = 0; i < N; i++) {
         state = state * 1664525u + 1013904223u;
