@@ -106,6 +106,8 @@ class IsaforgeConan(ConanFile):
     def export(self) -> None:
         # The options are read from the catalogue when the recipe is loaded, also from the cache.
         copy(self, "isa.toml", os.path.join(self.recipe_folder, _REPO, "src", "isaforge"), self.export_folder)
+        # The licence travels with the recipe, so package() finds it next to the exported conanfile.
+        copy(self, "LICENSE", os.path.join(self.recipe_folder, _REPO), self.export_folder)
 
     def export_sources(self) -> None:
         root = os.path.join(self.recipe_folder, _REPO)
@@ -246,6 +248,7 @@ class IsaforgeConan(ConanFile):
         return built
 
     def package(self) -> None:
+        copy(self, "LICENSE", self.recipe_folder, os.path.join(self.package_folder, "licenses"))
         meson = Meson(self)
         meson.install()
         rmdir(self, os.path.join(self.package_folder, "lib", "pkgconfig"))
