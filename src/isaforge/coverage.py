@@ -26,11 +26,14 @@ FOREIGN_DIRS = ("subprojects", "_deps")
 CAP_MODEL = "max"
 
 RAN, FAILED_RAN, REFUSED, WRONGLY_REFUSED, IDLE, NOT_BUILT = "✓", "✗", "·", "!", "-", "not built"
-LEGEND = (
-    f"{RAN} ran (the tests passed)   {REFUSED} refused (a feature is absent)   {IDLE} runnable, not run (another kernel "
-    f"was chosen)\n{FAILED_RAN} ran without a feature it needs   {WRONGLY_REFUSED} refused with all its features "
-    f"present\ncaps on {CAP_MODEL}: {RAN} -X ran with X and every feature above it disabled (ISAFORGE_DISABLE; the "
-    f"deepest such cap), {REFUSED} refused under every cap"
+LEGEND = "\n".join(
+    [
+        f"{RAN} ran (the tests passed)   {REFUSED} refused (a feature is absent)   {IDLE} runnable, not run (another "
+        "kernel was chosen)",
+        f"{FAILED_RAN} ran without a feature it needs   {WRONGLY_REFUSED} refused with all its features present",
+        f"caps on {CAP_MODEL}: {RAN} -X ran with X and every feature above it disabled (ISAFORGE_DISABLE; the deepest "
+        f"such cap), {REFUSED} refused under every cap",
+    ]
 )
 
 
@@ -202,14 +205,38 @@ class KernelResult:
     wrong_refusals: list[Run] = field(default_factory=list)  # refused with everything it needs
 
 
+def _preferred(cat: Catalogue, kernels: Sequence[Kernel]) -> list[Kernel]:
+    """Grouped by op (in the manifests' order), most preferred first: the variant's rank, then the manifest's order
+    (which follows the engine's `prefer`), the reference last."""
+    ops: dict[tuple[str, str], int] = {}
+    for k in kernels:
+        ops.setdefault((k.owner, k.op), len(ops))
+
+    def rank(k: Kernel) -> int:
+        variant = cat.variants.get(k.variant)
+        return -1 if k.variant == REFERENCE or variant is None else variant.rank
+
+    position = {k: i for i, k in enumerate(kernels)}
+    return sorted(kernels, key=lambda k: (ops[(k.owner, k.op)], -rank(k), position[k]))
+
+
 def evaluate(
     cat: Catalogue, arch: str, manifests: Sequence[Manifest], runs: Sequence[tuple[Run, Trace]]
 ) -> list[KernelResult]:
-    """Per kernel of the manifests (in their order): where it ran and was refused, and what is wrong with that."""
+    """Per kernel of the manifests (in their order): where it ran and was refused, and what is wrong with that.
+
+    A refusal where the kernel has all it needs is a disagreement with the catalogue only when nothing in the same
+    run explains it: a test may cap itself (the engine's own <NAME>_DISABLE, isf_set_feature_mask), so the kernel
+    must not have run in another process of that run, nor a kernel of its op that dispatch prefers to it."""
+    every = [k for m in manifests for k in m.kernels]
+    order = _preferred(cat, every)
     results = []
-    for kernel in (k for m in manifests for k in m.kernels):
+    for kernel in every:
         result = KernelResult(kernel)
         key = (kernel.owner, kernel.name)
+        better = {
+            (k.owner, k.name) for k in order[: order.index(kernel)] if (k.owner, k.op) == (kernel.owner, kernel.op)
+        }
         for run, trace in runs:
             active = active_features(cat, arch, run)
             missing = sorted(kernel.requires - active)
@@ -220,7 +247,7 @@ def evaluate(
                     result.failures.append(f"{kernel.name} ran on {run.label}, which lacks {', '.join(missing)}")
             if key in trace.refused:
                 result.refused.append(run)
-                if not missing:
+                if not missing and key not in trace.ran and not better & trace.ran:
                     result.wrong_refusals.append(run)
                     result.failures.append(
                         f"{kernel.name} was refused on {run.label}, which has all it needs "
@@ -240,18 +267,8 @@ def evaluate(
 
 
 def _matrix_order(cat: Catalogue, results: Sequence[KernelResult]) -> list[KernelResult]:
-    """Grouped by op (in the manifests' order), most preferred first: the variant's rank, then the manifest's order
-    (which follows the engine's `prefer`), the reference last."""
-    ops: dict[tuple[str, str], int] = {}
-    for r in results:
-        ops.setdefault((r.kernel.owner, r.kernel.op), len(ops))
-
-    def rank(r: KernelResult) -> int:
-        variant = cat.variants.get(r.kernel.variant)
-        return -1 if r.kernel.variant == REFERENCE or variant is None else variant.rank
-
-    position = {id(r): i for i, r in enumerate(results)}
-    return sorted(results, key=lambda r: (ops[(r.kernel.owner, r.kernel.op)], -rank(r), position[id(r)]))
+    by_kernel = {r.kernel: r for r in results}
+    return [by_kernel[k] for k in _preferred(cat, [r.kernel for r in results])]
 
 
 def _cell(result: KernelResult, run: Run) -> str:

@@ -1,0 +1,455 @@
+"""`isaforge test-qemu`: real Meson (and CMake) builds of engines outside the tree, their tests under real QEMU models
+and caps, and the verdicts on the traces those runs wrote; the pure parts (cap order, verdicts, matrix, JSON) on
+small hand-made inputs. Engines here are written into tmp_path by the tests: one op or two, ref/neon/dotprod."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from isaforge import coverage, toolchains
+from isaforge.catalogue import load
+from isaforge.commands.test_qemu import run_files
+from isaforge.coverage import Kernel, Manifest, Run, Trace
+from isaforge.errors import IsaforgeError
+from tests.conftest import assert_one_line_error
+
+REPO = Path(toolchains.__file__).resolve().parents[2]
+CAT = load()
+
+
+def isaforge(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("QEMU_", "ISAFORGE_"))}
+    env["PYTHONPATH"] = str(REPO / "src")
+    return subprocess.run(
+        [sys.executable, "-m", "isaforge", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
+    )
+
+
+def usable(name: str) -> toolchains.Toolchain:
+    tc = next(tc for tc in toolchains.toolchains() if tc.name == name)
+    found = toolchains.probe(tc)
+    if not found.usable:
+        pytest.skip(f"{name} unusable here: {'; '.join(found.reasons)}")
+    return tc
+
+
+# -- a small engine, written where a user would have it: outside the isaforge tree ----------------------------------
+
+ENGINE_TOML = """\
+[engine]
+name = "tiny"
+
+[signature.dot]
+returns = "int32_t"
+params = "const int8_t *a, const int8_t *b, size_t n"
+args = "a, b, n"
+doc = "Dot product of n int8 values."
+
+[op.dot_s8]
+signature = "dot"
+doc = "int8 dot product"
+
+[op.sum_s8]
+signature = "dot"
+doc = "sum of a (b unused); {called}"
+"""
+
+REF = """\
+#include "tiny_dispatch.h"
+
+int32_t tiny_{op}_s8_1x1_ref(const int8_t *a, const int8_t *b, size_t n) {{
+    int32_t s = 0;
+    for (size_t i = 0; i < n; i++) {{
+        s += a[i] * {b};
+    }}
+    return s;
+}}
+"""
+
+NEON = """\
+#include <arm_neon.h>
+
+#include "tiny_dispatch.h"
+
+int32_t tiny_dot_s8_1x8_neon(const int8_t *a, const int8_t *b, size_t n) {
+    int32x4_t acc = vdupq_n_s32(0);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        acc = vpadalq_s16(acc, vmull_s8(vld1_s8(a + i), vld1_s8(b + i)));
+    }
+    int32_t s = vgetq_lane_s32(acc, 0) + vgetq_lane_s32(acc, 1) + vgetq_lane_s32(acc, 2) + vgetq_lane_s32(acc, 3);
+    for (; i < n; i++) {
+        s += a[i] * b[i];
+    }
+    return s;
+}
+"""
+
+DOTPROD = """\
+#include <arm_neon.h>
+
+#include "tiny_dispatch.h"
+
+int32_t tiny_dot_s8_1x16_dotprod(const int8_t *a, const int8_t *b, size_t n) {
+    int32x4_t acc = vdupq_n_s32(0);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        acc = vdotq_s32(acc, vld1q_s8(a + i), vld1q_s8(b + i));
+    }
+    int32_t s = vgetq_lane_s32(acc, 0) + vgetq_lane_s32(acc, 1) + vgetq_lane_s32(acc, 2) + vgetq_lane_s32(acc, 3);
+    for (; i < n; i++) {
+        s += a[i] * b[i];
+    }
+    return s;
+}
+"""
+
+TEST_C = """\
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tiny_dispatch.h"
+
+int main(void) {
+    int8_t a[37], b[37];
+    int32_t dot = 0, sum = 0;
+    for (int i = 0; i < 37; i++) {
+        a[i] = (int8_t)(i % 11 - 5);
+        b[i] = (int8_t)(i % 7 - 3);
+        dot += a[i] * b[i];
+        sum += a[i];
+    }
+    int failed = tiny_dot_s8(a, b, 37) != dot;
+    printf("dot_s8: %s\\n", tiny_kernel_name(TINY_OP_DOT_S8));
+    if (CALL_SUM) {
+        failed += tiny_sum_s8(a, b, 37) != sum;
+    }
+    /* A suite that breaks under one cap: test-qemu must name the run. */
+    const char *cap = getenv("ISAFORGE_DISABLE");
+    if (FAIL_UNDER_CAP[0] != '\\0' && cap != NULL && strstr(cap, FAIL_UNDER_CAP) != NULL) {
+        failed++;
+    }
+    return failed;
+}
+"""
+
+MESON_BUILD = """\
+project('tiny', 'c', meson_version: '>=1.4', default_options: ['c_std=c11'])
+isaforge = dependency('isaforge')
+add_project_arguments(isaforge.get_variable('isaforge_baseline').split(), language: 'c')
+libs = []
+foreach line : run_command(find_program('python3'), isaforge.get_variable('isaforge_enginegen'), files('engine.toml'),
+    '-o', meson.current_build_dir(), '--cc', meson.get_compiler('c').cmd_array(), check: true).stdout().splitlines()
+  lib = line.split('|')
+  libs += static_library(lib[0], lib[2].split(), c_args: lib[1].split(), dependencies: isaforge)
+endforeach
+tiny = static_library('tiny', isaforge.get_variable('isaforge_engine_dir') / 'engine_dispatch.c', link_whole: libs,
+  dependencies: isaforge)
+test('tiny', executable('test_tiny', 'test_tiny.c', link_with: tiny, dependencies: isaforge, c_args: {c_args}))
+"""
+
+
+def write_engine(root: Path, call_sum: bool = True, fail_under_cap: str = "") -> Path:
+    """The engine: dot_s8 in ref/neon/dotprod on both arches, sum_s8 in ref only; its test checks both ops' results
+    (sum_s8 only when `call_sum`) and fails when ISAFORGE_DISABLE names `fail_under_cap`."""
+    root.mkdir(parents=True)
+    (root / "engine.toml").write_text(ENGINE_TOML.format(called="called" if call_sum else "never called"))
+    (root / "kernels" / "reference").mkdir(parents=True)
+    (root / "kernels" / "reference" / "dot_s8_1x1_ref.c").write_text(REF.format(op="dot", b="b[i]"))
+    (root / "kernels" / "reference" / "sum_s8_1x1_ref.c").write_text(REF.format(op="sum", b="1 + 0 * b[i]"))
+    for arch_dir in ("aarch64", "aarch32"):
+        for variant, text, name in (("neon", NEON, "dot_s8_1x8_neon"), ("dotprod", DOTPROD, "dot_s8_1x16_dotprod")):
+            folder = root / "kernels" / arch_dir / variant
+            folder.mkdir(parents=True)
+            (folder / f"{name}.c").write_text(text)
+    (root / "test_tiny.c").write_text(TEST_C)
+    c_args = [f"-DCALL_SUM={int(call_sum)}", f'-DFAIL_UNDER_CAP="{fail_under_cap}"']
+    (root / "meson.build").write_text(MESON_BUILD.format(c_args=repr(c_args)))
+    return root
+
+
+# -- bad input: one line ------------------------------------------------------------------------------------------
+
+
+def test_a_folder_without_build_files_is_one_line(tmp_path):
+    (tmp_path / "README").write_text("no build files here\n")
+    proc = isaforge("test-qemu", "--project", str(tmp_path))
+    assert_one_line_error(proc, str(tmp_path), "neither meson.build nor CMakeLists.txt", "Meson or CMake")
+    assert not (tmp_path / "build-isaforge").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--project", "/nonexistent/engine"], "/nonexistent/engine is not a directory"),
+        (["--qemu-cpu", "cortex-a9"], "unknown CPU model 'cortex-a9'"),
+        (["--toolchains", "riscv64-linux-gnu-gcc"], "unknown toolchain 'riscv64-linux-gnu-gcc'"),
+        (["--targets", "riscv64"], "unknown target 'riscv64'"),
+        (["--compilers", "icc"], "unknown compiler 'icc'"),
+    ],
+)
+def test_bad_selection_is_one_line(tmp_path, args, says):
+    (tmp_path / "meson.build").write_text("project('p', 'c')\n")
+    proc = isaforge("test-qemu", *(args if "--project" in args else ["--project", str(tmp_path), *args]))
+    assert_one_line_error(proc, says)
+
+
+def test_a_project_that_writes_no_manifest_is_one_line(tmp_path):
+    tc = usable("aarch64-linux-gnu-gcc")
+    project = tmp_path / "plain"
+    project.mkdir()
+    (project / "meson.build").write_text("project('plain', 'c')\ntest('t', executable('t', 't.c'))\n")
+    (project / "t.c").write_text("int main(void) { return 0; }\n")
+    proc = isaforge("test-qemu", "--project", str(project), "--toolchains", tc.name, "--qemu-cpu", "max")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    *progress, error = proc.stderr.strip().splitlines()  # the steps it got through, then the error
+    assert progress[-1] == f"{tc.name}: build"
+    assert error.startswith("isaforge: error: ") and "wrote no kernel manifest (isaforge-kernels-*.json)" in error
+
+
+# -- an engine proven end to end, and the verdicts on the traces its runs wrote --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def proven(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess[str], dict]:
+    """The small engine built for aarch64 with gcc and proven on cortex-a53 and max (with the cap walk)."""
+    tc = usable("aarch64-linux-gnu-gcc")
+    engine = write_engine(tmp_path_factory.mktemp("engines") / "tiny")
+    report = engine.parent / "r.json"
+    proc = isaforge("test-qemu", "--project", str(engine), "--toolchains", tc.name,
+                    "--qemu-cpu", "cortex-a53,max", "--json", str(report), cwd=engine.parent)  # fmt: skip
+    return engine, proc, json.loads(report.read_text()) if report.is_file() else {}
+
+
+def test_engine_is_proven_with_its_matrix_and_json(proven):
+    engine, proc, report = proven
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    lines = out.splitlines()
+    header = next(line for line in lines if line.strip().startswith("kernel"))
+    assert header.split() == ["kernel", "cortex-a53", "max", "caps", "on", "max"]
+    rows = {line.split()[0]: line.split()[1:] for line in lines if line.startswith("  ") and "_s8_" in line}
+    # most preferred first within dot_s8, then sum_s8
+    assert list(rows) == ["dot_s8_1x16_dotprod", "dot_s8_1x8_neon", "dot_s8_1x1_ref", "sum_s8_1x1_ref"]
+    assert rows["dot_s8_1x16_dotprod"] == ["·", "✓", "·"]  # refused on A53 and under every cap
+    assert rows["dot_s8_1x8_neon"] == ["✓", "-", "✓", "-dotprod"]  # dispatch's choice once dotprod is capped
+    assert rows["dot_s8_1x1_ref"] == ["-", "-", "✓", "-neon"]  # and the reference once neon is
+    assert "aarch64-linux-gnu-gcc: 4 kernels, 4 ran, ok (4 test runs)" in out
+    assert out.rstrip().splitlines()[-1].startswith("test-qemu: tiny: 1 build, proven in ")
+    assert report["builds"] == [
+        {
+            "target": "aarch64-linux-gnu",
+            "compiler": "gcc",
+            "builddir": str(engine / "build-isaforge" / "aarch64-linux-gnu-gcc"),
+        }
+    ]
+    dotprod = report["kernels"]["dot_s8_1x16_dotprod@aarch64-linux-gnu-gcc"]
+    assert dotprod["target"] == "aarch64-linux-gnu" and dotprod["compiler"] == "gcc"
+    assert dotprod["variant"] == "dotprod" and dotprod["ran"] == ["max"]
+    assert dotprod["refused"][0] == "cortex-a53" and dotprod["failures"] == []
+    assert report["kernels"]["dot_s8_1x1_ref@aarch64-linux-gnu-gcc"]["ran"] == [
+        "max:disable=" + ",".join(coverage.cap_order(CAT, "aarch64"))
+    ]
+    for key, kernel in report["kernels"].items():
+        assert kernel["ran"], key
+        assert kernel["variant"] == "ref" or kernel["refused"], key
+    # Nothing of the engine's is left in the tree it came from but the build directory.
+    assert sorted(p.name for p in engine.iterdir()) == ["build-isaforge", "engine.toml", "kernels", "meson.build",
+                                                       "test_tiny.c"]  # fmt: skip
+
+
+def _observed(engine: Path) -> list[tuple[Run, Trace]]:
+    """The runs test-qemu made and the traces they wrote (its logs folder), as the command judged them."""
+    logs = engine / "build-isaforge" / "aarch64-linux-gnu-gcc-logs"
+    runs = [Run("cortex-a53"), Run("max"), *coverage.cap_walk(CAT, "aarch64", {"neon", "dotprod"})]
+    return [(run, coverage.read_trace(run_files(logs, run)[0])) for run in runs]
+
+
+def test_verdicts_on_the_real_traces(proven):
+    engine, proc, _ = proven
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    observed = _observed(engine)
+    assert all(trace.ran for _, trace in observed)  # every run wrote its trace
+    (manifest,) = coverage.find_manifests(engine / "build-isaforge" / "aarch64-linux-gnu-gcc")
+    assert manifest.owner == "tiny" and manifest.arch == "aarch64" and manifest.compiler == "gcc"
+    results = coverage.evaluate(CAT, "aarch64", [manifest], observed)
+    assert [r.failures for r in results] == [[], [], [], []]
+
+    # The same traces against a catalogue that disagrees with what dispatch did: had the neon kernel needed dotprod,
+    # it ran where dotprod is absent (on A53, and on max with dotprod capped); had the dotprod kernel needed only
+    # neon, dispatch refused it where all it needs is there.
+    def lying(name: str, requires: set[str]) -> Manifest:
+        kernels = tuple(
+            Kernel(k.owner, k.name, k.op, k.variant, frozenset(requires)) if k.name == name else k
+            for k in manifest.kernels
+        )
+        return Manifest(manifest.path, manifest.owner, manifest.arch, manifest.compiler, kernels, {})
+
+    (_, neon, *_) = coverage.evaluate(CAT, "aarch64", [lying("dot_s8_1x8_neon", {"neon", "dotprod"})], observed)
+    assert neon.failures[0] == "dot_s8_1x8_neon ran on cortex-a53, which lacks dotprod"
+    assert [run.label for run in neon.wrong_runs] == ["cortex-a53", observed[2][0].label]
+    (dotprod, *_) = coverage.evaluate(CAT, "aarch64", [lying("dot_s8_1x16_dotprod", {"neon"})], observed)
+    assert dotprod.failures[0] == (
+        "dot_s8_1x16_dotprod was refused on cortex-a53, which has all it needs (neon): dispatch disagrees with "
+        "the catalogue"
+    )
+
+
+def test_a_kernel_no_test_reaches_fails(tmp_path):
+    tc = usable("aarch64-linux-gnu-gcc")
+    engine = write_engine(tmp_path / "tiny", call_sum=False)
+    report = tmp_path / "r.json"
+    proc = isaforge("test-qemu", "--project", str(engine), "--toolchains", tc.name, "--qemu-cpu", "cortex-a53,max",
+                    "--json", str(report))  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "  FAIL sum_s8_1x1_ref never ran in 4 test runs: no test calls its op, or dispatch never chose it" in (
+        proc.stdout
+    )
+    assert "aarch64-linux-gnu-gcc: 4 kernels, 3 ran, 1 kernel failing (4 test runs)" in proc.stdout
+    assert "FAILED (1 failure)" in proc.stdout.splitlines()[-1]
+    kernels = json.loads(report.read_text())["kernels"]
+    assert kernels["sum_s8_1x1_ref@aarch64-linux-gnu-gcc"]["ran"] == []
+    assert kernels["dot_s8_1x1_ref@aarch64-linux-gnu-gcc"]["failures"] == []
+
+
+def test_a_test_run_that_fails_names_its_model_and_cap(tmp_path):
+    tc = usable("arm-linux-gnueabihf-clang")
+    engine = write_engine(tmp_path / "tiny", fail_under_cap="dotprod")
+    proc = isaforge("test-qemu", "--project", str(engine), "--toolchains", tc.name, "--qemu-cpu", "cortex-a7,max")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    walk = coverage.cap_order(CAT, "arm")
+    cap = ",".join(walk[: walk.index("dotprod") + 1])
+    _, log = run_files(engine / "build-isaforge" / f"{tc.name}-logs", Run("max", tuple(cap.split(","))))
+    assert f"  FAIL the tests failed on max (ISAFORGE_DISABLE={cap}): exit status 1; full output in {log}" in (
+        proc.stdout
+    )
+    assert log.is_file()
+    assert f"{tc.name}: coverage not evaluated" in proc.stdout
+
+
+# -- the pure parts ---------------------------------------------------------------------------------------------------
+
+
+def test_cap_order_removes_the_most_advanced_feature_first():
+    assert coverage.cap_order(CAT, "aarch64") == [
+        "svebf16", "svei8mm", "sve2", "sve", "bf16", "i8mm", "dotprod", "fp16", "neon"
+    ]  # fmt: skip
+    assert coverage.cap_order(CAT, "arm") == ["bf16", "i8mm", "dotprod", "fp16", "neon"]
+    for arch in CAT.arches:
+        order = coverage.cap_order(CAT, arch)
+        for i, name in enumerate(order):  # nothing after a feature needs it
+            assert not any(name in CAT.implied_closure(arch, later) - {later} for later in order[i + 1 :])
+
+
+def test_cap_walk_keeps_only_the_steps_that_change_the_choice():
+    every = coverage.cap_walk(CAT, "aarch64")
+    assert len(every) == 9 and every[0] == Run("max", ("svebf16",)) and len(every[-1].disabled) == 9
+    kept = coverage.cap_walk(CAT, "aarch64", {"neon", "dotprod"})
+    assert [run.disabled[-1] for run in kept] == ["dotprod", "neon"]
+    assert kept[0].label == "max:disable=svebf16,svei8mm,sve2,sve,bf16,i8mm,dotprod"
+    assert [run.disabled[-1] for run in coverage.cap_walk(CAT, "arm", {"neon", "fp16", "i8mm"})] == [
+        "i8mm", "fp16", "neon"
+    ]  # fmt: skip
+
+
+def test_active_features_take_away_the_cap_and_what_needs_it():
+    assert coverage.active_features(CAT, "aarch64", Run("max", ("sve",))) == {"neon", "fp16", "dotprod", "i8mm", "bf16"}
+    assert coverage.active_features(CAT, "aarch64", Run("max", ("fp16",))) == {"neon", "dotprod", "i8mm", "bf16"}
+    assert coverage.active_features(CAT, "aarch64", Run("cortex-a53")) == {"neon"}
+
+
+def test_parse_trace_keeps_only_events():
+    trace = coverage.parse_trace("ran eng k1\nrefused eng k2\nran eng k1\nnoise\nran eng\nrefused isf gemm x\n")
+    assert trace.ran == {("eng", "k1")} and trace.refused == {("eng", "k2")}
+
+
+def _kernel(name: str, variant: str, requires: set[str], op: str = "dot_s8") -> Kernel:
+    return Kernel("eng", name, op, variant, frozenset(requires))
+
+
+KERNELS = (
+    _kernel("dot_s8_1x1_ref", "ref", set()),
+    _kernel("dot_s8_1x8_neon", "neon", {"neon"}),
+    _kernel("dot_s8_1x16_dotprod", "dotprod", {"neon", "dotprod"}),
+)
+MANIFEST = Manifest(Path("m.json"), "eng", "aarch64", "gcc", KERNELS, {"i8mm": "gcc cannot"})
+
+
+def test_matrix_cells_order_and_dropped_rows():
+    a53, max_ = Run("cortex-a53"), Run("max")
+    caps = coverage.cap_walk(CAT, "aarch64", {"neon", "dotprod"})
+    observed = [
+        (a53, coverage.parse_trace("ran eng dot_s8_1x8_neon\nrefused eng dot_s8_1x16_dotprod\n")),
+        (max_, coverage.parse_trace("ran eng dot_s8_1x1_ref\nran eng dot_s8_1x1_ref\nrefused eng dot_s8_1x8_neon\n")),
+        (caps[0], coverage.parse_trace("ran eng dot_s8_1x8_neon\nrefused eng dot_s8_1x16_dotprod\n")),
+        (caps[1], coverage.parse_trace("ran eng dot_s8_1x16_dotprod\n")),
+    ]
+    results = coverage.evaluate(CAT, "aarch64", [MANIFEST], observed)
+    text = coverage.matrix(CAT, results, [a53, max_], caps, MANIFEST.dropped)
+    rows = [line.split() for line in text.splitlines()]
+    assert rows[0] == ["kernel", "cortex-a53", "max", "caps", "on", "max"]
+    assert rows[1] == ["dot_s8_1x16_dotprod", "·", "-", "✗", "-neon"]  # ran with neon capped: a failure
+    assert rows[2] == ["dot_s8_1x8_neon", "✓", "!", "✓", "-dotprod"]  # refused on max, which has neon: a failure
+    assert rows[3] == ["dot_s8_1x1_ref", "-", "✓", "-"]
+    assert rows[4] == ["(i8mm", "kernels)", "not", "built", "not", "built", "not", "built"]
+    ref, neon, dotprod = results
+    assert ref.failures == []
+    assert neon.failures == [
+        "dot_s8_1x8_neon was refused on max, which has all it needs (neon): dispatch disagrees with the catalogue"
+    ]
+    assert dotprod.failures == [f"dot_s8_1x16_dotprod ran on {caps[1].label}, which lacks dotprod, neon"]
+    assert coverage.summary("b", results, 4) == "b: 3 kernels, 3 ran, 2 kernels failing (4 test runs)"
+
+
+def test_a_refusal_that_the_same_run_explains_is_no_failure():
+    """A test that caps itself (ENG_DISABLE in its own environment, isf_set_feature_mask) makes dispatch refuse a
+    kernel in its process only: the kernel (or one dispatch prefers to it) ran in another process of the run."""
+    ref, neon, dotprod = coverage.evaluate(CAT, "aarch64", [MANIFEST], [
+        (Run("max"), coverage.parse_trace("ran eng dot_s8_1x16_dotprod\nrefused eng dot_s8_1x16_dotprod\n"
+                                          "refused eng dot_s8_1x8_neon\nran eng dot_s8_1x1_ref\n")),
+    ])  # fmt: skip
+    assert (ref.failures, dotprod.failures) == ([], [])
+    assert neon.refused == [Run("max")] and neon.wrong_refusals == []
+    assert neon.failures == [
+        "dot_s8_1x8_neon never ran in 1 test run: no test calls its op, or dispatch never chose it"
+    ]
+
+
+def test_report_keys_and_owner_prefix_on_a_clash():
+    run = Run("max")
+    results = coverage.evaluate(
+        CAT, "aarch64", [MANIFEST, Manifest(Path("n.json"), "two", "aarch64", "gcc", (Kernel("two", "dot_s8_1x1_ref",
+        "dot_s8", "ref", frozenset()),), {})], [(run, coverage.parse_trace("ran eng dot_s8_1x1_ref\n"))]
+    )  # fmt: skip
+    report = coverage.report([coverage.BuildReport("aarch64-linux-gnu", "gcc", Path("/b"), tuple(results))])
+    assert report["builds"] == [{"target": "aarch64-linux-gnu", "compiler": "gcc", "builddir": "/b"}]
+    assert set(report["kernels"]) == {
+        "eng:dot_s8_1x1_ref@aarch64-linux-gnu-gcc",
+        "two:dot_s8_1x1_ref@aarch64-linux-gnu-gcc",
+        "dot_s8_1x8_neon@aarch64-linux-gnu-gcc",
+        "dot_s8_1x16_dotprod@aarch64-linux-gnu-gcc",
+    }
+    assert report["kernels"]["eng:dot_s8_1x1_ref@aarch64-linux-gnu-gcc"]["ran"] == ["max"]
+
+
+def test_manifests_of_dependencies_are_left_out_and_broken_ones_are_one_line(tmp_path):
+    good = {"owner": "eng", "arch": "aarch64", "compiler": "gcc", "catalogue": "/e.toml", "kernels": [], "dropped": {}}
+    for folder in ("", "sub", "subprojects/isaforge", "_deps/isaforge-build"):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / folder / f"isaforge-kernels-{folder.split('/')[0] or 'eng'}.json").write_text(json.dumps(good))
+    assert [m.path.relative_to(tmp_path).as_posix() for m in coverage.find_manifests(tmp_path)] == [
+        "isaforge-kernels-eng.json", "sub/isaforge-kernels-sub.json"
+    ]  # fmt: skip
+    (tmp_path / "isaforge-kernels-eng.json").write_text('{"owner": "eng", "kernels": []}')
+    with pytest.raises(IsaforgeError, match=r"isaforge-kernels-eng.json: manifest field 'arch' missing"):
+        coverage.find_manifests(tmp_path)
+    (tmp_path / "isaforge-kernels-eng.json").write_text("{")
+    with pytest.raises(IsaforgeError, match=r"isaforge-kernels-eng.json: not a readable kernel manifest"):
+        coverage.find_manifests(tmp_path)
