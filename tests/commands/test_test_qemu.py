@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -332,6 +333,53 @@ def test_a_test_run_that_fails_names_its_model_and_cap(tmp_path):
     )
     assert log.is_file()
     assert f"{tc.name}: coverage not evaluated" in proc.stdout
+
+
+# -- the example engines and libisaforge itself ------------------------------------------------------------------------
+
+# One toolchain per arch, on its baseline-only model and max: the default slice (`make ci` runs them all).
+SLICE = ["aarch64-linux-gnu-gcc", "arm-linux-gnueabihf-clang"]
+EXAMPLES = sorted(p.name for p in (REPO / "examples").glob("engine-*") if p.is_dir())
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_example_engine_copied_outside_the_tree_is_proven(example, tmp_path):
+    for name in SLICE:
+        usable(name)
+    copy = tmp_path / example
+    shutil.copytree(REPO / "examples" / example, copy, symlinks=True)  # its subprojects/isaforge link now dangles
+    report = tmp_path / "r.json"
+    proc = isaforge("test-qemu", "--project", str(copy), "--toolchains", ",".join(SLICE),
+                    "--qemu-cpu", "cortex-a53,cortex-a7,max", "--json", str(report), cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    print(proc.stdout)
+    data = json.loads(report.read_text())
+    assert [(b["target"], b["compiler"]) for b in data["builds"]] == [tuple(n.rsplit("-", 1)) for n in SLICE]
+    assert {key.split("@")[1] for key in data["kernels"]} == set(SLICE)
+    for key, kernel in data["kernels"].items():
+        assert kernel["ran"], key  # every kernel ran on at least one model
+        assert kernel["variant"] == "ref" or kernel["refused"], key  # and all but the references were refused once
+        assert kernel["failures"] == [], key
+
+
+def test_libisaforge_is_its_own_first_client(tmp_path):
+    """`make test-qemu` in a slice: the checkout as the project, its Meson suite (test_every_kernel among it) on the
+    baseline model and max, down the cap walk; every kernel of the catalogue that the build made is proven."""
+    tc = usable("arm-linux-gnueabihf-clang")
+    report = tmp_path / "r.json"
+    proc = isaforge("test-qemu", "--project", str(REPO), "--toolchains", tc.name, "--qemu-cpu", "cortex-a7,max",
+                    "--json", str(report), "--builddir-root", str(tmp_path / "builds"))  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    print(proc.stdout)
+    data = json.loads(report.read_text())
+    manifest = json.loads((tmp_path / "builds" / tc.name / "isaforge-kernels-isf.json").read_text())
+    assert {f"{k['name']}@{tc.name}" for k in manifest["kernels"]} == set(data["kernels"])
+    assert not (tmp_path / "builds" / f"{tc.name}-install").exists()  # the library is the project: nothing installed
+    for key, kernel in data["kernels"].items():
+        assert kernel["owner"] == "isf" and kernel["failures"] == [], key
+        # test_every_kernel runs each kernel max can run there, whatever dispatch prefers
+        assert "max" in kernel["ran"], key
+    assert f"{tc.name}: {len(data['kernels'])} kernels, {len(data['kernels'])} ran, ok" in proc.stdout
 
 
 # -- the pure parts ---------------------------------------------------------------------------------------------------
