@@ -120,7 +120,9 @@ def _cmake_configure(pb: ProjectBuild, env: Mapping[str, str]) -> list[str]:
            f"-DCMAKE_TOOLCHAIN_FILE={toolchain_file(pb)}", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
            "-DCMAKE_BUILD_TYPE=Release"]  # fmt: skip
     if pb.prefix is not None:
-        cmd.append(f"-DCMAKE_PREFIX_PATH={pb.prefix}")
+        # A find root too: pkg-config's imported targets (pkg_check_modules) look their libraries up with
+        # find_library, which the toolchain file keeps to the roots.
+        cmd += [f"-DCMAKE_PREFIX_PATH={pb.prefix}", f"-DCMAKE_FIND_ROOT_PATH={pb.prefix}"]
     return cmd
 
 

@@ -157,9 +157,58 @@ test('tiny', executable('test_tiny', 'test_tiny.c', link_with: tiny, dependencie
 """
 
 
-def write_engine(root: Path, call_sum: bool = True, fail_under_cap: str = "") -> Path:
+# The same engine for CMake, reading isaforge's pkg-config file (found through CMAKE_PREFIX_PATH, which test-qemu
+# sets to the installed prefix) and running the generator itself: no isaforge CMake helper needed.
+CMAKE_LISTS = """\
+cmake_minimum_required(VERSION 3.24)
+project(tiny C)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(ISAFORGE REQUIRED IMPORTED_TARGET isaforge)
+pkg_get_variable(generator isaforge isaforge_enginegen)
+pkg_get_variable(engine_dir isaforge isaforge_engine_dir)
+pkg_get_variable(baseline isaforge isaforge_baseline)
+separate_arguments(baseline UNIX_COMMAND "${{baseline}}")
+add_compile_options(${{baseline}})
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+set(cc ${{CMAKE_C_COMPILER}})
+if(CMAKE_C_COMPILER_TARGET)
+  list(APPEND cc --target=${{CMAKE_C_COMPILER_TARGET}})
+endif()
+execute_process(COMMAND ${{Python3_EXECUTABLE}} ${{generator}} ${{CMAKE_CURRENT_SOURCE_DIR}}/engine.toml
+  -o ${{CMAKE_CURRENT_BINARY_DIR}} --cc ${{cc}} OUTPUT_VARIABLE out COMMAND_ERROR_IS_FATAL ANY)
+string(REPLACE "\\n" ";" lines "${{out}}")
+set(libs)
+foreach(line IN LISTS lines)
+  if(line STREQUAL "")
+    continue()
+  endif()
+  string(REPLACE "|" ";" fields "${{line}}")
+  list(GET fields 0 name)
+  list(GET fields 1 flags)
+  list(GET fields 2 sources)
+  separate_arguments(flags UNIX_COMMAND "${{flags}}")
+  separate_arguments(sources UNIX_COMMAND "${{sources}}")
+  add_library(${{name}} STATIC ${{sources}})
+  target_compile_options(${{name}} PRIVATE ${{flags}})
+  target_include_directories(${{name}} PRIVATE ${{CMAKE_CURRENT_BINARY_DIR}})
+  target_link_libraries(${{name}} PRIVATE PkgConfig::ISAFORGE)
+  list(APPEND libs ${{name}})
+endforeach()
+add_library(tiny STATIC ${{engine_dir}}/engine_dispatch.c)
+target_include_directories(tiny PUBLIC ${{CMAKE_CURRENT_BINARY_DIR}})
+target_link_libraries(tiny PUBLIC "$<LINK_LIBRARY:WHOLE_ARCHIVE,${{libs}}>" PkgConfig::ISAFORGE)
+add_executable(test_tiny test_tiny.c)
+target_compile_definitions(test_tiny PRIVATE {defines})
+target_link_libraries(test_tiny PRIVATE tiny)
+enable_testing()
+add_test(NAME tiny COMMAND test_tiny)
+"""
+
+
+def write_engine(root: Path, call_sum: bool = True, fail_under_cap: str = "", cmake: bool = False) -> Path:
     """The engine: dot_s8 in ref/neon/dotprod on both arches, sum_s8 in ref only; its test checks both ops' results
-    (sum_s8 only when `call_sum`) and fails when ISAFORGE_DISABLE names `fail_under_cap`."""
+    (sum_s8 only when `call_sum`) and fails when ISAFORGE_DISABLE names `fail_under_cap`. Built with Meson, or with
+    CMake when `cmake`."""
     root.mkdir(parents=True)
     (root / "engine.toml").write_text(ENGINE_TOML.format(called="called" if call_sum else "never called"))
     (root / "kernels" / "reference").mkdir(parents=True)
@@ -171,6 +220,10 @@ def write_engine(root: Path, call_sum: bool = True, fail_under_cap: str = "") ->
             folder.mkdir(parents=True)
             (folder / f"{name}.c").write_text(text)
     (root / "test_tiny.c").write_text(TEST_C)
+    if cmake:
+        defines = f'CALL_SUM={int(call_sum)} FAIL_UNDER_CAP="{fail_under_cap}"'
+        (root / "CMakeLists.txt").write_text(CMAKE_LISTS.format(defines=defines))
+        return root
     c_args = [f"-DCALL_SUM={int(call_sum)}", f'-DFAIL_UNDER_CAP="{fail_under_cap}"']
     (root / "meson.build").write_text(MESON_BUILD.format(c_args=repr(c_args)))
     return root
@@ -301,6 +354,27 @@ def test_verdicts_on_the_real_traces(proven):
         "dot_s8_1x16_dotprod was refused on cortex-a53, which has all it needs (neon): dispatch disagrees with "
         "the catalogue"
     )
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is needed: apt-get install cmake")
+def test_a_cmake_engine_is_proven_with_ctest(tmp_path):
+    tc = usable("arm-linux-gnueabihf-gcc")
+    engine = write_engine(tmp_path / "tiny", cmake=True)
+    report = tmp_path / "r.json"
+    proc = isaforge("test-qemu", "--project", str(engine), "--toolchains", tc.name, "--qemu-cpu", "cortex-a15,max",
+                    "--json", str(report))  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    builddir = engine / "build-isaforge" / tc.name
+    assert (builddir / "CMakeCache.txt").is_file() and (builddir / "compile_commands.json").is_file()
+    cache = (builddir / "CMakeCache.txt").read_text()
+    assert f"CMAKE_TOOLCHAIN_FILE:FILEPATH={engine / 'build-isaforge' / tc.name}.cmake" in cache
+    assert "CMAKE_BUILD_TYPE:STRING=Release" in cache
+    log = (engine / "build-isaforge" / f"{tc.name}-logs" / "test-cortex-a15.log").read_text()
+    assert "ctest" in log.splitlines()[0] and "100% tests passed" in log
+    assert "arm-linux-gnueabihf-gcc: 4 kernels, 4 ran, ok" in proc.stdout
+    kernels = json.loads(report.read_text())["kernels"]
+    assert kernels["dot_s8_1x8_neon@arm-linux-gnueabihf-gcc"]["ran"][0] == "cortex-a15"
+    assert kernels["dot_s8_1x16_dotprod@arm-linux-gnueabihf-gcc"]["refused"][0] == "cortex-a15"
 
 
 def test_a_kernel_no_test_reaches_fails(tmp_path):

@@ -15,10 +15,12 @@ set(CMAKE_STRIP "arm-linux-gnueabihf-strip" CACHE FILEPATH "strip (isaforge cata
 # Programs built for the target run under QEMU user mode: ctest, add_custom_command and try_run use it.
 set(CMAKE_CROSSCOMPILING_EMULATOR "qemu-arm;-L;/usr/arm-linux-gnueabihf")
 
-# Libraries and headers for the target come from its sysroot only, programs from this machine. Packages
-# (find_package) also from CMAKE_PREFIX_PATH as given: an installed isaforge (or any cross-built dependency)
-# lives outside the sysroot.
-set(CMAKE_FIND_ROOT_PATH "/usr/arm-linux-gnueabihf")
+# Libraries and headers for the target come from its sysroot (and the roots given with
+# -DCMAKE_FIND_ROOT_PATH=<prefix>, where a cross-built dependency such as an installed isaforge lives),
+# programs from this machine; config packages (find_package) also from CMAKE_PREFIX_PATH as given.
+if(NOT "/usr/arm-linux-gnueabihf" IN_LIST CMAKE_FIND_ROOT_PATH)
+  list(APPEND CMAKE_FIND_ROOT_PATH "/usr/arm-linux-gnueabihf")
+endif()
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
