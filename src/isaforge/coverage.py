@@ -323,6 +323,7 @@ class BuildReport:
     builddir: Path
     results: tuple[KernelResult, ...]
     error: str = ""  # why the build has no coverage (its tests failed, it did not build)
+    dropped: dict[str, str] = field(default_factory=dict, compare=False)  # variants not built, and why
 
 
 def _unique(labels: Iterable[str]) -> list[str]:
@@ -330,8 +331,9 @@ def _unique(labels: Iterable[str]) -> list[str]:
 
 
 def report(builds: Sequence[BuildReport]) -> dict:
-    """`{"builds": [...], "kernels": {"<kernel>@<triple>-<compiler>": {...}}}`; the same kernel name of two owners in
-    one build is told apart by an `<owner>:` prefix."""
+    """`{"builds": [...], "kernels": {"<kernel>@<triple>-<compiler>": {...}}}`; a build that failed says why
+    (`error`), one that left variants out says which (`dropped`). The same kernel name of two owners in one build is
+    told apart by an `<owner>:` prefix."""
     kernels: dict[str, dict] = {}
     for b in builds:
         names = [r.kernel.name for r in b.results]
@@ -355,6 +357,7 @@ def report(builds: Sequence[BuildReport]) -> dict:
                 "compiler": b.compiler,
                 "builddir": str(b.builddir),
                 **({"error": b.error} if b.error else {}),
+                **({"dropped": b.dropped} if b.dropped else {}),
             }
             for b in builds
         ],

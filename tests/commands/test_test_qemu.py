@@ -550,8 +550,14 @@ def test_report_keys_and_owner_prefix_on_a_clash():
         CAT, "aarch64", [MANIFEST, Manifest(Path("n.json"), "two", "aarch64", "gcc", (Kernel("two", "dot_s8_1x1_ref",
         "dot_s8", "ref", frozenset()),), {})], [(run, coverage.parse_trace("ran eng dot_s8_1x1_ref\n"))]
     )  # fmt: skip
-    report = coverage.report([coverage.BuildReport("aarch64-linux-gnu", "gcc", Path("/b"), tuple(results))])
-    assert report["builds"] == [{"target": "aarch64-linux-gnu", "compiler": "gcc", "builddir": "/b"}]
+    report = coverage.report([
+        coverage.BuildReport("aarch64-linux-gnu", "gcc", Path("/b"), tuple(results), dropped={"i8mm": "gcc cannot"}),
+        coverage.BuildReport("arm-linux-gnueabihf", "gcc", Path("/c"), (), error="the tests failed on max"),
+    ])  # fmt: skip
+    assert report["builds"] == [
+        {"target": "aarch64-linux-gnu", "compiler": "gcc", "builddir": "/b", "dropped": {"i8mm": "gcc cannot"}},
+        {"target": "arm-linux-gnueabihf", "compiler": "gcc", "builddir": "/c", "error": "the tests failed on max"},
+    ]
     assert set(report["kernels"]) == {
         "eng:dot_s8_1x1_ref@aarch64-linux-gnu-gcc",
         "two:dot_s8_1x1_ref@aarch64-linux-gnu-gcc",

@@ -8,7 +8,8 @@ CPU model of the arch (QEMU_CPU), and on `max` once per step of the cap walk (IS
 advanced remaining feature, down to the reference), each run with ISAFORGE_TRACE recording which kernels ran and
 which dispatch refused. The kernels are those the build's manifests (isaforge-kernels-<owner>.json) list. Fails
 (exit 1) when a test run fails, a built kernel never ran, a kernel ran on a model (or under a cap) without one of its
-features, or dispatch refused a kernel whose features were all there.
+features, or dispatch refused a kernel whose features were all there (and nothing else in that run ran it or an op
+kernel dispatch prefers to it).
 """
 
 from __future__ import annotations
@@ -95,8 +96,10 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
-def _slug(label: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", label)
+def run_files(logs: Path, run: coverage.Run) -> tuple[Path, Path]:
+    """The trace file and the log of one test run."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", run.label)
+    return logs / f"trace-{slug}.txt", logs / f"test-{slug}.log"
 
 
 def run_env(run: coverage.Run, trace: Path, owners: list[str]) -> dict[str, str]:
@@ -112,7 +115,7 @@ def run_env(run: coverage.Run, trace: Path, owners: list[str]) -> dict[str, str]
 
 def prove(
     cat: Catalogue, project: projects.Project, tc: Toolchain, models: list[str], root: Path, status: ui.StatusLine
-) -> tuple[coverage.BuildReport, list[coverage.Run], list[coverage.Run], dict[str, str]]:
+) -> tuple[coverage.BuildReport, list[coverage.Run], list[coverage.Run]]:
     """Build one toolchain's project and run its tests on every run; the report (with `error` when a run failed)."""
     prefix = None
     if not project.is_isaforge:
@@ -138,8 +141,7 @@ def prove(
     error = ""
     for run in [*models_runs, *caps]:
         status.step(tc.name, f"tests on {run.label}")
-        trace = pb.logs / f"trace-{_slug(run.label)}.txt"
-        log = pb.logs / f"test-{_slug(run.label)}.log"
+        trace, log = run_files(pb.logs, run)
         trace.unlink(missing_ok=True)
         code = projects.run_tests(pb, run_env(run, trace, owners), log)
         if code != 0:
@@ -149,8 +151,8 @@ def prove(
         observed.append((run, coverage.read_trace(trace)))
     results = () if error else tuple(coverage.evaluate(cat, tc.arch.name, manifests, observed))
     dropped = {v: r for m in manifests for v, r in m.dropped.items()}
-    report = coverage.BuildReport(tc.triple, tc.compiler.name, pb.directory, results, error)
-    return report, models_runs, caps, dropped
+    report = coverage.BuildReport(tc.triple, tc.compiler.name, pb.directory, results, error, dropped)
+    return report, models_runs, caps
 
 
 def run(args: argparse.Namespace) -> int:
@@ -174,10 +176,10 @@ def run(args: argparse.Namespace) -> int:
             if not models[tc.arch.name]:
                 print(f"{tc.name}: skipped: no selected CPU model of {tc.arch.name} (--qemu-cpu)")
                 continue
-            report, model_runs, caps, dropped = prove(cat, project, tc, models[tc.arch.name], root, status)
+            report, model_runs, caps = prove(cat, project, tc, models[tc.arch.name], root, status)
             status.finish(tc.name, f"{tc.name}: {len(model_runs) + len(caps)} test runs done")
             reports.append(report)
-            failures += _print_build(cat, report, model_runs, caps, dropped)
+            failures += _print_build(cat, report, model_runs, caps)
     finally:
         status.close()
     if args.json:
@@ -198,7 +200,6 @@ def _print_build(
     report: coverage.BuildReport,
     model_runs: list[coverage.Run],
     caps: list[coverage.Run],
-    dropped: dict[str, str],
 ) -> int:
     """The build's matrix and failures; the number of failures."""
     name = f"{report.target}-{report.compiler}"
@@ -207,8 +208,8 @@ def _print_build(
         print(f"  FAIL {report.error}")
         print(f"{name}: coverage not evaluated")
         return 1
-    print(coverage.matrix(cat, report.results, model_runs, caps, dropped))
-    for variant, reason in sorted(dropped.items()):
+    print(coverage.matrix(cat, report.results, model_runs, caps, report.dropped))
+    for variant, reason in sorted(report.dropped.items()):
         print(f"  not built: {variant}: {reason}")
     failing = [f for r in report.results for f in r.failures]
     for failure in failing:
