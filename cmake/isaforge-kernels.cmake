@@ -78,6 +78,13 @@ function(isaforge_add_kernel_library target)
     endif()
     message(FATAL_ERROR "${_err}")
   endif()
+  if(NOT _err STREQUAL "")
+    # e.g. "enginegen: variant i8mm dropped: <compiler> cannot compile i8mm code with …"
+    string(REPLACE "\n" ";" _notes "${_err}")
+    foreach(_note IN LISTS _notes)
+      message(STATUS "${_note}")
+    endforeach()
+  endif()
 
   # stdout: one library per line, `libname|c_args|sources`; the dispatch library (baseline, no flags) is last.
   string(STRIP "${_out}" _out)
@@ -139,6 +146,7 @@ function(isaforge_add_kernel_library target)
     PUBLIC_HEADER "${_header}"
     ISAFORGE_GENERATED_DIR "${_outdir}"
     ISAFORGE_MANIFEST "${_outdir}/isaforge-kernels-${_name}.json")
+  message(STATUS "${_who}: ${_libs} (${_catalogue}, generator ${ISAFORGE_ENGINEGEN})")
   list(REMOVE_DUPLICATES _depends)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_depends})
 endfunction()
