@@ -11,7 +11,7 @@ TOOLCHAINS ?=
 # without the tests marked slow. The rest (every other CPU model, the debug + UBSan builds, the slow tests) is in
 # `make ci`. PYTEST_ARGS= (empty) runs the whole suite on every model.
 SLICE_CPUS ?= cortex-a53,cortex-a7,max
-PYTEST_ARGS ?= --qemu-cpu $(SLICE_CPUS) -m "not slow"
+PYTEST_ARGS ?= --isaforge-qemu-cpu $(SLICE_CPUS) -m "not slow"
 # make ci: cells at the same time (-j), and a cell selection (isaforge matrix run --only; e.g. ONLY='compiler=clang').
 JOBS ?= 1
 ONLY ?=

@@ -2,7 +2,8 @@
 #
 # An engine's kernels, declared in its catalogue (docs/engines.md), built the way libisaforge builds its own: at
 # configure time isaforge's generator (ISAFORGE_ENGINEGEN, enginegen.py) probes every variant with this project's C
-# compiler and writes the dispatch source and header into <binary dir>/<target>-isaforge/; then each library it
+# compiler and writes the engine's header (<name>_dispatch.h) and dispatch code (isaforge_engine.inc, compiled
+# through the generator's fixed engine_dispatch.c) into <binary dir>/<target>-isaforge/; then each library it
 # names gets an OBJECT library compiled with that variant's flags only, and <target> is a static library holding
 # all their objects (nothing to link whole, nothing for the linker to drop) with
 #   PUBLIC   the generated directory (<name>_dispatch.h) and isaforge::isaforge
@@ -39,6 +40,13 @@ function(isaforge_add_kernel_library target)
   if(NOT ISAFORGE_ENGINEGEN OR NOT EXISTS "${ISAFORGE_ENGINEGEN}")
     _isaforge_fail("${_who}: the generator '${ISAFORGE_ENGINEGEN}' does not exist; set ISAFORGE_ENGINEGEN (-D or \
 environment) to isaforge's enginegen.py")
+  endif()
+  # The dispatch is the generator's fixed engine_dispatch.c, which includes the isaforge_engine.inc generated here.
+  get_filename_component(_dispatch "${ISAFORGE_ENGINEGEN}" DIRECTORY)
+  set(_dispatch "${_dispatch}/engine_dispatch.c")
+  if(NOT EXISTS "${_dispatch}")
+    _isaforge_fail("${_who}: no ${_dispatch} next to the generator; ISAFORGE_ENGINEGEN must name the enginegen.py of \
+an isaforge install (or checkout) with its engine_dispatch.c")
   endif()
   # The generator reads TOML with the standard library's tomllib.
   find_package(Python3 3.11 COMPONENTS Interpreter REQUIRED)
@@ -91,12 +99,12 @@ environment) to isaforge's enginegen.py")
     endforeach()
   endif()
 
-  # stdout: one library per line, `libname|c_args|sources`; the dispatch library (baseline, no flags) is last.
+  # stdout: one library per line, `libname|c_args|sources`; the references' (<name>_reference, at the baseline) last.
   string(STRIP "${_out}" _out)
   string(REPLACE "\n" ";" _lines "${_out}")
   set(_libs "")
   set(_depends "${_catalogue}" "${ISAFORGE_ENGINEGEN}")
-  set(_header "")
+  set(_name "")
   foreach(_line IN LISTS _lines)
     if(NOT _line MATCHES "^([^|]+)\\|([^|]*)\\|(.+)$")
       _isaforge_fail("${_who}: cannot read the generator's line '${_line}' (want libname|c_args|sources)")
@@ -109,9 +117,6 @@ environment) to isaforge's enginegen.py")
         # Preprocessed assembly through the C compiler driver, with the same flags, and no ASM language needed.
         set_source_files_properties("${_src}" PROPERTIES LANGUAGE C)
       endif()
-      if(_src MATCHES "_dispatch\\.c$")
-        string(REGEX REPLACE "\\.c$" ".h" _header "${_src}")
-      endif()
       # A kernel file added or removed changes its directory (and a new variant directory, the arch directory).
       get_filename_component(_dir "${_src}" DIRECTORY)
       if(NOT _dir STREQUAL _outdir)
@@ -119,11 +124,13 @@ environment) to isaforge's enginegen.py")
         list(APPEND _depends "${_dir}" "${_parent}")
       endif()
     endforeach()
-    add_library(${_lib} OBJECT ${_srcs})
     if(NOT _args MATCHES "-DISAFORGE_VARIANT=")
-      # The dispatch and reference objects: the baseline, like the engine's own code.
+      # The references and the dispatch: at the baseline, like the engine's own code.
+      string(REGEX REPLACE "_reference$" "" _name "${_lib}")
+      list(APPEND _srcs "${_dispatch}")
       set(_args ${ISAFORGE_BASELINE_C_FLAGS} ${_args})
     endif()
+    add_library(${_lib} OBJECT ${_srcs})
     target_compile_options(${_lib} PRIVATE ${_args})
     target_include_directories(${_lib} PRIVATE "${_outdir}")
     target_link_libraries(${_lib} PRIVATE isaforge::isaforge)
@@ -131,8 +138,8 @@ environment) to isaforge's enginegen.py")
     set_target_properties(${_lib} PROPERTIES EXPORT_COMPILE_COMMANDS ON)
     list(APPEND _libs ${_lib})
   endforeach()
-  if(NOT _libs OR _header STREQUAL "")
-    _isaforge_fail("${_who}: the generator named no dispatch library (<name>_dispatch.c)")
+  if(_name STREQUAL "")
+    _isaforge_fail("${_who}: the generator named no reference library (<name>_reference)")
   endif()
 
   add_library(${target} STATIC)
@@ -142,13 +149,10 @@ environment) to isaforge's enginegen.py")
   target_include_directories(${target} PUBLIC "$<BUILD_INTERFACE:${_outdir}>")
   target_link_libraries(${target} PUBLIC isaforge::isaforge)
   target_compile_options(${target} PRIVATE ${ISAFORGE_BASELINE_C_FLAGS})
-  # <name>_dispatch.h names the engine, and so its manifest.
-  get_filename_component(_name "${_header}" NAME_WE)
-  string(REGEX REPLACE "_dispatch$" "" _name "${_name}")
   set_target_properties(${target} PROPERTIES
     LINKER_LANGUAGE C
     EXPORT_COMPILE_COMMANDS ON
-    PUBLIC_HEADER "${_header}"
+    PUBLIC_HEADER "${_outdir}/${_name}_dispatch.h"
     ISAFORGE_GENERATED_DIR "${_outdir}"
     ISAFORGE_MANIFEST "${_outdir}/isaforge-kernels-${_name}.json")
   message(STATUS "${_who}: ${_libs} (${_catalogue}, generator ${ISAFORGE_ENGINEGEN})")

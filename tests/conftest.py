@@ -1,4 +1,5 @@
-"""Shared helpers: the isaforge pytest plugin (entry point) provides builds, QEMU runs and target parametrization."""
+"""Shared helpers: the isaforge pytest plugin (opted in by pyproject.toml's addopts) provides builds, QEMU runs and
+target parametrization."""
 
 from __future__ import annotations
 

@@ -86,7 +86,9 @@ def test_script_mode_runs_without_the_package_installed(tmp_path) -> None:
         cwd=tmp_path,
         check=True,
     ).stdout
-    assert out.splitlines()[0] == "neon|-march=armv7-a -mfpu=neon-vfpv4 -mfloat-abi=hard -mfp16-format=ieee|neon|0"
+    assert out.splitlines()[0] == (
+        "neon|-march=armv7-a -mfpu=neon-vfpv4 -mfloat-abi=hard -mfp16-format=ieee -DISAFORGE_VARIANT=neon|neon|0"
+    )
 
 
 def test_script_mode_error_is_one_line() -> None:

@@ -81,13 +81,13 @@ def test_generates_libraries_dispatch_and_manifest(tmp_path):
     assert proc.returncode == 0, proc.stderr
     lines = [line.split("|") for line in proc.stdout.splitlines()]
     by_name = {name: (flags.split(), sources.split()) for name, flags, sources in lines}
-    assert list(by_name) == ["eng_aarch64_neon", "eng_aarch64_dotprod", "eng_dispatch"]
+    assert list(by_name) == ["eng_aarch64_neon", "eng_aarch64_dotprod", "eng_reference"]
     flags, sources = by_name["eng_aarch64_dotprod"]
     assert flags == ["-march=armv8.2-a+dotprod", "-DISAFORGE_VARIANT=dotprod"]
     assert [Path(s).name for s in sources] == ["dot_s8_1x16x4_dotprod.c"]
-    # the aarch32 kernel stays out of an aarch64 build; the dispatch library is at the baseline, with the reference
-    assert by_name["eng_dispatch"][0] == []
-    assert [Path(s).name for s in by_name["eng_dispatch"][1]] == ["eng_dispatch.c", "dot_s8_1x1_ref.c"]
+    # the aarch32 kernel stays out of an aarch64 build; the references are at the baseline
+    assert by_name["eng_reference"][0] == []
+    assert [Path(s).name for s in by_name["eng_reference"][1]] == ["dot_s8_1x1_ref.c"]
     manifest = json.loads((out / "isaforge-kernels-eng.json").read_text())
     assert manifest["owner"] == "eng" and manifest["arch"] == "aarch64" and manifest["compiler"] == "gcc"
     assert [k["name"] for k in manifest["kernels"]] == ["dot_s8_1x16x4_dotprod", "dot_s8_1x16_neon", "dot_s8_1x1_ref"]
@@ -104,7 +104,8 @@ def test_generated_sources_compile_with_the_kernels(tmp_path):
     proc = run(toml, out)
     assert proc.returncode == 0, proc.stderr
     include = Path(__file__).resolve().parents[1] / "include"
-    for name, flags, sources in (line.split("|") for line in proc.stdout.splitlines()):
+    lines = [*proc.stdout.splitlines(), f"dispatch||{enginegen.DISPATCH_SOURCE}"]
+    for name, flags, sources in (line.split("|") for line in lines):
         for source in sources.split():
             obj = tmp_path / f"{name}-{Path(source).stem}.o"
             cmd = [*GCC64, "-std=c11", "-Wall", "-Werror", *flags.split(), "-I", str(out), "-I", str(include)]
@@ -169,13 +170,21 @@ def test_a_variant_the_compiler_cannot_build(tmp_path):
     assert "variant dotprod dropped" in proc.stderr
     manifest = json.loads((tmp_path / "out-b/isaforge-kernels-eng.json").read_text())
     assert "dotprod" in manifest["dropped"]
-    assert [line.split("|")[0] for line in proc.stdout.splitlines()] == ["eng_dispatch"]
+    assert [line.split("|")[0] for line in proc.stdout.splitlines()] == ["eng_reference"]
 
 
 def test_missing_catalogue_and_compiler(tmp_path):
     one_line_error(run(tmp_path / "nope.toml", tmp_path / "out"), "nope.toml", "no such file")
     toml = make_engine(tmp_path / "e", GOOD)
     one_line_error(run(toml, tmp_path / "out", "no-such-cc"), "cannot run the compiler no-such-cc")
+
+
+def test_one_engine_per_output_directory(tmp_path):
+    out = tmp_path / "out"
+    assert run(make_engine(tmp_path / "a", GOOD), out).returncode == 0
+    other = make_engine(tmp_path / "b", GOOD)
+    other.write_text(other.read_text().replace('name = "eng"', 'name = "other"'))
+    one_line_error(run(other, out), "already holds the dispatch of engine eng", "its own directory")
 
 
 def test_regenerating_leaves_unchanged_files_alone(tmp_path):

@@ -169,6 +169,16 @@ def test_render_conan_profile(tc):
         assert env["CXX"] == f"{tc.triple}-g++"
 
 
+@pytest.mark.parametrize("tc", ALL, ids=IDS)
+def test_render_conan_profile_with_the_machine_file_by_absolute_path(tc, tmp_path):
+    text = toolchains.render_conan_profile(tc, tmp_path / "x" / "..")
+    conf = dict(line.split("=", 1) for line in _sections(text)["conf"])
+    included = json.loads(conf["tools.meson.mesontoolchain:extra_machine_files"])
+    assert included == [str(tmp_path.resolve() / f"{tc.triple}-qemu.ini")]
+    assert "profile_dir" not in text
+    assert f"({included[0]})" in text  # the comment names it too
+
+
 @pytest.mark.parametrize("arch", list(load().arches))
 def test_render_qemu_machine_file(arch):
     spec = load().arch(arch)

@@ -42,8 +42,15 @@ _DEFAULT_QEMU_CPU = "max"
 _EXE_WRAPPER_CONF = "user.isaforge:exe_wrapper"
 # Where meson.build installs the generator (and the modules it imports); the tool package holds the same files.
 _GENERATOR_DIR = os.path.join("share", "isaforge", "python", "isaforge")
-_GENERATOR_FILES = ("__init__.py", "enginegen.py", "catalogue.py", "catalogue_entries.py", "errors.py", "isa.toml")
-_CMAKE_DIR = os.path.join("lib", "cmake", "isaforge")
+_GENERATOR_FILES = (
+    "__init__.py",
+    "enginegen.py",
+    "engine_dispatch.c",
+    "catalogue.py",
+    "catalogue_entries.py",
+    "errors.py",
+    "isa.toml",
+)
 # What meson.build reads from the source tree (check: conan create builds from exactly this).
 _SOURCES = (
     "meson.build",
@@ -62,6 +69,7 @@ _SOURCES = (
     "src/isaforge/catalogue_entries.py",
     "src/isaforge/codegen.py",
     "src/isaforge/enginegen.py",
+    "src/isaforge/engine_dispatch.c",
     "src/isaforge/inst.py",
     "src/isaforge/inst_encoding.py",
     "src/isaforge/errors.py",
@@ -128,6 +136,8 @@ class IsaforgeConan(ConanFile):
     def export(self) -> None:
         # The options are read from the catalogue when the recipe is loaded, also from the cache.
         copy(self, "isa.toml", os.path.join(self.recipe_folder, _REPO, "src", "isaforge"), self.export_folder)
+        # The licence travels with the recipe, so package() finds it next to the exported conanfile.
+        copy(self, "LICENSE", os.path.join(self.recipe_folder, _REPO), self.export_folder)
 
     def export_sources(self) -> None:
         root = os.path.join(self.recipe_folder, _REPO)
@@ -302,6 +312,7 @@ class IsaforgeConan(ConanFile):
         return out
 
     def package(self) -> None:
+        copy(self, "LICENSE", self.recipe_folder, os.path.join(self.package_folder, "licenses"))
         if self._is_tool:
             for name in _GENERATOR_FILES:
                 copy(

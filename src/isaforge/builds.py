@@ -1,4 +1,5 @@
-"""Configure and build libisaforge with Meson for one toolchain (or the host), into build/<triple>-<compiler>."""
+"""Configure and build libisaforge with Meson for one toolchain (or the host), into build/<triple>-<compiler> of the
+checkout, or, for an installed isaforge, into the user's cache (build_root)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,26 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from isaforge import process
+from isaforge import __version__, process
 from isaforge.catalogue import HOST_ARCH, Arch, load
 from isaforge.errors import IsaforgeError
-from isaforge.toolchains import Toolchain, probe, repo_root, toolchain
+from isaforge.toolchains import Toolchain, packaged_source, probe, source_root, toolchain
+
+BUILD_ROOT_ENV = "ISAFORGE_BUILD_ROOT"
+
+
+def build_root(source: Path) -> Path:
+    """Where the builds of a source tree go: build/ of a checkout (or of a copy of one). The tree an installed wheel
+    carries sits in site-packages, which may be read-only and is wiped by the next install: its builds go under
+    $ISAFORGE_BUILD_ROOT, else the user's cache, one folder per version so an upgrade never reuses the old tree's."""
+    if source.resolve() != packaged_source():
+        return source / "build"
+    chosen = os.environ.get(BUILD_ROOT_ENV)
+    if chosen:
+        return Path(chosen).expanduser().absolute()
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    cache = Path(xdg) if Path(xdg).is_absolute() else Path.home() / ".cache"  # XDG: a relative value is ignored
+    return cache / "isaforge" / __version__
 
 
 @dataclass(frozen=True)
@@ -21,7 +38,7 @@ class Build:
     toolchain: Toolchain | None
     options: tuple[tuple[str, str], ...] = ()
     tag: str = ""
-    root: Path = field(default_factory=repo_root)
+    root: Path = field(default_factory=source_root)
 
     @property
     def name(self) -> str:
@@ -40,7 +57,7 @@ class Build:
 
     @property
     def directory(self) -> Path:
-        return self.root / "build" / self.name
+        return build_root(self.root) / self.name
 
     def program(self, relpath: str) -> Path:
         return self.directory / relpath

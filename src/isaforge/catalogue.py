@@ -172,7 +172,8 @@ class Catalogue:
 
     def variant_flags(self, arch_name: str, compiler: str, variant: str) -> list[str]:
         """The compile flags of a variant: the baseline for `ref`/`neon`-level code, else one -march with the
-        variant's extensions and nothing else, so no other feature leaks into its objects."""
+        variant's extensions and nothing else, so no other feature leaks into its objects. The baseline's compiler
+        extras (the __fp16 storage format) come along: a variant's objects share the baseline's types and ABI."""
         arch = self.arch(arch_name)
         feats = [self.features[n] for n in sorted(self.variant_features(arch_name, variant))]
         levels = {f.per_arch[arch_name].march for f in feats}
@@ -180,10 +181,10 @@ class Catalogue:
         if not exts:
             return self.baseline_flags(arch_name, compiler)
         march = max(levels, key=march_key)
-        flags = [f"-march={march}{''.join(exts)}", *arch.variant_extra]
+        flags = [f"-march={march}{''.join(exts)}", *arch.variant_extra, *arch.baseline_extra.get(compiler, ())]
         for f in feats:
             flags += f.per_arch[arch_name].extra.get(compiler, ())
-        return flags
+        return list(dict.fromkeys(flags))
 
     def baseline_flags(self, arch: str, compiler: str) -> list[str]:
         if arch == HOST_ARCH:

@@ -18,6 +18,7 @@ from isaforge.catalogue import (
     CATALOGUE_PATH,
     HOST_ARCH,
     REFERENCE,
+    VARIANT_DEFINE,
     Catalogue,
     CatalogueError,
     Feature,
@@ -333,13 +334,14 @@ def _kernel_features(cat: Catalogue, arch: str, k: KernelName) -> set[str]:
 
 
 def _variants_answer(cat: Catalogue, arch: str, compiler: str) -> str:
-    # One line per buildable variant other than ref: name|flags|required features|scalable (0 or 1).
+    # One line per buildable variant other than ref: name|flags|required features|scalable (0 or 1). The flags end
+    # with the variant define, so check-isolation holds each object of the variant's library to that variant.
     if arch == HOST_ARCH:
         return ""
     lines = []
     for v in cat.arch_variants(arch):
         if v.name != REFERENCE:
-            flags = " ".join(cat.variant_flags(arch, compiler, v.name))
+            flags = " ".join([*cat.variant_flags(arch, compiler, v.name), f"-D{VARIANT_DEFINE}={v.name}"])
             lines.append(f"{v.name}|{flags}|{' '.join(v.requires)}|{int(v.scalable)}")
     return "\n".join(lines) + "\n"
 

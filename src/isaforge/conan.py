@@ -129,7 +129,7 @@ class CreateRequest:
 
 def create_command(req: CreateRequest, root: Path | None = None) -> list[str]:
     """The `conan create` command line for `req`; IsaforgeError (one line) for bad input."""
-    root = root or toolchains.repo_root()
+    root = root or toolchains.source_root()
     cat = load()
     options = [parse_option(o) for o in req.options]
     qemu_cpu: str | None = None

@@ -4,10 +4,11 @@
 
 An engine declares its ops (the C signature of its kernel functions) in a TOML file of its own and puts one kernel
 per file under kernels/<arch dir>/<variant>/, named by isaforge's grammar; features, variants and flags come from
-isaforge's catalogue. This script probes every variant with the engine's compiler, writes <name>_dispatch.h,
-<name>_dispatch.c and the manifest isaforge-kernels-<name>.json into OUTDIR (all or nothing), and prints one line
-per static library the build system makes: `name|c_args|sources`. Meson runs it with run_command, CMake with
-execute_process: standard library only, like codegen.py.
+isaforge's catalogue. This script probes every variant with the engine's compiler, writes <name>_dispatch.h (the
+engine's API), isaforge_engine.inc (the dispatch, compiled through the fixed source engine_dispatch.c next to this
+file) and the manifest isaforge-kernels-<name>.json into OUTDIR (all or nothing), and prints one line per static
+library the build system makes: `name|c_args|sources`, the variants' and then the references' at the baseline.
+Meson runs it with run_command, CMake with execute_process: standard library only, like codegen.py.
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ OP_KEYS = {"signature", "doc"}
 TOP_KEYS = {"engine", "signature", "op", "prefer"}
 REFERENCE_DIR = "reference"
 DEFAULT_INCLUDES = ("stddef.h", "stdint.h")
+# The dispatch's code, included by DISPATCH_SOURCE: one engine per output directory.
+DISPATCH_CODE = "isaforge_engine.inc"
+DISPATCH_SOURCE = Path(__file__).resolve().with_name("engine_dispatch.c")
 
 
 class EngineError(CatalogueError):
@@ -224,7 +228,10 @@ def _kernels_in(cat: Catalogue, engine: Engine, folder: Path, variant: str, arch
         except CatalogueError as exc:
             raise EngineError(f"{path}: {exc}; rename the file") from exc
         if name.variant != variant:
-            raise EngineError(f"{path}: the name ends in _{name.variant} but the file is in the {variant} folder")
+            raise EngineError(
+                f"{path}: the name ends in _{name.variant} but the file is in the {variant} folder; rename it to "
+                f"{path.stem.removesuffix('_' + name.variant)}_{variant}{path.suffix} or move it"
+            )
         out.append(Kernel(name, path.resolve(), arch_dir))
     return out
 
@@ -327,16 +334,15 @@ def plan(cat: Catalogue, engine: Engine, arch: str, compiler: str, cc: list[str]
 
 
 def library_lines(cat: Catalogue, p: Plan, outdir: Path) -> list[str]:
-    """`name|c_args|sources`: one static library per built variant with only its flags, then the dispatch and the
-    references at the baseline (the build's own flags)."""
+    """`name|c_args|sources`: one static library per built variant with only its flags, then the references at the
+    baseline (the build's own flags). The dispatch is DISPATCH_SOURCE, which the build adds itself."""
     lines = []
     for v in p.built:
         sources = [str(k.path) for k in p.kernels if k.variant == v]
         flags = [*cat.variant_flags(p.arch, p.compiler, v), f"-D{VARIANT_DEFINE}={v}"]
         lines.append(f"{p.engine.name}_{p.arch}_{v}|{' '.join(flags)}|{' '.join(sources)}")
     refs = [str(k.path) for k in p.kernels if k.variant == REFERENCE]
-    dispatch = outdir.resolve() / f"{p.engine.name}_dispatch.c"
-    lines.append(f"{p.engine.name}_dispatch||{' '.join([str(dispatch), *refs])}")
+    lines.append(f"{p.engine.name}_reference||{' '.join(refs)}")
     return lines
 
 
@@ -406,6 +412,12 @@ def render_header(cat: Catalogue, p: Plan) -> str:
     return "\n".join(out)
 
 
+def dispatch_owner(text: str) -> str:
+    """The engine an existing isaforge_engine.inc was generated for (its second line)."""
+    lines = text.splitlines()
+    return lines[1].removeprefix("/* engine: ").removesuffix(" */") if len(lines) > 1 else ""
+
+
 def render_dispatch(cat: Catalogue, p: Plan) -> str:
     e = p.engine
     n = e.name
@@ -422,6 +434,7 @@ def render_dispatch(cat: Catalogue, p: Plan) -> str:
         first.append(len(rows))
     out = [
         f"/* {GENERATED.format(catalogue=e.path.name)} */",
+        f"/* engine: {n} */",
         "/* Each op's kernel is chosen once (pthread_once) from libisaforge's detection, ISAFORGE_DISABLE and",
         f" * {e.disable_variable}, and published with release/acquire atomics: concurrent first calls are",
         " * race-free. */",
@@ -609,13 +622,19 @@ def write_all(outdir: Path, files: dict[str, str]) -> None:
 
 
 def generate(cat: Catalogue, engine: Engine, outdir: Path, arch: str, compiler: str, cc: list[str]) -> Plan:
-    p = plan(cat, engine, arch, compiler, cc)
     n = engine.name
+    existing = outdir / DISPATCH_CODE
+    if existing.is_file() and dispatch_owner(existing.read_text()) not in ("", n):
+        raise EngineError(
+            f"{outdir}: already holds the dispatch of engine {dispatch_owner(existing.read_text())}; generate each "
+            "engine into its own directory (in Meson: its own subdir())"
+        )
+    p = plan(cat, engine, arch, compiler, cc)
     write_all(
         outdir,
         {
             f"{n}_dispatch.h": render_header(cat, p),
-            f"{n}_dispatch.c": render_dispatch(cat, p),
+            DISPATCH_CODE: render_dispatch(cat, p),
             f"isaforge-kernels-{n}.json": render_manifest(cat, p),
         },
     )

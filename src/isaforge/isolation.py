@@ -1,11 +1,15 @@
-"""Static ISA isolation check: does every object contain only instructions its own compile flags allow?
+"""Static ISA isolation check: does every object contain only instructions its variant (or the baseline) allows?
 
-For each object of a build's compile_commands.json this disassembles the object with the target's GNU objdump and
-re-assembles every instruction with the target's GNU assembler, once with the object's own -march/-mfpu and once with
-the catalogue's `assembler_all` flags. An instruction the first rejects and the second accepts is a violation; one
-both reject cannot be written back as source (an objdump-only spelling) and is only counted. The feature a violation
-needs is named by assembling it under the catalogue's feature sets, smallest first. No instruction tables: the
-assembler is the judge, and the catalogue says which flags mean which feature.
+An object compiled with -DISAFORGE_VARIANT=<variant> (catalogue_entries.VARIANT_DEFINE: every object of a declared
+variant library) is held to that variant's flags from the catalogue; every other object to the arch's baseline,
+whatever flags it was compiled with, so a project-wide -march, a `target` attribute or a compiler default above the
+baseline is caught. For each object of a build's compile_commands.json (Meson's or CMake's) this disassembles the
+object with the target's GNU objdump and re-assembles every instruction with the target's GNU assembler, once with
+the flags the object is held to and once with the catalogue's `assembler_all` flags. An instruction the first rejects
+and the second accepts is a violation; one both reject cannot be written back as source (an objdump-only spelling)
+and is only counted. The feature a violation needs is named by assembling it under the catalogue's feature sets,
+smallest first. No instruction tables: the assembler is the judge, and the catalogue says which flags mean which
+feature.
 """
 
 from __future__ import annotations
@@ -15,19 +19,23 @@ import re
 import shlex
 import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
 from isaforge import process
-from isaforge.catalogue import Arch, Catalogue, CatalogueError, load, march_key
+from isaforge.catalogue import VARIANT_DEFINE, Arch, Catalogue, CatalogueError, load, march_key
 from isaforge.errors import IsaforgeError
 
 COMPILE_COMMANDS = "compile_commands.json"
+BUILD_DIRECTORY = "Meson or CMake build directory (compile_commands.json; CMake: -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)"
 # The compile flags that decide what the assembler accepts; the last of each kind wins, as in the compilers.
 ASSEMBLER_FLAG_PREFIXES = ("-march=", "-mcpu=", "-mfpu=", "-mfloat-abi=")
+# What `-v` shows of the flags an object was really built with: everything that moves its instruction set.
+BUILT_WITH_PREFIXES = (*ASSEMBLER_FLAG_PREFIXES, "-msve-vector-bits=")
+BUILT_WITH_FLAGS = ("-marm", "-mthumb")
 # Flags every arm re-assembly needs: the hard-float ABI of the triple, and IT blocks made for conditional Thumb
 # instructions (objdump's own `it` lines are dropped, so skipped lines cannot break an IT block).
 ARM_ASSEMBLER_EXTRA = ("-mfloat-abi=hard", "-mimplicit-it=always")
@@ -63,8 +71,25 @@ class Instruction:
 
 
 @dataclass(frozen=True)
+class HeldTo:
+    """What an object's instructions may use: a declared variant's features, or the arch baseline."""
+
+    arch: str
+    variant: str | None  # None: the baseline
+    flags: tuple[str, ...]  # the assembler flags of that level, from the catalogue
+    allowed: tuple[str, ...]  # the catalogue features they enable
+
+    @property
+    def level(self) -> str:
+        return f"variant {self.variant}" if self.variant else f"the {self.arch} baseline"
+
+    def describe(self) -> str:
+        return f"{self.level} {' '.join(self.flags)} ({', '.join(self.allowed) or 'no catalogue feature'})"
+
+
+@dataclass(frozen=True)
 class Violation:
-    """An instruction the object's own flags do not allow."""
+    """An instruction beyond what its object is held to."""
 
     object: str
     source: str
@@ -72,24 +97,42 @@ class Violation:
     address: int
     instruction: str
     needs: str  # a catalogue feature (`dotprod`), a feature set (`sve+bf16`), an -march level, or a description
-    allowed: tuple[str, ...]  # the catalogue features the object's flags allow
+    allowed: tuple[str, ...]  # the catalogue features the object is held to
+    held: str  # `variant dotprod` or `the aarch64 baseline`
+    built_with: str  # the object's own ISA flags when they differ from what it is held to, else ""
 
     def describe(self) -> str:
         allowed = ", ".join(self.allowed) or "no catalogue feature"
-        return f"{self.object}: {self.function}: {self.instruction} (needs {self.needs}, flags allow {allowed})"
+        text = f"{self.object}: {self.function}: {self.instruction} (needs {self.needs}; "
+        text += f"held to {self.held}, which allows {allowed}"
+        if self.built_with:
+            text += f"; built with {self.built_with}"
+        return text + ")"
 
 
 @dataclass(frozen=True)
 class ObjectReport:
     object: str
     source: str
-    arch: str
-    flags: tuple[str, ...]  # what the assembler got for "the object's own flags"
-    allowed: tuple[str, ...]
+    held: HeldTo
+    built_with: tuple[str, ...]  # its ISA flags in the compile command, in command order
     checked: int  # instructions re-assembled (allowed or violating)
     violations: tuple[Violation, ...]
     unparseable: tuple[Instruction, ...]  # rejected even with assembler_all: objdump-only spellings
     data: int  # literal-pool words and undecodable encodings
+
+    @property
+    def arch(self) -> str:
+        return self.held.arch
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """What the assembler got: the flags of the level the object is held to."""
+        return self.held.flags
+
+    @property
+    def allowed(self) -> tuple[str, ...]:
+        return self.held.allowed
 
 
 @dataclass(frozen=True)
@@ -126,22 +169,26 @@ class CompileEntry:
 
 # -- compile_commands.json ------------------------------------------------------------------------------------
 def read_compile_commands(builddir: Path) -> list[CompileEntry]:
-    """The entries of `builddir`/compile_commands.json that produced an object."""
+    """The entries of `builddir`/compile_commands.json (Meson's or CMake's) that produced an object."""
     if not builddir.is_dir():
-        raise IsaforgeError(f"build directory {builddir} does not exist; configure it first with `meson setup`")
+        raise IsaforgeError(
+            f"build directory {builddir} does not exist; "
+            f"give a {BUILD_DIRECTORY}, configured first (`meson setup` or `cmake -B`)"
+        )
     path = builddir / COMPILE_COMMANDS
     if not path.is_file():
-        raise IsaforgeError(f"{path} not found; is {builddir} a Meson build directory? (`meson setup` writes it)")
+        raise IsaforgeError(f"{path} not found; give a {BUILD_DIRECTORY}")
+    reconfigure = "reconfigure it (`meson setup --reconfigure`, or cmake -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)"
     try:
         raw = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise IsaforgeError(f"{path} is not valid JSON ({exc}); re-run `meson setup --reconfigure`") from exc
+        raise IsaforgeError(f"{path} is not valid JSON ({exc}); {reconfigure}") from exc
     if not isinstance(raw, list):
-        raise IsaforgeError(f"{path} is not a list of compile commands; re-run `meson setup --reconfigure`")
+        raise IsaforgeError(f"{path} is not a list of compile commands; {reconfigure}")
     entries = []
     for item in raw:
         if not isinstance(item, dict):
-            raise IsaforgeError(f"{path}: an entry is not an object; re-run `meson setup --reconfigure`")
+            raise IsaforgeError(f"{path}: an entry is not an object; {reconfigure}")
         directory = Path(item.get("directory") or builddir)
         if not directory.is_absolute():
             directory = builddir / directory
@@ -192,21 +239,82 @@ def target_triple(args: Sequence[str]) -> str | None:
     return None
 
 
-def assembler_flags(arch: Arch, args: Sequence[str]) -> list[str]:
-    """The object's own -march/-mcpu/-mfpu/-mfloat-abi (last of each wins); the arch baseline if it has none."""
+def assembler_flags(args: Sequence[str]) -> list[str]:
+    """The -march/-mcpu/-mfpu/-mfloat-abi of a command (the last of each wins, as in the compilers)."""
     last: dict[str, str] = {}
     for arg in args:
         for prefix in ASSEMBLER_FLAG_PREFIXES:
             if arg.startswith(prefix):
                 last[prefix] = arg
-    if "-march=" not in last and "-mcpu=" not in last:
-        for flag in arch.baseline:
-            for prefix in ASSEMBLER_FLAG_PREFIXES:
-                if flag.startswith(prefix):
-                    last.setdefault(prefix, flag)
     if last.get("-mfpu=") == "-mfpu=auto":
         del last["-mfpu="]
     return [last[p] for p in ASSEMBLER_FLAG_PREFIXES if p in last]
+
+
+def built_with(args: Sequence[str]) -> list[str]:
+    """The flags of a compile command that set its instruction set, the variant define included, in command order
+    (a repeat of the same flag shown once: Meson repeats the baseline's -march in project and target arguments)."""
+    return list(dict.fromkeys(_isa_flags(args)))
+
+
+def _isa_flags(args: Sequence[str]) -> Iterator[str]:
+    for i, arg in enumerate(args):
+        if arg in ("-D", "-U") and i + 1 < len(args) and _names_define(args[i + 1]):
+            yield arg + args[i + 1]
+        elif arg.startswith(BUILT_WITH_PREFIXES) or arg in BUILT_WITH_FLAGS or _is_define(arg):
+            yield arg
+
+
+def _names_define(text: str) -> bool:
+    return text.split("=", 1)[0] == VARIANT_DEFINE
+
+
+def _is_define(flag: str) -> bool:
+    """-DISAFORGE_VARIANT=… or -UISAFORGE_VARIANT, as one argument."""
+    return flag[:2] in ("-D", "-U") and _names_define(flag[2:])
+
+
+def declared_variant(args: Sequence[str]) -> str | None:
+    """The value of the command's -DISAFORGE_VARIANT=<variant>: the last one, unless a later -U removes it."""
+    value: str | None = None
+    for flag in _isa_flags(args):
+        if flag.startswith("-U"):
+            value = None
+        elif flag.startswith("-D"):
+            # A bare -DISAFORGE_VARIANT defines it as 1, as the compilers do.
+            value = flag.partition("=")[2] if "=" in flag else "1"
+    return value
+
+
+def held_to(cat: Catalogue, arch: Arch, args: Sequence[str], *, file: str = "") -> HeldTo:
+    """What an object may use: the features of the variant its command declares, else the arch baseline, whatever
+    -march it was compiled with."""
+    variant = declared_variant(args)
+    if variant is None:
+        # The compiler only moves -mfp16-format and the like, not what the assembler takes.
+        flags = cat.baseline_flags(arch.name, _compiler(args))
+    else:
+        known = [v.name for v in cat.arch_variants(arch.name)]
+        if variant not in known:
+            define = f"-D{VARIANT_DEFINE}={variant}"
+            what = f"unknown variant {variant!r} in {define}"
+            if variant in cat.variants:
+                what = f"variant {variant!r} in {define} has no {arch.name} build"
+            raise IsaforgeError(f"{file or 'a compile command'}: {what}; choose one of: {', '.join(known)}")
+        flags = cat.variant_flags(arch.name, _compiler(args), variant)
+    isa = assembler_flags(flags)
+    allowed = tuple(cat.names(cat.mask(cat.feature_flags_allow(arch.name, isa))))
+    return HeldTo(arch.name, variant, tuple(isa), allowed)
+
+
+def _compiler(args: Sequence[str]) -> str:
+    # The driver (after wrappers such as ccache): everything before the first option.
+    for arg in args:
+        if arg.startswith("-"):
+            break
+        if "clang" in Path(arg).name:
+            return "clang"
+    return "gcc"
 
 
 def is_aarch32(arch: Arch) -> bool:
@@ -384,39 +492,37 @@ def check_object(
     label: str | None = None,
     source: str = "",
 ) -> ObjectReport:
-    """Check one object against the flags of the compile command that produced it."""
+    """Check one object against what the compile command that produced it holds it to (held_to)."""
     cat = cat or load()
-    flags = assembler_flags(arch, compile_args)
-    allowed = tuple(cat.names(cat.mask(cat.feature_flags_allow(arch.name, flags))))
+    held = held_to(cat, arch, compile_args, file=source or str(obj))
+    shown = built_with(compile_args)
+    own = assembler_flags(compile_args)
+    # The violation lines say how the object was built only when that differs from what it is held to: the leak's
+    # likely cause (a global -march, a compiler default), without repeating the flags of a well-built object.
+    if set(own) == set(held.flags):
+        beyond = ""
+    else:
+        beyond = " ".join(f for f in shown if not _is_define(f)) if own else "no -march (the compiler's default)"
     label = label or str(obj)
     insns, data = disassemble(obj, arch)
     with tempfile.TemporaryDirectory(prefix="isaforge-iso-") as tmp:
         work = Path(tmp)
-        own = rejected(arch, insns, flags, work)
-        suspects = sorted(own)
+        suspects = sorted(rejected(arch, insns, held.flags, work))
         bad_all = rejected(arch, [insns[i] for i in suspects], arch.assembler_all, work)
         unparseable = [insns[i] for k, i in enumerate(suspects) if k in bad_all]
         violating = [insns[i] for k, i in enumerate(suspects) if k not in bad_all]
         needs = name_needs(cat, arch, violating, work)
     violations = tuple(
-        Violation(label, source, insn.function, insn.address, insn.text, need, allowed)
+        Violation(label, source, insn.function, insn.address, insn.text, need, held.allowed, held.level, beyond)
         for insn, need in zip(violating, needs, strict=True)
     )
     return ObjectReport(
-        label,
-        source,
-        arch.name,
-        tuple(flags),
-        allowed,
-        len(insns) - len(unparseable),
-        violations,
-        tuple(unparseable),
-        data,
+        label, source, held, tuple(shown), len(insns) - len(unparseable), violations, tuple(unparseable), data
     )
 
 
 def check_builddir(builddir: Path, *, cat: Catalogue | None = None, jobs: int | None = None) -> Report:
-    """Check every cross-compiled object of a Meson build directory."""
+    """Check every cross-compiled object of a Meson or CMake build directory."""
     cat = cat or load()
     builddir = Path(builddir)
     entries = read_compile_commands(builddir)
@@ -432,6 +538,8 @@ def check_builddir(builddir: Path, *, cat: Catalogue | None = None, jobs: int | 
             arch = cat.arch_by_triple(triple)
         except CatalogueError as exc:
             raise IsaforgeError(f"{entry.file}: {exc}") from exc
+        # A wrong variant name stops the run before any object is checked.
+        held_to(cat, arch, entry.args, file=entry.file)
         if not entry.output.is_file():
             missing += 1
             continue
@@ -439,11 +547,11 @@ def check_builddir(builddir: Path, *, cat: Catalogue | None = None, jobs: int | 
     if host:
         notes.append(f"skipped {host} host-build object(s): no cross target in the compile command")
     if missing:
-        notes.append(f"skipped {missing} object(s) not built yet; run `ninja -C {builddir}` first")
+        notes.append(f"skipped {missing} object(s) not built yet; build {builddir} first")
     if missing and not work:
         raise IsaforgeError(
             f"no cross-compiled object of {builddir / COMPILE_COMMANDS} exists yet; "
-            f"build first with `ninja -C {builddir}`"
+            f"build first (`meson compile -C {builddir}` or `cmake --build {builddir}`)"
         )
 
     def one(item: tuple[CompileEntry, Arch]) -> ObjectReport:

@@ -1,10 +1,14 @@
-"""pytest plugin (entry point `isaforge`): build libisaforge for each toolchain and run its programs under QEMU CPU
-models.
+"""pytest plugin: build libisaforge for each toolchain and run its programs under QEMU CPU models.
 
-Options: `--qemu-cpu a,b` (default: every model of the catalogue) and `--toolchains t1,t2` (default: every
-toolchain, `<triple>-<compiler>` names). Tests ask for `target_cpu` (parametrized over every selected toolchain ×
-CPU model of its arch) or `cross_build` (every selected toolchain), and use `isaforge_build` / `qemu_run`.
-A session in which no test passed — all skipped, or none collected — fails.
+Opt-in only, so that installing isaforge changes no other project's pytest runs: `pytest -p isaforge.pytest_plugin`,
+or in the project's ini file (`addopts = "-p isaforge.pytest_plugin"`, as isaforge's own pyproject.toml does), or
+`pytest_plugins = ["isaforge.pytest_plugin"]` in its root conftest.py. There is no `pytest11` entry point.
+
+Options, prefixed so that they cannot clash with a project's own: `--isaforge-qemu-cpu a,b` (default: every model
+of the catalogue) and `--isaforge-toolchains t1,t2` (default: every toolchain, `<triple>-<compiler>` names). Tests
+ask for `target_cpu` (parametrized over every selected toolchain × CPU model of its arch) or `cross_build` (every
+selected toolchain), and use `isaforge_build` / `qemu_run`.
+Where it is loaded, a session in which no test passed — all skipped, or none collected — fails.
 """
 
 from __future__ import annotations
@@ -37,10 +41,14 @@ class TargetCpu:
         return load().cpu_features(self.build.arch_name, self.cpu.split(",")[0])
 
 
+QEMU_CPU_OPTION = "--isaforge-qemu-cpu"
+TOOLCHAINS_OPTION = "--isaforge-toolchains"
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("isaforge")
-    group.addoption("--qemu-cpu", default="", help="comma-separated QEMU CPU models (default: all of the catalogue)")
-    group.addoption("--toolchains", default="", help="comma-separated <triple>-<compiler> (default: all)")
+    group.addoption(QEMU_CPU_OPTION, default="", help="comma-separated QEMU CPU models (default: all of the catalogue)")
+    group.addoption(TOOLCHAINS_OPTION, default="", help="comma-separated <triple>-<compiler> (default: all)")
 
 
 def _split(value: str) -> list[str]:
@@ -48,13 +56,14 @@ def _split(value: str) -> list[str]:
 
 
 def selected_cpus(config: pytest.Config) -> dict[str, list[str]]:
-    """CPU models per arch, in catalogue order, filtered by --qemu-cpu."""
+    """CPU models per arch, in catalogue order, filtered by --isaforge-qemu-cpu."""
     cat = load()
-    wanted = _split(config.getoption("--qemu-cpu"))
+    wanted = _split(config.getoption(QEMU_CPU_OPTION))
     known = {cpu for models in cat.cpus.values() for cpu in models}
     unknown = [cpu for cpu in wanted if cpu not in known]
     if unknown:
-        raise pytest.UsageError(f"--qemu-cpu: unknown model {unknown[0]!r}; choose from: {', '.join(sorted(known))}")
+        choices = ", ".join(sorted(known))
+        raise pytest.UsageError(f"{QEMU_CPU_OPTION}: unknown model {unknown[0]!r}; choose from: {choices}")
     return {arch: [c for c in models if not wanted or c in wanted] for arch, models in cat.cpus.items()}
 
 
@@ -64,11 +73,11 @@ BUILDS_UNDER_TEST = pytest.StashKey[list[Build]]()
 
 def selected_builds(config: pytest.Config) -> list[Build]:
     every = config.stash[BUILDS_UNDER_TEST] if BUILDS_UNDER_TEST in config.stash else builds.all_builds()
-    wanted = _split(config.getoption("--toolchains"))
+    wanted = _split(config.getoption(TOOLCHAINS_OPTION))
     names = [b.name for b in every]
     unknown = [w for w in wanted if w not in names]
     if unknown:
-        raise pytest.UsageError(f"--toolchains: unknown {unknown[0]!r}; choose from: {', '.join(names)}")
+        raise pytest.UsageError(f"{TOOLCHAINS_OPTION}: unknown {unknown[0]!r}; choose from: {', '.join(names)}")
     return [b for b in every if not wanted or b.name in wanted]
 
 
@@ -91,9 +100,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cpus(models): run a target_cpu test only on these CPU models")
     config.addinivalue_line("markers", "arch(name): run a target_cpu test only on toolchains of this arch")
     # Bad selections stop the run before collection, as one line.
-    if config.getoption("--qemu-cpu"):
+    if config.getoption(QEMU_CPU_OPTION):
         selected_cpus(config)
-    if config.getoption("--toolchains"):
+    if config.getoption(TOOLCHAINS_OPTION):
         selected_builds(config)
 
 

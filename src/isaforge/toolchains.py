@@ -7,6 +7,7 @@ the Meson machine file giving their QEMU exe_wrapper) under toolchains/conan/ ar
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from dataclasses import dataclass
@@ -110,8 +111,39 @@ def toolchain(target: str, compiler: str, cat: Catalogue | None = None) -> Toolc
     return Toolchain(cat.arch_by_triple(target), cat.compiler(compiler))
 
 
+PACKAGED_SOURCE = "_source"  # the source tree an installed wheel carries next to the modules (setup.py packs it)
+
+
+def _checkout() -> Path | None:
+    """The checkout this package runs from (src/isaforge/ inside a tree with meson.build), or None when installed."""
+    package = Path(__file__).resolve().parent
+    root = package.parent.parent
+    return root if package.parent.name == "src" and (root / "meson.build").is_file() else None
+
+
+def packaged_source() -> Path:
+    """Where an installed wheel keeps libisaforge's source tree (it may not exist: editable installs have none)."""
+    return Path(__file__).resolve().parent / PACKAGED_SOURCE
+
+
+def source_root() -> Path:
+    """The libisaforge source tree Meson builds: the checkout when running from one, else the wheel's copy of it,
+    laid out like the checkout (meson.build, kernels/, toolchains/, src/isaforge/codegen.py …)."""
+    checkout = _checkout()
+    if checkout is not None:
+        return checkout
+    packaged = packaged_source()
+    if not (packaged / "meson.build").is_file():
+        raise IsaforgeError(
+            f"isaforge runs from {packaged.parent}, which has neither a source checkout around it nor the source "
+            f"tree a wheel carries ({PACKAGED_SOURCE}/); reinstall isaforge from a wheel or a git clone"
+        )
+    return packaged
+
+
 def repo_root() -> Path:
-    """The root of the isaforge source checkout this package runs from (src/isaforge/../..)."""
+    """The root of the isaforge source checkout this package runs from (src/isaforge/../..), for commands that
+    write into the checkout (generated files, CI); an installed package has none."""
     package = Path(__file__).resolve().parent
     root = package.parent.parent
     if package.parent.name != "src" or not (root / "pyproject.toml").is_file():
@@ -292,8 +324,12 @@ def cxx_command(tc: Toolchain) -> list[str]:
     return [cxx, *rest]
 
 
-def render_conan_profile(tc: Toolchain) -> str:
-    """The Conan host profile of `tc`: deterministic, a function of the catalogue only.
+def render_conan_profile(tc: Toolchain, machine_file_dir: Path | None = None) -> str:
+    """The Conan host profile of `tc`: deterministic, a function of the catalogue (and `machine_file_dir`) only.
+
+    The profile includes the QEMU machine file of its arch: from the profile's own folder (`{{ profile_dir }}`, where
+    `toolchain write` puts it) by default, else by its absolute path in `machine_file_dir`, so that a profile printed
+    by `toolchain show --conan` works wherever it is saved.
 
     The compiler executables are bare commands (CMake and Meson both take them from tools.build:compiler_executables);
     the rest of the catalogue's compiler command (clang's --target) and its link arguments go into the flags, so
@@ -302,11 +338,15 @@ def render_conan_profile(tc: Toolchain) -> str:
     c, cxx = tc.c, cxx_command(tc)
     arch = conan_arch(tc.arch)
     machine_file = tc.conan_machine_file.name
+    if machine_file_dir is None:
+        included, where = f"{{{{ profile_dir }}}}/{machine_file}", f"{machine_file} next to this file"
+    else:
+        included = where = str(machine_file_dir.resolve() / machine_file)
     lines = [
         CROSS_HEADER,
         f"# Conan host profile: {tc.triple} with {tc.compiler.name}. Use it with a build profile for this machine:",
         f"#   conan create recipes/isaforge -pr:h toolchains/conan/{tc.name} -pr:b default",
-        f"# Tests run under {' '.join([tc.arch.qemu, '-L', tc.arch.sysroot])} ({machine_file} next to this file);",
+        f"# Tests run under {' '.join([tc.arch.qemu, '-L', tc.arch.sysroot])} ({where});",
         "# choose the emulated CPU model with -c user.isaforge:qemu_cpu=<model>.",
         "",
         "[settings]",
@@ -334,7 +374,7 @@ def render_conan_profile(tc: Toolchain) -> str:
         lines += [f"tools.build:exelinkflags={_json_list(link)}", f"tools.build:sharedlinkflags={_json_list(link)}"]
     lines += [
         "tools.gnu:pkg_config=pkg-config",
-        f'tools.meson.mesontoolchain:extra_machine_files=["{{{{ profile_dir }}}}/{machine_file}"]',
+        f"tools.meson.mesontoolchain:extra_machine_files={json.dumps([included])}",
         f"user.isaforge:qemu_cpu={DEFAULT_QEMU_CPU}",
     ]
     return "\n".join(lines) + "\n"

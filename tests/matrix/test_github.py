@@ -95,8 +95,9 @@ def test_the_images_copies_exist_and_hold_what_the_script_needs() -> None:
             copied += sources
     assert all((ROOT / s).exists() for s in copied), copied
     assert "ci/install-toolchains.sh" in copied and "pyproject.toml" in copied
-    # Everything pyproject.toml reads when the script runs `pip install -e .`: the readme and the version file.
-    assert {"README.md", "VERSION", "src/isaforge"} <= set(copied)
+    # Everything pyproject.toml reads when the script runs `pip install -e .`: the readme, the version file and the
+    # licence (license-files: setuptools refuses a pattern that matches nothing).
+    assert {"README.md", "VERSION", "LICENSE", "src/isaforge"} <= set(copied)
 
 
 def test_the_image_runs_as_a_non_root_user() -> None:

@@ -24,10 +24,20 @@ def test_the_plugin_makes_the_suite_test_the_cells_own_build() -> None:
     proc = run_pytest(
         "tests/kernels/runtime/test_dispatch.py", "--collect-only", "-q",
         "-p", "isaforge.matrix.plugin", "--matrix-cell", "arm-linux-gnueabihf-gcc-debug-ubsan",
-        "--qemu-cpu", "cortex-a7",
+        "--isaforge-qemu-cpu", "cortex-a7",
     )  # fmt: skip
     ids = [i for i in re.findall(r"\[([^\]]+)\]", proc.stdout) if "@" in i]
     assert ids and all(i.startswith("arm-linux-gnueabihf-gcc-debug-ubsan@cortex-a7") for i in ids), proc.stdout
+
+
+def test_the_plugin_brings_the_isaforge_plugin_it_needs() -> None:
+    # Without this repo's ini (which opts in to the isaforge plugin), loading the matrix plugin is enough.
+    proc = run_pytest(
+        "tests/kernels/runtime/test_dispatch.py", "--collect-only", "-q", "-o", "addopts=",
+        "-p", "isaforge.matrix.plugin", "--matrix-cell", "aarch64-linux-gnu-gcc-release", "--isaforge-qemu-cpu", "max",
+    )  # fmt: skip
+    assert proc.returncode == pytest.ExitCode.OK, proc.stdout + proc.stderr
+    assert "test_dispatch.py::" in proc.stdout and "[aarch64-linux-gnu-gcc@max" in proc.stdout, proc.stdout
 
 
 def test_the_plugin_refuses_an_unknown_cell_in_one_line() -> None:

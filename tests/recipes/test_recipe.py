@@ -62,6 +62,7 @@ def test_create_host_builds_reference_only_and_runs_natively(tmp_path):
     assert "RUN: ./test_package" in made.output
     assert made.variants == []
     assert made.kernels == {op: f"{op}_4x4_ref" for op in conan_env.OPS}
+    assert (made.package_folder / "licenses" / "LICENSE").read_text() == (REPO / "LICENSE").read_text()
     _show("host (x86-64)", made.kernels)
     symbols = ukernel_symbols(made.package_folder / "lib" / "libisaforge.a")
     assert symbols and all(s.endswith("_ref") for s in symbols), symbols

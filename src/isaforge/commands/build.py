@@ -58,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
         raise IsaforgeError("no usable toolchain; run ci/install-toolchains.sh (or `isaforge toolchain list`)")
     for b in usable:
         directory = builds.ensure_built(b)
-        print(f"{b.name}: built in {directory.relative_to(b.root)}")
+        shown = directory.relative_to(b.root) if directory.is_relative_to(b.root) else directory  # installed: a cache
+        print(f"{b.name}: built in {shown}")
         if not args.no_dispatch:
             rows = [["cpu", "detected", *load().ops], *dispatch_rows(b, cpus_for(b.arch_name, args.cpu))]
             print(ui.text_table(rows, indent="  "))

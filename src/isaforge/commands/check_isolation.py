@@ -1,7 +1,9 @@
-"""Check that every object of a build uses only instructions its own compile flags allow.
+"""Check that every object of a build uses only instructions its variant, or else the arch baseline, allows.
 
-Reads <builddir>/compile_commands.json, disassembles each cross-compiled object and re-assembles every instruction
-with the object's own -march/-mfpu. Prints a summary and one line per violation; exits 1 if there is any.
+Reads <builddir>/compile_commands.json (Meson's, or CMake's with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON), disassembles
+each cross-compiled object and re-assembles every instruction with the flags it is held to: those of the variant its
+-DISAFORGE_VARIANT=<variant> names, else the arch baseline, whatever -march it was compiled with. Prints a summary
+and one line per violation; exits 1 if there is any.
 """
 
 from __future__ import annotations
@@ -10,14 +12,17 @@ import argparse
 import sys
 from pathlib import Path
 
-from isaforge.isolation import Report, Violation, check_builddir
+from isaforge.isolation import BUILD_DIRECTORY, ObjectReport, Report, Violation, check_builddir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("builddir", type=Path, help="Meson build directory (holds compile_commands.json)")
+    parser.add_argument("builddir", type=Path, help=BUILD_DIRECTORY)
     parser.add_argument("-j", "--jobs", type=int, default=None, help="objects checked in parallel (default: CPUs)")
     parser.add_argument(
-        "-v", "--verbose", action="store_true", help="also list each object's flags and its unparseable lines"
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also list, per object, the flags it was built with, what it is held to, and its unparseable lines",
     )
 
 
@@ -30,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     if args.verbose:
         for obj in report.objects:
-            print(f"  {obj.object} [{obj.arch} {' '.join(obj.flags)}]: {obj.checked} checked, {obj.data} data words")
+            print(object_line(obj))
             for insn in obj.unparseable:
                 print(f"    not re-assemblable: {insn.function}: {insn.text}")
     return 1 if report.violations else 0
@@ -47,6 +52,15 @@ def summary(report: Report) -> str:
     if report.unparseable:
         text += f" ({report.unparseable} line(s) objdump prints but the assembler cannot read back; -v lists them)"
     return text
+
+
+def object_line(obj: ObjectReport) -> str:
+    """-v: how an object was really built (its ISA flags in the compile command) and what it is held to."""
+    built = " ".join(obj.built_with) or "no -march/-mcpu/-mfpu (the compiler's default)"
+    return (
+        f"  {obj.object} [{obj.arch}]: built with {built}; held to {obj.held.describe()}; "
+        f"{obj.checked} checked, {obj.data} data words"
+    )
 
 
 def violation_lines(violations: list[Violation]) -> list[str]:

@@ -3,17 +3,21 @@
 `list` tells, per target x compiler, whether this machine can build and QEMU-test with it (and what to install if
 not); `write` regenerates toolchains/meson/*.ini, the Conan host profiles under toolchains/conan/ (with the Meson
 machine files giving their QEMU exe_wrapper), meson.options and include/isaforge/isaforge_ops.h from the catalogue
-(`--check`: only report what is out of date); `show` prints one cross file (`--conan`: the Conan profile).
+(`--check`: only report what is out of date); `write --out DIR` writes the cross files and the Conan profiles with
+every file they include into DIR instead, for a project of one's own (no checkout needed); `show` prints one cross
+file (`--conan`: the Conan profile, including the checked-in QEMU machine file by its absolute path).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path, PurePosixPath
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePath, PurePosixPath
 
 from isaforge import codegen, toolchains, ui
 from isaforge.catalogue import load
+from isaforge.errors import IsaforgeError
 
 MESON_OPTIONS = PurePosixPath("meson.options")
 OPS_HEADER = PurePosixPath(codegen.OPS_HEADER)
@@ -25,7 +29,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
     p.set_defaults(_action=_list)
     p = sub.add_parser(
-        "write", help="regenerate toolchains/*, meson.options and include/isaforge/isaforge_ops.h in the checkout"
+        "write",
+        help="regenerate toolchains/*, meson.options and include/isaforge/isaforge_ops.h in the checkout, "
+        "or (--out DIR) write the cross files and Conan profiles with every file they include into DIR",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="write DIR/meson/<triple>-<compiler>.ini, the Conan host profiles DIR/conan/<triple>-<compiler> and "
+        "the QEMU machine files they include (DIR/conan/<triple>-qemu.ini) instead of the checkout's files",
     )
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 listing the out-of-date files")
     p.set_defaults(_action=_write)
@@ -77,6 +90,17 @@ def generated_files() -> dict[PurePosixPath, str]:
     }
 
 
+def toolchain_files() -> dict[PurePosixPath, str]:
+    """What `write --out DIR` writes: the cross files and the Conan profiles with the machine files they include,
+    DIR-relative in the layout of the checkout's toolchains/ (so each profile's {{ profile_dir }} finds its own)."""
+    cat = load()
+    top = toolchains.CROSS_DIR.parent
+    return {
+        rel.relative_to(top): text
+        for rel, text in {**toolchains.cross_files(cat), **toolchains.conan_files(cat)}.items()
+    }
+
+
 def out_of_date(root: Path) -> tuple[dict[PurePosixPath, str], list[PurePosixPath]]:
     """(files whose text differs from what the catalogue makes, stale generated cross files to delete)."""
     changed = {
@@ -88,8 +112,21 @@ def out_of_date(root: Path) -> tuple[dict[PurePosixPath, str], list[PurePosixPat
 
 
 def _write(args: argparse.Namespace) -> int:
-    root = toolchains.repo_root()
-    changed, stale = out_of_date(root)
+    if args.out is not None:
+        out: Path = args.out
+        if out.exists() and not out.is_dir():
+            raise IsaforgeError(f"--out {out} is not a directory; give the folder to write the toolchain files into")
+        # Paths as given (DIR/conan/…), so the lines name the files where they are.
+        base = Path()
+        changed: Mapping[PurePath, str] = {
+            out / rel: text for rel, text in toolchain_files().items() if _differs(out / rel, text)
+        }
+        stale: Sequence[PurePath] = []  # DIR is the user's: nothing there is removed
+        fix = f"isaforge toolchain write --out {out}"
+    else:
+        base = toolchains.repo_root()
+        changed, stale = out_of_date(base)
+        fix = "isaforge toolchain write"
     if args.check:
         if not changed and not stale:
             print("isaforge: generated files are up to date")
@@ -98,22 +135,46 @@ def _write(args: argparse.Namespace) -> int:
             print(f"out of date: {rel}")
         for rel in stale:
             print(f"stale: {rel}")
-        print("isaforge: run `isaforge toolchain write` to regenerate them")
+        print(f"isaforge: run `{fix}` to regenerate them")
         return 1
     for rel, text in changed.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        path = base / rel
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        except OSError as exc:
+            raise IsaforgeError(f"cannot write {path}: {exc.strerror or exc}") from None
         print(f"wrote {rel}")
     for rel in stale:
-        (root / rel).unlink()
+        (base / rel).unlink()
         print(f"removed {rel}")
     if not changed and not stale:
         print("isaforge: generated files are up to date")
     return 0
 
 
+def _differs(path: Path, text: str) -> bool:
+    return not path.is_file() or path.read_text() != text
+
+
 def _show(args: argparse.Namespace) -> int:
     tc = toolchains.toolchain(args.target, args.compiler)
-    print(toolchains.render_conan_profile(tc) if args.conan else toolchains.render_cross_file(tc), end="")
+    print(
+        toolchains.render_conan_profile(tc, _machine_file_dir(tc)) if args.conan else toolchains.render_cross_file(tc),
+        end="",
+    )
     return 0
+
+
+def _machine_file_dir(tc: toolchains.Toolchain) -> Path:
+    """The folder of the QEMU machine file a shown profile includes: printed profiles are saved anywhere, so they
+    include the checked-in one by its absolute path, which must exist and say what the catalogue says."""
+    fix = "write the profiles with the files they include with `isaforge toolchain write --out DIR`"
+    try:
+        folder = toolchains.source_root() / toolchains.CONAN_DIR
+    except IsaforgeError as exc:
+        raise IsaforgeError(f"{exc}; {fix}") from None
+    machine_file = folder / tc.conan_machine_file.name
+    if _differs(machine_file, toolchains.render_qemu_machine_file(tc.arch)):
+        raise IsaforgeError(f"{machine_file}, which the profile includes, is missing or out of date; {fix}")
+    return folder

@@ -1,6 +1,6 @@
 """The pytest side of the matrix: `pytest -p isaforge.matrix.plugin --matrix-cell NAME` tests that cell's build (its
 Meson options and build directory) instead of the default build of each toolchain. The runner loads it in every cell's
-pytest run."""
+pytest run; nothing else does (no entry point)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ from isaforge.matrix.definition import load_matrix
 
 if TYPE_CHECKING:
     import pytest
+
+# The builds it names are tested by the isaforge plugin's fixtures: loading this one loads that one too.
+pytest_plugins = ["isaforge.pytest_plugin"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -81,7 +81,7 @@ def cell_pytest_command(cell: Cell, junit: Path) -> list[str]:
     """The pytest run of a cell: its tests, its build (through the plugin), its CPU models, JUnit XML."""
     cmd = [sys.executable, "-m", "pytest", *cell.tests, "-p", PLUGIN, "--matrix-cell", cell.name]
     if cell.cpus:
-        cmd += ["--qemu-cpu", ",".join(cell.cpus)]
+        cmd += ["--isaforge-qemu-cpu", ",".join(cell.cpus)]
     return [*cmd, f"--junitxml={junit}", "-o", "junit_suite_name=" + cell.name, "-v", "-p", "no:cacheprovider"]
 
 
