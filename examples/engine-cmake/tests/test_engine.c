@@ -1,7 +1,8 @@
 /* ecm's numerical tests. Every kernel of every op, chosen by name (ecm_select_kernel) and called through the
  * dispatched function, against the reference kernel called directly, on sizes around every vector width and
  * block boundary, on random and extreme inputs; the references themselves against closed forms. A kernel the CPU
- * cannot run must be refused by name. Prints one line per kernel; exits non-zero on the first wrong result. */
+ * (or ECM_DISABLE) rules out must be refused by name. Prints one line per kernel; exits non-zero on the first wrong
+ * result. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +207,29 @@ static int check_kernels(ecm_op op, int8_t *scratch) {
     return 1;
 }
 
+/* ECM_DISABLE=feat,feat (the cap of this engine alone): none of them may be active for ecm. */
+static int check_cap(void) {
+    static const struct {
+        const char *name;
+        uint32_t bit;
+    } features[] = {{"neon", ISF_FEATURE_NEON},
+                    {"fp16", ISF_FEATURE_FP16},
+                    {"dotprod", ISF_FEATURE_DOTPROD},
+                    {"i8mm", ISF_FEATURE_I8MM}};
+    const char *cap = getenv("ECM_DISABLE");
+    for (size_t i = 0; cap != NULL && i < sizeof features / sizeof *features; i++) {
+        size_t len = strlen(features[i].name);
+        for (const char *at = strstr(cap, features[i].name); at != NULL; at = strstr(at + 1, features[i].name)) {
+            if ((at == cap || at[-1] == ',') && (at[len] == ',' || at[len] == '\0')) {
+                CHECK(!(ecm_active_features() & features[i].bit), "ECM_DISABLE=%s but %s is active for ecm", cap,
+                      features[i].name);
+                printf("ecm test: ECM_DISABLE=%s: %s is not active\n", cap, features[i].name);
+            }
+        }
+    }
+    return 1;
+}
+
 static int check_engine_api(void) {
     static const int8_t x[] = {-128, 3, 0, 127, -1};
     CHECK(ecm_mean_square_s8(x, 5) == (16384.0 + 9 + 0 + 16129 + 1) / 5, "ecm_mean_square_s8: %f",
@@ -225,6 +249,7 @@ int main(void) {
     }
     printf("ecm test: isaforge features %#" PRIx32 ", active for ecm %#" PRIx32 "\n", isf_cpu_features(),
            ecm_active_features());
+    check_cap();
     for (int op = 0; op < ECM_OP_COUNT && failures == 0; op++) {
         check_kernels((ecm_op)op, scratch);
     }
