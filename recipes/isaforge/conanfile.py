@@ -308,7 +308,8 @@ class IsaforgeConan(ConanFile):
         for line in pc.splitlines():
             name, sep, value = line.partition("=")
             if sep and name.startswith("isaforge_"):
-                out[name.strip()] = value.strip()
+                # Meson's `variables` escape spaces (`-march=armv7-a\ -mfpu=…`), which pkg-config hands back as is.
+                out[name.strip()] = value.strip().replace("\\ ", " ")
         return out
 
     def package(self) -> None:

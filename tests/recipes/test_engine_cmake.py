@@ -142,6 +142,10 @@ def test_conan_create_builds_the_engine_and_runs_its_tests_under_qemu(name, cpu)
     assert folders["build"] == generator.parents[4]
     host_generator = folders["host"] / "share" / "isaforge" / "python" / "isaforge"
     assert sorted(p.name for p in generator.parent.iterdir()) == sorted(p.name for p in host_generator.iterdir())
+    # the host package's pkg-config variables for Meson consumers: the baseline as words (Meson escapes the spaces)
+    pc = json.loads((folders["host"] / "res" / "isaforge" / "pkgconfig.json").read_text())
+    assert pc["isaforge_baseline"].split()[0] == load().arch(arch).baseline[0] and "\\" not in pc["isaforge_baseline"]
+    assert pc["isaforge_enginegen"] == "${prefix}/share/isaforge/python/isaforge/enginegen.py"
     # ctest ran the engine's test under the profile arch's QEMU (from the tool_requires' conf), on the model
     assert f"ecm tests under {tc.arch.qemu} -L {tc.arch.sysroot}, CPU model {cpu}" in out
     assert_engine_tests_ran(out, arch, cpu)
