@@ -42,14 +42,19 @@ class EcmTestConan(ConanFile):
         cmake.build()
 
     def test(self) -> None:
+        try:
+            self._run_test_package()
+        finally:
+            if self._scratch is not None:  # tools.cmake.cmake_layout:test_folder keeps the build
+                shutil.rmtree(self._scratch, ignore_errors=True)
+
+    def _run_test_package(self) -> None:
         program = f"{self.cpp.build.bindir}/test_package"
         if can_run(self):
             self.run(program, env="conanrun")
-        else:
-            wrapper = self.conf.get("user.isaforge:exe_wrapper", default=[], check_type=list)
-            if not wrapper:
-                raise ConanException(f"ecm test_package: cannot run arch={self.settings.arch} programs, no exe_wrapper")
-            cpu = str(self.conf.get("user.isaforge:qemu_cpu", default="max"))
-            self.run(" ".join(f'"{part}"' for part in [*wrapper, "-cpu", cpu, program]), env="conanrun")
-        if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+            return
+        wrapper = self.conf.get("user.isaforge:exe_wrapper", default=[], check_type=list)
+        if not wrapper:
+            raise ConanException(f"ecm test_package: cannot run arch={self.settings.arch} programs, no exe_wrapper")
+        cpu = str(self.conf.get("user.isaforge:qemu_cpu", default="max"))
+        self.run(" ".join(f'"{part}"' for part in [*wrapper, "-cpu", cpu, program]), env="conanrun")

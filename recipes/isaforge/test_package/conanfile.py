@@ -29,7 +29,7 @@ class IsaforgeTestConan(ConanFile):
 
     def layout(self) -> None:
         # Built outside the source folder, so that `conan create recipes/isaforge` leaves the checkout as it was:
-        # in tools.cmake.cmake_layout:test_folder when set, else in a temporary folder removed once the test passed.
+        # in tools.cmake.cmake_layout:test_folder when set, else in a temporary folder that test() removes.
         given = self.conf.get("tools.cmake.cmake_layout:test_folder")
         self._scratch = None if given else tempfile.mkdtemp(prefix="isaforge-test-package-")
         cmake_layout(self, build_folder=given or self._scratch)
@@ -63,13 +63,19 @@ class IsaforgeTestConan(ConanFile):
         return wrapper
 
     def test(self) -> None:
+        try:
+            self._run_test_package()
+        finally:
+            # Set tools.cmake.cmake_layout:test_folder to keep the build.
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+
+    def _run_test_package(self) -> None:
         program = os.path.join(self.cpp.build.bindir, "test_package")
         if can_run(self):
             self.run(program, env="conanrun")
-        else:
-            cpu = str(self.conf.get(QEMU_CPU_CONF, default=DEFAULT_QEMU_CPU))
-            command = [*self._exe_wrapper(), "-cpu", cpu, program]
-            self.output.info(f"running under QEMU, CPU model {cpu} ({QEMU_CPU_CONF})")
-            self.run(" ".join(f'"{part}"' for part in command), env="conanrun")
-        if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+            return
+        cpu = str(self.conf.get(QEMU_CPU_CONF, default=DEFAULT_QEMU_CPU))
+        command = [*self._exe_wrapper(), "-cpu", cpu, program]
+        self.output.info(f"running under QEMU, CPU model {cpu} ({QEMU_CPU_CONF})")
+        self.run(" ".join(f'"{part}"' for part in command), env="conanrun")
