@@ -4,6 +4,14 @@ Built with Meson from the repository's own sources (exported with the recipe); e
 (src/isaforge/isa.toml) is an option. Cross builds run the library's Meson tests under QEMU user mode through the
 exe_wrapper of the host profile's extra Meson machine file (toolchains/conan/), on the CPU model given by the conf
 `user.isaforge:qemu_cpu`. Meson and Ninja come from the environment (no tool_requires).
+
+An engine uses the package twice (docs/conan.md, examples/engine-cmake):
+- `requires`: libisaforge, its headers, the CMake build modules (isaforge_add_kernel_library,
+  ISAFORGE_BASELINE_C_FLAGS) and the pkg-config variables isaforge_enginegen / isaforge_baseline;
+- `tool_requires`: the kernel-library generator only (nothing is compiled), for the machine that builds. It sets
+  ISAFORGE_ENGINEGEN in the build environment and, for the arch of the consumer (settings_target), the conf
+  `user.isaforge:exe_wrapper` (the QEMU command that runs its cross-built tests), so an engine's recipe needs no
+  table of arches of its own.
 """
 
 from __future__ import annotations
@@ -31,6 +39,18 @@ _ISA_ARCH = {"armv8": "aarch64", "armv7hf": "arm", "x86_64": "host"}
 _COMPILERS = ("gcc", "clang")
 _QEMU_CPU_CONF = "user.isaforge:qemu_cpu"
 _DEFAULT_QEMU_CPU = "max"
+_EXE_WRAPPER_CONF = "user.isaforge:exe_wrapper"
+# Where meson.build installs the generator (and the modules it imports); the tool package holds the same files.
+_GENERATOR_DIR = os.path.join("share", "isaforge", "python", "isaforge")
+_GENERATOR_FILES = (
+    "__init__.py",
+    "enginegen.py",
+    "engine_dispatch.c",
+    "catalogue.py",
+    "catalogue_entries.py",
+    "errors.py",
+    "isa.toml",
+)
 # What meson.build reads from the source tree (check: conan create builds from exactly this).
 _SOURCES = (
     "meson.build",
@@ -42,11 +62,14 @@ _SOURCES = (
     "tests/kernels/meson.build",
     "tests/kernels/*.c",
     "tests/kernels/*.h",
+    "cmake/*",
     "src/isaforge/isa.toml",
     "src/isaforge/__init__.py",
     "src/isaforge/catalogue.py",
     "src/isaforge/catalogue_entries.py",
     "src/isaforge/codegen.py",
+    "src/isaforge/enginegen.py",
+    "src/isaforge/engine_dispatch.c",
     "src/isaforge/inst.py",
     "src/isaforge/inst_encoding.py",
     "src/isaforge/errors.py",
@@ -68,6 +91,13 @@ def _variants() -> dict[str, tuple[str, ...]]:
 
 
 _VARIANTS = _variants()
+
+
+def _qemu_command(isa_arch: str) -> list[str]:
+    """`qemu-<arch> -L <sysroot>` of a catalogue arch, from isa.toml."""
+    with open(_catalogue_path(), "rb") as f:
+        arch = tomllib.load(f)["arch"][isa_arch]
+    return [arch["qemu"], "-L", arch["sysroot"]]
 
 
 def _machine_file_binaries(path: str) -> dict[str, str]:
@@ -119,6 +149,11 @@ class IsaforgeConan(ConanFile):
     def _isa_arch(self) -> str | None:
         return _ISA_ARCH.get(str(self.settings.arch))
 
+    @property
+    def _is_tool(self) -> bool:
+        """A tool_requires: only the generator, which runs on the build machine whatever the consumer builds for."""
+        return self.context == "build"
+
     def config_options(self) -> None:
         # Variants that do not exist on this arch (all of them on the host) are not options of its package.
         isa_arch = self._isa_arch
@@ -138,7 +173,22 @@ class IsaforgeConan(ConanFile):
     def layout(self) -> None:
         basic_layout(self)
 
+    def package_id(self) -> None:
+        if self._is_tool:
+            # Python scripts: the same for every build machine, compiler and option. One package per arch built
+            # for, because package_info() hands the consumer that arch's QEMU command.
+            self.info.settings.clear()
+            self.info.options.clear()
+            if self.settings_target is not None:
+                target = self.settings_target.copy()
+                for name in target.fields:
+                    if name not in ("os", "arch"):
+                        target.rm_safe(name)
+                self.info.settings_target = target
+
     def validate(self) -> None:
+        if self._is_tool:
+            return  # nothing is compiled
         if self.settings.os != "Linux":
             raise ConanInvalidConfiguration(f"{self.ref} builds for Linux only, not os={self.settings.os}")
         if self._isa_arch is None:
@@ -152,6 +202,8 @@ class IsaforgeConan(ConanFile):
 
     # -- build -----------------------------------------------------------------------------------------------------
     def generate(self) -> None:
+        if self._is_tool:
+            return
         tc = MesonToolchain(self)
         if tc.b_staticpic is not None:
             tc.b_staticpic = bool(tc.b_staticpic)  # a plain bool, not Conan's option value
@@ -187,6 +239,8 @@ class IsaforgeConan(ConanFile):
         return extra.get("binaries", {}).get("exe_wrapper", wrapper)
 
     def build(self) -> None:
+        if self._is_tool:
+            return
         self._check_build_tools()
         needs_wrapper = cross_building(self) and not can_run(self)
         if self._run_tests and needs_wrapper and self._exe_wrapper() is None:
@@ -247,10 +301,36 @@ class IsaforgeConan(ConanFile):
                 built[fields[0]] = fields[1].split()
         return built
 
+    def _pc_variables(self) -> dict[str, str]:
+        """The variables of the isaforge.pc Meson installed (isaforge_enginegen, isaforge_baseline, …)."""
+        pc = load(self, os.path.join(self.package_folder, "lib", "pkgconfig", "isaforge.pc"))
+        out = {}
+        for line in pc.splitlines():
+            name, sep, value = line.partition("=")
+            if sep and name.startswith("isaforge_"):
+                # Meson's `variables` escape spaces (`-march=armv7-a\ -mfpu=…`), which pkg-config hands back as is.
+                out[name.strip()] = value.strip().replace("\\ ", " ")
+        return out
+
     def package(self) -> None:
         copy(self, "LICENSE", self.recipe_folder, os.path.join(self.package_folder, "licenses"))
+        if self._is_tool:
+            for name in _GENERATOR_FILES:
+                copy(
+                    self,
+                    name,
+                    os.path.join(self.source_folder, "src", "isaforge"),
+                    os.path.join(self.package_folder, _GENERATOR_DIR),
+                )
+            return
         meson = Meson(self)
         meson.install()
+        # PkgConfigDeps writes the consumers' isaforge.pc from package_info(); it carries Meson's variables on.
+        save(
+            self,
+            os.path.join(self.package_folder, "res", "isaforge", "pkgconfig.json"),
+            json.dumps(self._pc_variables()),
+        )
         rmdir(self, os.path.join(self.package_folder, "lib", "pkgconfig"))
         variants = self._built_variants()
         # For engines that compile their own kernels with the same flags (the Meson subproject gives them as
@@ -263,6 +343,9 @@ class IsaforgeConan(ConanFile):
         save(self, module, "\n".join(cmake) + "\n")
 
     def package_info(self) -> None:
+        if self._is_tool:
+            self._tool_package_info()
+            return
         self.cpp_info.libs = ["isaforge"]
         self.cpp_info.includedirs = ["include"]
         self.cpp_info.resdirs = ["res"]
@@ -270,11 +353,28 @@ class IsaforgeConan(ConanFile):
         self.cpp_info.set_property("pkg_config_name", "isaforge")
         self.cpp_info.set_property("cmake_file_name", "isaforge")
         self.cpp_info.set_property("cmake_target_name", "isaforge::isaforge")
-        self.cpp_info.set_property("cmake_build_modules", [os.path.join("lib", "cmake", "isaforge-variants.cmake")])
-        variants_file = os.path.join(self.package_folder or "", "res", "isaforge", "variants.json")
-        if self.package_folder and os.path.isfile(variants_file):
-            with open(variants_file) as f:
+        # The config CMakeDeps writes includes these: isaforge-vars.cmake (ISAFORGE_BASELINE_C_FLAGS, the generator's
+        # path in this package unless ISAFORGE_ENGINEGEN says otherwise) and isaforge_add_kernel_library().
+        modules = ["isaforge-variants.cmake", "isaforge/isaforge-vars.cmake", "isaforge/isaforge-kernels.cmake"]
+        self.cpp_info.set_property("cmake_build_modules", [os.path.join("lib", "cmake", m) for m in modules])
+        res = os.path.join(self.package_folder or "", "res", "isaforge")
+        if self.package_folder and os.path.isfile(os.path.join(res, "variants.json")):
+            with open(os.path.join(res, "variants.json")) as f:
                 variants = json.load(f)
-            lines = [f"isaforge_variants={' '.join(variants)}"]
-            lines += [f"isaforge_variant_{n}_c_args={' '.join(flags)}" for n, flags in variants.items()]
-            self.cpp_info.set_property("pkg_config_custom_content", "\n".join(lines))
+            with open(os.path.join(res, "pkgconfig.json")) as f:
+                content = json.load(f)  # isaforge_enginegen=${prefix}/share/…, isaforge_baseline=…
+            content["isaforge_variants"] = " ".join(variants)
+            content.update({f"isaforge_variant_{n}_c_args": " ".join(flags) for n, flags in variants.items()})
+            self.cpp_info.set_property("pkg_config_custom_content", content)
+
+    def _tool_package_info(self) -> None:
+        self.cpp_info.includedirs = []
+        self.cpp_info.libdirs = []
+        self.cpp_info.bindirs = []
+        self.buildenv_info.define_path(
+            "ISAFORGE_ENGINEGEN", os.path.join(self.package_folder, _GENERATOR_DIR, "enginegen.py")
+        )
+        target = self.settings_target
+        isa_arch = _ISA_ARCH.get(str(target.arch)) if target is not None else None
+        if isa_arch not in (None, "host") and str(target.arch) != str(self.settings.arch):
+            self.conf_info.define(_EXE_WRAPPER_CONF, _qemu_command(isa_arch))

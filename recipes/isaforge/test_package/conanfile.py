@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 import configparser
 import os
+import shutil
+import tempfile
 
 from conan import ConanFile
 from conan.errors import ConanException
@@ -26,7 +28,11 @@ class IsaforgeTestConan(ConanFile):
         self.requires(self.tested_reference_str)
 
     def layout(self) -> None:
-        cmake_layout(self)
+        # Built outside the source folder, so that `conan create recipes/isaforge` leaves the checkout as it was:
+        # in tools.cmake.cmake_layout:test_folder when set, else in a temporary folder that test() removes.
+        given = self.conf.get("tools.cmake.cmake_layout:test_folder")
+        self._scratch = None if given else tempfile.mkdtemp(prefix="isaforge-test-package-")
+        cmake_layout(self, build_folder=given or self._scratch)
 
     def generate(self) -> None:
         CMakeDeps(self).generate()
@@ -57,6 +63,14 @@ class IsaforgeTestConan(ConanFile):
         return wrapper
 
     def test(self) -> None:
+        try:
+            self._run_test_package()
+        finally:
+            # Set tools.cmake.cmake_layout:test_folder to keep the build.
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+
+    def _run_test_package(self) -> None:
         program = os.path.join(self.cpp.build.bindir, "test_package")
         if can_run(self):
             self.run(program, env="conanrun")
