@@ -63,4 +63,4 @@ format: install
 	$(VENV)/bin/clang-format -i $(C_SOURCES)
 
 clean:
-	rm -rf build
+	rm -rf build build-isaforge
