@@ -3,6 +3,8 @@ cross-builds libisaforge from the source tree it carries, with builds outside si
 
 from __future__ import annotations
 
+import json
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -153,3 +155,22 @@ def test_conan_create_runs_from_the_wheel(installed_isaforge: Path, tmp_path) ->
     assert "isaforge/" in proc.stdout + proc.stderr
     # The recipe exported from the packed tree; it wrote nothing there.
     assert tree(package) == before
+
+
+def test_installed_isaforge_proves_a_copied_engine(installed_isaforge: Path, tmp_path) -> None:
+    """The whole path an engine team takes with only the wheel: test-qemu on a copy of the Meson example outside the
+    tree builds libisaforge from the wheel's sources, installs it, builds the engine against it through pkg-config,
+    and proves every kernel on the baseline model and max."""
+    needs_toolchain()
+    copy = tmp_path / "engine"
+    shutil.copytree(REPO / "examples" / "engine-meson", copy, ignore=shutil.ignore_patterns("subprojects"))
+    report = tmp_path / "r.json"
+    proc = run_installed(
+        installed_isaforge, "isaforge", "test-qemu", "--project", str(copy), "--targets", TARGET,
+        "--compilers", COMPILER, "--qemu-cpu", "cortex-a53,max", "--json", str(report), cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    kernels = json.loads(report.read_text())["kernels"]
+    assert kernels and all(k["owner"] == "eng" for k in kernels.values())
+    for key, kernel in kernels.items():
+        assert kernel["ran"] and (kernel["variant"] == "ref" or kernel["refused"]), key
