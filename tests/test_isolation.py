@@ -514,3 +514,54 @@ def test_every_cross_build_of_the_library_is_isolated(cross_build, isaforge_buil
         if obj.held.variant and obj.held.variant != "neon":
             assert "-march=armv8.2-a+" in " ".join(obj.flags)
     assert report.checked > 1000 and report.unparseable == 0
+
+
+# -- (5) an engine's build directory --------------------------------------------------------------------------------
+ENGINE = SRC_DIR.parent / "examples" / "engine-meson"
+ENGINE_REFERENCE = "kernels/reference/dot_s8_1x1_ref.c"
+
+
+def engine_build(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """The Meson example engine copied outside the tree, and an installed libisaforge for aarch64 gcc to build it
+    against (through pkg-config, as an engine outside the tree does)."""
+    from isaforge import builds  # noqa: PLC0415 - only these tests build libisaforge
+
+    prefix = builds.ensure_installed(builds.build_for("aarch64-linux-gnu", "gcc"))
+    copy = tmp_path / name
+    shutil.copytree(ENGINE, copy, ignore=shutil.ignore_patterns("subprojects"))
+    return copy, prefix
+
+
+def configure_and_build(copy: Path, prefix: Path, *options: str) -> Path:
+    build = copy / "build"
+    cross = SRC_DIR.parent / "toolchains" / "meson" / "aarch64-linux-gnu-gcc.ini"
+    pkg_config = f"-Dpkg_config_path={prefix}/lib/pkgconfig"
+    run_tool("meson", "setup", "--cross-file", cross, "--buildtype=release", pkg_config, *options, build, copy)
+    run_tool("meson", "compile", "-C", build)
+    return build
+
+
+def test_engine_sdot_planted_in_a_baseline_file(tmp_path):
+    copy, prefix = engine_build(tmp_path, "planted")
+    clean = cli(configure_and_build(copy, prefix))
+    assert clean.returncode == 0, clean.stdout + clean.stderr  # the engine as written: every object where it belongs
+    reference = copy / ENGINE_REFERENCE
+    reference.write_text(reference.read_text() + planted("aarch64"))
+    run_tool("meson", "compile", "-C", copy / "build")
+    result = cli(copy / "build")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert any(
+        "dot_s8_1x1_ref.c.o: planted: sdot " in line and "needs dotprod; held to the aarch64 baseline" in line
+        for line in result.stdout.splitlines()
+    ), result.stdout
+
+
+def test_engine_configured_with_a_global_march(tmp_path):
+    """-Dc_args=-march=armv8.2-a+dotprod: GCC vectorises the engine's plain reference loop with sdot, which the
+    reference's own flags now allow, and which a cortex-a53 would die on."""
+    copy, prefix = engine_build(tmp_path, "global")
+    result = cli(configure_and_build(copy, prefix, "-Dc_args=-march=armv8.2-a+dotprod"))
+    assert result.returncode == 1, result.stdout + result.stderr
+    leaks = [line for line in result.stdout.splitlines()[1:] if "dot_s8_1x1_ref.c.o" in line]
+    assert leaks and all("held to the aarch64 baseline" in line for line in leaks), result.stdout
+    assert any(": sdot " in line for line in leaks), result.stdout
