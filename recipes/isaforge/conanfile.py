@@ -42,15 +42,6 @@ _DEFAULT_QEMU_CPU = "max"
 _EXE_WRAPPER_CONF = "user.isaforge:exe_wrapper"
 # Where meson.build installs the generator (and the modules it imports); the tool package holds the same files.
 _GENERATOR_DIR = os.path.join("share", "isaforge", "python", "isaforge")
-_GENERATOR_FILES = (
-    "__init__.py",
-    "enginegen.py",
-    "engine_dispatch.c",
-    "catalogue.py",
-    "catalogue_entries.py",
-    "errors.py",
-    "isa.toml",
-)
 # What meson.build reads from the source tree (check: conan create builds from exactly this).
 _SOURCES = (
     "meson.build",
@@ -281,25 +272,21 @@ class IsaforgeConan(ConanFile):
         with open(os.path.join(self.build_folder, "meson-info", "intro-targets.json")) as f:
             targets = {t["name"] for t in json.load(f)}
         isa_arch = self._isa_arch
-        cmd = [
-            "python3",
-            os.path.join(self.source_folder, "src", "isaforge", "codegen.py"),
-            "--source-root",
-            self.source_folder,
-            "--arch",
-            isa_arch,
-            "--compiler",
-            str(self.settings.compiler),
-            "variants",
-        ]
-        out = io.StringIO()
-        self.run(" ".join(f'"{c}"' for c in cmd), stdout=out, quiet=True)
+        answer = self._codegen("--arch", isa_arch, "--compiler", str(self.settings.compiler), "variants")
         built = {}
-        for line in out.getvalue().splitlines():
+        for line in answer.splitlines():
             fields = line.split("|")
             if len(fields) >= 2 and f"isf_{isa_arch}_{fields[0]}" in targets:
                 built[fields[0]] = fields[1].split()
         return built
+
+    def _codegen(self, *args: str) -> str:
+        """An answer of src/isaforge/codegen.py about the source tree (the catalogue's one reader for builds)."""
+        cmd = ["python3", os.path.join(self.source_folder, "src", "isaforge", "codegen.py"),
+               "--source-root", self.source_folder, *args]  # fmt: skip
+        out = io.StringIO()
+        self.run(" ".join(f'"{c}"' for c in cmd), stdout=out, quiet=True)
+        return out.getvalue()
 
     def _pc_variables(self) -> dict[str, str]:
         """The variables of the isaforge.pc Meson installed (isaforge_enginegen, isaforge_baseline, …)."""
@@ -315,11 +302,11 @@ class IsaforgeConan(ConanFile):
     def package(self) -> None:
         copy(self, "LICENSE", self.recipe_folder, os.path.join(self.package_folder, "licenses"))
         if self._is_tool:
-            for name in _GENERATOR_FILES:
+            for path in self._codegen("generator-files").split():
                 copy(
                     self,
-                    name,
-                    os.path.join(self.source_folder, "src", "isaforge"),
+                    os.path.basename(path),
+                    os.path.join(self.source_folder, os.path.dirname(path)),
                     os.path.join(self.package_folder, _GENERATOR_DIR),
                 )
             return

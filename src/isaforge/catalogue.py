@@ -41,9 +41,11 @@ from isaforge.catalogue_entries import (
     Packer,
     Signature,
     Variant,
+    c_string,
     fnv1a32,
     parse_kernel_name,
     parse_packer,
+    preference_rank,
 )
 
 __all__ = [
@@ -74,11 +76,13 @@ __all__ = [
     "Packer",
     "Signature",
     "Variant",
+    "c_string",
     "fnv1a32",
     "load",
     "march_key",
     "parse_kernel_name",
     "parse_packer",
+    "preference_rank",
 ]
 
 
@@ -262,9 +266,7 @@ class Catalogue:
     def preference(self, kernel: KernelName) -> int:
         """Dispatch's order: by variant, then by the variant's `prefer` list (higher is preferred)."""
         variant = self.variant(kernel.variant)
-        own = kernel.runs or kernel.name
-        within = len(variant.prefer) - variant.prefer.index(own) if own in variant.prefer else 0
-        return variant.rank * PREFERENCE_SLOTS + within
+        return preference_rank(variant.rank, variant.prefer, kernel.runs or kernel.name)
 
     def _widened_kernels(self, files: list[KernelName]) -> list[KernelName]:
         """Ops that a variant runs through another op's kernels on widened panels (`widened` in [op.*])."""

@@ -228,6 +228,17 @@ class LayoutPackers:
     b: Packer
 
 
+def c_string(text: str) -> str:
+    """A C string literal of `text` (generated tables and dispatch)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def preference_rank(rank: int, prefer: tuple[str, ...], name: str) -> int:
+    """Dispatch's order of a kernel: by its variant's rank, then by its place in that variant's `prefer` list."""
+    within = len(prefer) - prefer.index(name) if name in prefer else 0
+    return rank * PREFERENCE_SLOTS + within
+
+
 def fnv1a32(text: str) -> int:
     """FNV-1a, 32-bit: a layout's id from its canonical string (no table position, so stable across builds)."""
     h = 0x811C9DC5

@@ -25,6 +25,7 @@ from isaforge.catalogue import (
     KernelName,
     Layout,
     Packer,
+    c_string,
     load,
 )
 
@@ -92,10 +93,6 @@ def _typed_functions(cat: Catalogue) -> list[str]:
     return out
 
 
-def _c_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def _hwcap_words(hwcap: tuple[tuple[int, int], ...]) -> tuple[int, int]:
     words = [0, 0]
     for word, bit in hwcap:
@@ -123,8 +120,8 @@ def _feature_rows(cat: Catalogue, arch: str) -> list[str]:
         hw1, hw2 = _hwcap_words(spec.hwcap)
         implied = cat.mask(cat.implied_closure(arch, f.name))
         rows.append(
-            f"    {{{_c_string(f.name)}, 0x{f.mask:x}u, 0x{implied:x}u, {{0x{hw1:x}ull, 0x{hw2:x}ull}}, "
-            f"{_c_string(' '.join(spec.cpuinfo))}, {_c_string(_compat_tokens(cat, arch, f.name))}}},"
+            f"    {{{c_string(f.name)}, 0x{f.mask:x}u, 0x{implied:x}u, {{0x{hw1:x}ull, 0x{hw2:x}ull}}, "
+            f"{c_string(' '.join(spec.cpuinfo))}, {c_string(_compat_tokens(cat, arch, f.name))}}},"
         )
     return rows
 
@@ -138,7 +135,7 @@ def _cpu_part_rows(cat: Catalogue, arch: str) -> list[str]:
     rows = []
     for p in sorted(cat.cpu_parts.values(), key=lambda p: (p.implementer, p.part)):
         mask = cat.mask(cat.cpu_part_features(arch, p))
-        rows.append(f"    {{0x{p.implementer:02x}u, 0x{p.part:03x}u, {_c_string(p.name)}, 0x{mask:x}u}},")
+        rows.append(f"    {{0x{p.implementer:02x}u, 0x{p.part:03x}u, {c_string(p.name)}, 0x{mask:x}u}},")
     return rows
 
 
@@ -153,8 +150,8 @@ def _kernel_row(cat: Catalogue, arch: str, k: KernelName) -> str:
     scalable = int(cat.variant(k.variant).scalable)
     widened = int(bool(k.runs))
     fields = f"{op}, {k.mr}, {k.nr}, {k.kr}, {scalable}, {widened}, 0x{req:x}u, {rank}, {k.symbol}, "
-    fields += f"{_c_string(k.variant)}, {_layout_row(cat, k)}"
-    return f"    {{{_c_string(k.name)}, {fields}}},"
+    fields += f"{c_string(k.variant)}, {_layout_row(cat, k)}"
+    return f"    {{{c_string(k.name)}, {fields}}},"
 
 
 # -- packing layouts ---------------------------------------------------------------------------------------------
@@ -167,7 +164,7 @@ def _packer_symbol(side: str, layout: Layout, packer: Packer) -> str:
 def _layout_row(cat: Catalogue, k: KernelName) -> str:
     layout, entry = cat.layout(k), cat.packers(k)
     a, b = _packer_symbol("a", layout, entry.a), _packer_symbol("b", layout, entry.b)
-    return f"{{0x{layout.id:08x}u, {_c_string(layout.name)}, {a}, {b}}}"
+    return f"{{0x{layout.id:08x}u, {c_string(layout.name)}, {a}, {b}}}"
 
 
 def arch_kernels(cat: Catalogue, root: Path, arch: str, variants: list[str] | None = None) -> list[KernelName]:
@@ -277,11 +274,11 @@ def render_c(cat: Catalogue, source_root: Path, arch: str, variants: list[str]) 
     out += [f"ISF_UKERNEL({k.name});" for k in kernels if not k.runs]
     packers = sorted({(side, cat.layout(k).symbol) for k in kernels for side, p in _sides(cat, k) if not p.generic})
     out += [f"ISF_PACK_{side.upper()}({symbol});" for side, symbol in packers]
-    out += ["", f"const char isf_arch_name[] = {_c_string(arch)};", ""]
+    out += ["", f"const char isf_arch_name[] = {c_string(arch)};", ""]
     out += _table("isf_feature_info", "isf_features", _feature_rows(cat, arch))
     out += _table("isf_cpu_part_info", "isf_cpu_parts", _cpu_part_rows(cat, arch))
     variant_rows = [
-        f"    {{{_c_string(v)}, 0x{_required_mask(cat, arch, v):x}u}},"
+        f"    {{{c_string(v)}, 0x{_required_mask(cat, arch, v):x}u}},"
         for v in sorted(variants, key=lambda name: cat.variant(name).rank)
     ]
     out += _table("isf_variant_info", "isf_variants", variant_rows)
@@ -290,7 +287,7 @@ def render_c(cat: Catalogue, source_root: Path, arch: str, variants: list[str]) 
     out += _table("isf_kernel", "isf_kernel_table", [_kernel_row(cat, arch, k) for k in table])
     out += [f"_Atomic(unsigned char) isf_kernel_ran[{max(len(table), 1)}];", ""]
     op_rows = [
-        f"    {{{_c_string(o.name)}, {o.a.bytes}, {o.c.bytes}, ISF_ELEM_{o.a.kind.upper()}, "
+        f"    {{{c_string(o.name)}, {o.a.bytes}, {o.c.bytes}, ISF_ELEM_{o.a.kind.upper()}, "
         f"ISF_ELEM_{o.c.kind.upper()}}},"
         for o in cat.ops.values()
     ]
@@ -300,6 +297,20 @@ def render_c(cat: Catalogue, source_root: Path, arch: str, variants: list[str]) 
     scalable = any(cat.variant(v).scalable for v in variants)
     out.append(f"size_t (*const isf_sve_vector_bytes)(void) = {'isf_sve_read_vector_bytes' if scalable else '0'};")
     return "\n".join(out) + "\n"
+
+
+# What an engine's build runs of isaforge at configure time: enginegen.py, what it imports, and the fixed source its
+# dispatch is compiled through. Meson installs them under <datadir>/isaforge/python/isaforge/ and the Conan tool
+# package carries them.
+GENERATOR_FILES = (
+    "__init__.py",
+    "enginegen.py",
+    "engine_dispatch.c",
+    "catalogue.py",
+    "catalogue_entries.py",
+    "errors.py",
+    "isa.toml",
+)
 
 
 def manifest(cat: Catalogue, source_root: Path, arch: str, compiler: str, built: list[str]) -> str:
@@ -374,6 +385,7 @@ def _parser() -> argparse.ArgumentParser:
         "c-source",
         "cpus",
         "manifest",
+        "generator-files",
     )
     for name in (*commands, "layouts", "packers"):
         p = sub.add_parser(name)
@@ -402,6 +414,7 @@ def _answer(cat: Catalogue, args: argparse.Namespace) -> str:
             f"{line}\n" for line in check_layouts(cat, args.source_root, args.arch, [REFERENCE, *_built(args.variants)])
         ),
         "packers": lambda: render_packers(cat, args.source_root, args.arch, args.variant),
+        "generator-files": lambda: "".join(f"src/isaforge/{name}\n" for name in GENERATOR_FILES),
         "manifest": lambda: manifest(cat, args.source_root, args.arch, args.compiler, _built(args.variants)),
         "c-source": lambda: render_c(
             cat, args.source_root, args.arch, [REFERENCE, *[v for v in args.variants.split(",") if v]]
