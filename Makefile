@@ -1,6 +1,6 @@
 # The two commands a newcomer needs: `make build` and `make test`. Both install what is missing first
 # (ci/install-toolchains.sh is idempotent and quick when everything is there).
-VENV      ?= .venv
+VENV      ?= $(or $(ISAFORGE_VENV),.venv)
 PYTHON    := $(VENV)/bin/python
 ISAFORGE  := $(VENV)/bin/isaforge
 QEMU_CPUS ?=
@@ -16,7 +16,7 @@ PYTEST_ARGS ?= --isaforge-qemu-cpu $(SLICE_CPUS) -m "not slow"
 JOBS ?= 1
 ONLY ?=
 
-.PHONY: all install build test test-qemu ci ci-suite ci-matrix lint format clean
+.PHONY: all install build test test-qemu ci ci-suite ci-matrix docker-image docker-test lint format clean
 
 all: build
 
@@ -47,6 +47,16 @@ ci-suite: install lint
 
 ci-matrix: install
 	$(ISAFORGE) matrix run -j $(JOBS) $(if $(ONLY),--only "$(ONLY)")
+
+## The CI image (ci/Dockerfile): installs a Docker engine and debootstrap when missing, starts dockerd when none runs
+## (as root), builds the base with debootstrap where no registry answers, then the image (isaforge docker image).
+docker-image: install
+	@bash ci/install-toolchains.sh --docker
+	$(ISAFORGE) docker image
+
+## make test inside the image: a clean copy of the checkout, no network, a non-root user; prints pytest's summary.
+docker-test: docker-image
+	$(ISAFORGE) docker test
 
 # C sources in one style (.clang-format); the clang-format version is pinned in pyproject.toml, as styles drift.
 C_SOURCES = $(shell git ls-files '*.c' '*.h')

@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
 # Installs what isaforge needs on Debian 12 (bookworm): cross GCC for aarch64 and armhf, clang/lld/llvm 19,
-# qemu-user >= 10 from bookworm-backports, and a .venv with isaforge installed editable.
+# qemu-user >= 10 from bookworm-backports, and a .venv with isaforge installed editable, its Python packages pinned
+# by ci/constraints.txt so that every machine and the CI image (ci/Dockerfile) run the same versions.
 # Idempotent: every step checks first, so `make` can call it on every run at almost no cost.
+#
+#   install-toolchains.sh [--python-only]   install what is missing
+#   install-toolchains.sh --versions        what is installed, one `name version` line each (the image is compared
+#                                           with the host through this)
+#   install-toolchains.sh --lock            rewrite ci/constraints.txt from the venv's packages
+#   install-toolchains.sh --docker          a Docker engine and debootstrap, for make docker-image
+#   install-toolchains.sh --apt-uri SUITE   the URI this machine's apt sources use for SUITE
+#
+# ISAFORGE_VENV puts the venv elsewhere (the image keeps it outside the mounted checkout); ISAFORGE_WHEELHOUSE also
+# saves every wheel the venv needs there, plus the build backend, so pip works with no index (the image is offline).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 venv=${ISAFORGE_VENV:-$here/.venv}
+constraints=$here/ci/constraints.txt
 qemu_min_major=10
 
 apt_packages=(
   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross
   gcc-arm-linux-gnueabihf g++-arm-linux-gnueabihf binutils-arm-linux-gnueabihf libc6-dev-armhf-cross
-  clang-19 lld-19 llvm-19 pkg-config ninja-build make python3-venv ccache cmake gcc libc6-dev
+  clang-19 lld-19 llvm-19 pkg-config ninja-build make python3-venv ccache cmake gcc libc6-dev git
 )
 
 log() { printf 'install-toolchains: %s\n' "$*" >&2; }
@@ -33,21 +45,21 @@ qemu_major() {
   printf '%s\n' "${v:-0}"
 }
 
-# The URI that already serves the plain `bookworm` suite, from deb822 .sources files or one-line sources.list.
+# The URI that already serves a suite (`bookworm` by default), from deb822 .sources files or one-line sources.list.
 debian_mirror_uri() {
-  local f
+  local f suite=${1:-bookworm}
   for f in /etc/apt/sources.list.d/*.sources; do
     [ -f "$f" ] || continue
-    awk '
+    awk -v want="$suite" '
       /^[[:space:]]*$/ { if (uri != "" && suite) { print uri; exit } uri=""; suite=0; next }
       /^URIs:/ { uri=$2 }
-      /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == "bookworm") suite=1 }
+      /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == want) suite=1 }
       END { if (uri != "" && suite) print uri }
     ' "$f" | head -n1
   done | head -n1 | grep . && return 0
   # One-line format: `deb [options] URI suite components`.
   { cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true; } \
-    | sed 's/\[[^]]*\]//' | awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }' | grep .
+    | sed 's/\[[^]]*\]//' | awk -v want="$suite" '$1 == "deb" && $3 == want { print $2; exit }' | grep .
 }
 
 ensure_backports_suite() {
@@ -83,15 +95,77 @@ install_system_packages() {
   [ "$(qemu_major)" -ge "$qemu_min_major" ] || { log "qemu-user >= $qemu_min_major still missing"; exit 1; }
 }
 
-install_python_env() {
-  local stamp=$venv/.isaforge-installed
-  if [ -f "$stamp" ] && [ "$stamp" -nt "$here/pyproject.toml" ]; then return 0; fi
-  log "creating $venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --upgrade pip
-  "$venv/bin/pip" install -q -e "$here[test]"
-  touch "$stamp"
+# What the venv was made from: a change to the project's dependencies or their pins, or a venv made for another
+# checkout (an editable install points at one path), means it must be made again.
+venv_recipe() {
+  printf '%s %s\n' "$here" "$(cat "$here/pyproject.toml" "$constraints" | sha256sum | cut -d' ' -f1)"
 }
 
-if [ "${1:-}" != "--python-only" ]; then install_system_packages; fi
-install_python_env
+install_python_env() {
+  local stamp=$venv/.isaforge-installed
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(venv_recipe)" ]; then return 0; fi
+  if [ -e "$venv" ] && [ ! -w "$venv" ]; then
+    log "$venv was made for another checkout or other dependencies, and is not writable here (a CI image's);"
+    log "rebuild the image (make docker-image), or point ISAFORGE_VENV at a writable directory"
+    exit 1
+  fi
+  log "creating $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --upgrade -c "$constraints" pip
+  "$venv/bin/pip" install -q -c "$constraints" -e "$here[test]"
+  if [ -n "${ISAFORGE_WHEELHOUSE:-}" ]; then save_wheelhouse "$ISAFORGE_WHEELHOUSE"; fi
+  venv_recipe >"$stamp"
+}
+
+# Every package of the venv, and the build backend pyproject.toml names (a wheel of isaforge is built with build
+# isolation), as wheels in one folder: `PIP_FIND_LINKS=<dir> PIP_NO_INDEX=1` then installs with no network.
+save_wheelhouse() {
+  local dir=$1
+  log "saving the venv's wheels in $dir"
+  mkdir -p "$dir"
+  "$venv/bin/pip" freeze --exclude-editable --all >"$dir/.requirements"
+  "$venv/bin/pip" download -q --no-deps -d "$dir" -r "$dir/.requirements"
+  "$venv/bin/pip" download -q -d "$dir" \
+    "$(sed -n 's/^requires = \["\([^"]*\)"\]/\1/p' "$here/pyproject.toml")"
+  rm "$dir/.requirements"
+}
+
+# A Docker engine (Debian's docker.io, unless some dockerd is there already) and debootstrap, which builds the CI
+# image's base where no image registry is reachable (make docker-image).
+install_docker() {
+  local need=()
+  command -v dockerd >/dev/null || docker info >/dev/null 2>&1 || need+=(docker.io)
+  command -v debootstrap >/dev/null || need+=(debootstrap)
+  [ "${#need[@]}" -eq 0 ] && return 0
+  log "installing: ${need[*]}"
+  as_root apt-get update -q
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends "${need[@]}"
+}
+
+lock() {
+  {
+    echo "# The versions of every Python package isaforge's venv holds, for ci/install-toolchains.sh (pip -c): the"
+    echo "# same on every machine and in the CI image. Rewrite with: bash ci/install-toolchains.sh --lock"
+    "$venv/bin/pip" freeze --exclude-editable --all | grep -v '^setuptools=='
+  } >"$constraints"
+  log "wrote $constraints"
+}
+
+versions() {
+  local p
+  for p in "${apt_packages[@]}" qemu-user; do
+    printf '%s %s\n' "$p" "$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null || echo missing)"
+  done
+  printf 'python %s\n' "$("$venv/bin/python" -c 'import sys; print(*sys.version_info[:2], sep=".")')"
+  "$venv/bin/pip" freeze --exclude-editable --all | grep -v '^setuptools==' | sed 's/==/ /'
+}
+
+case "${1:-}" in
+  --versions) versions ;;
+  --lock) lock ;;
+  --docker) install_docker ;;
+  --apt-uri) debian_mirror_uri "${2:-bookworm}" || { log "no apt source serves '${2:-bookworm}'"; exit 1; } ;;
+  --python-only) install_python_env ;;
+  "") install_system_packages; install_python_env ;;
+  *) log "unknown option $1 (options: --python-only, --versions, --lock, --docker, --apt-uri SUITE)"; exit 2 ;;
+esac

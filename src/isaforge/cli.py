@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, str] = {
     "matrix": "matrix",
     "info": "info",
     "test-qemu": "test_qemu",
+    "docker": "docker",
 }
 
 
