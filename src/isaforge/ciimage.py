@@ -68,6 +68,11 @@ def _docker_info() -> subprocess.CompletedProcess[str] | None:
     return subprocess.run(["docker", "info"], capture_output=True, text=True, timeout=60, check=False)
 
 
+def engine_running() -> bool:
+    info = _docker_info()
+    return info is not None and info.returncode == 0
+
+
 def engine_problem() -> str | None:
     """Why no Docker engine can be used here (and none would be started), or None when one answers or can be
     started (root, with dockerd installed)."""
@@ -89,8 +94,7 @@ def ensure_engine(log: Path) -> str:
     problem = engine_problem()
     if problem is not None:
         raise IsaforgeError(problem)
-    info = _docker_info()
-    if info is not None and info.returncode == 0:
+    if engine_running():
         return "docker engine running"
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
@@ -100,8 +104,7 @@ def ensure_engine(log: Path) -> str:
         )
     deadline = time.monotonic() + ENGINE_START_TIMEOUT
     while time.monotonic() < deadline:
-        info = _docker_info()
-        if info is not None and info.returncode == 0:
+        if engine_running():
             return f"started {' '.join(DOCKERD)} (log: {log})"
         time.sleep(1)
     raise IsaforgeError(f"dockerd did not answer within {ENGINE_START_TIMEOUT:g} s; see {log}")
@@ -145,7 +148,7 @@ def choose_base(root: Path, log_dir: Path, *, rebuild: bool = False) -> tuple[st
         if pull.returncode == 0:
             return STOCK_BASE, "pulled"
     build_local_base(root, LOCAL_BASE, log_dir / "debootstrap.log")
-    return LOCAL_BASE, "built here with debootstrap (no registry answered)"
+    return LOCAL_BASE, "debootstrap here: no registry answered"
 
 
 def build_local_base(root: Path, tag: str, log: Path) -> None:
