@@ -1,5 +1,6 @@
 """`isaforge matrix` end to end: list, github --check, real runs of the host cell and of one cross cell on one CPU
-model, an unavailable toolchain, and bad input as one line."""
+model, an unavailable toolchain, bad input as one line, and --docker: its errors, and the host cell in the real CI
+image (slow)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from isaforge import ciimage
 from isaforge.matrix.definition import load_matrix
 from isaforge.matrix.results import NATIVE
+from isaforge.matrix.run import DOCKER_RESULTS
 from isaforge.toolchains import probe
-from tests.conftest import ROOT
+from tests.conftest import ROOT, assert_one_line_error
 
 
 def isaforge(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -115,3 +118,51 @@ def test_a_cell_whose_toolchain_is_missing_is_unavailable_and_fails_the_run(tmp_
     assert "matrix FAILED: 0 of 1 cells passed, 0 failed, 1 unavailable" in proc.stdout
     allowed = isaforge(*args, "--allow-unavailable", env=env)
     assert allowed.returncode == 1 and "no cell could run here" in allowed.stdout  # nothing ran: still a failure
+
+
+# -- --docker: cells in the CI image -----------------------------------------------------------------------------------
+
+
+def engine_or_skip() -> None:
+    problem = ciimage.engine_problem()
+    if problem is not None:
+        pytest.skip(f"no Docker engine: {problem}")
+
+
+def test_docker_without_a_docker_client_is_one_line(tmp_path) -> None:
+    empty = tmp_path / "empty-path"
+    empty.mkdir()
+    proc = isaforge("matrix", "run", "--docker", "--only", "host-gcc-release", env={"PATH": str(empty)})
+    assert_one_line_error(proc, "--docker: no docker client on PATH")
+
+
+def test_docker_with_an_image_that_does_not_exist_is_one_line() -> None:
+    engine_or_skip()
+    tag = "isaforge-ci-no-such-image:never"
+    proc = isaforge("matrix", "run", "--docker", tag, "--only", "host-gcc-release")
+    assert_one_line_error(proc, f"there is no image {tag} here; build it with make docker-image")
+    assert proc.stdout == ""  # no cell started
+
+
+@pytest.mark.slow
+def test_docker_run_of_the_host_cell_in_the_real_image() -> None:
+    """The CI image itself (no stand-in): `make ci-matrix ONLY=host-gcc-release` in a container, offline, as the
+    checkout's owner, and the summary the host makes of the JUnit XML the runner inside wrote."""
+    engine_or_skip()
+    if not ciimage.image_exists(ciimage.IMAGE):
+        pytest.skip(f"no image {ciimage.IMAGE} here (make docker-image builds it)")
+    results = ROOT / DOCKER_RESULTS
+    proc = isaforge("matrix", "run", "--docker", "--only", "host-gcc-release")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == f"host-gcc-release: building and testing in {ciimage.IMAGE}"
+    cases = junit_cases(results / "host-gcc-release" / "junit.xml")
+    passed = sum(1 for c in cases if c.find("failure") is None and c.find("skipped") is None)
+    assert passed > 0 and any("test_host_build" in c.get("name", "") for c in cases)
+    native = next(line.split() for line in lines if line.split()[:1] == [NATIVE])
+    assert native[:3] == [NATIVE, "pass", str(passed)], proc.stdout
+    assert "matrix ok: 1 of 1 cells passed, 0 failed, 0 unavailable" in proc.stdout
+    assert f"JUnit XML and pytest logs: {DOCKER_RESULTS}/<cell>/" in proc.stdout
+    log = (results / "host-gcc-release.docker.log").read_text()
+    assert log.startswith("$ docker run --rm --network none --user ")
+    assert f"{ROOT}/build/in-docker:/src/build" in log.splitlines()[0]

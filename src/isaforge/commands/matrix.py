@@ -2,7 +2,9 @@
 
 `list` shows each cell (target × compiler × build type) with its QEMU CPU models; `run` builds and tests the
 selected cells (JUnit XML and a pytest log per cell under build/matrix/<cell>/, a live progress line, and a closing
-summary per cell × CPU model); `github` writes .github/workflows/cross.yml, one job per cell running this same runner.
+summary per cell × CPU model), here or, with --docker, each in a container of the CI image (results under
+build/in-docker/matrix/<cell>/); `github` writes .github/workflows/cross.yml: the image built once, then one job per
+cell running this same runner in it.
 
 --only EXPR selects: space-separated conditions, all of which must hold; each is `key=v1,v2` (any of the values;
 globs allowed) with key one of cell, target, compiler, build, toolchain, cpu, or a bare cell name. `cpu=` also
@@ -15,7 +17,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from isaforge import ui
+from isaforge import ciimage, ui
+from isaforge.errors import IsaforgeError
 from isaforge.matrix import github, plan, report
 from isaforge.matrix import run as runner
 from isaforge.matrix.definition import RESULTS_DIR, load_matrix
@@ -40,10 +43,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a cell whose toolchain is missing here does not fail the run (it is still listed as unavailable)",
     )
     p.add_argument(
+        "--docker",
+        nargs="?",
+        const=ciimage.IMAGE,
+        metavar="IMAGE",
+        help=f"run each cell in a container of the CI image (default {ciimage.IMAGE}): offline, as the checkout's "
+        f"owner, its builds in {runner.DOCKER_BUILD}/",
+    )
+    p.add_argument(
         "--results-dir",
-        default=str(RESULTS_DIR),
         metavar="DIR",
-        help=f"where each cell's junit.xml and pytest.log go, under DIR/<cell>/ (default {RESULTS_DIR})",
+        help=f"where each cell's junit.xml and pytest.log go, under DIR/<cell>/ (default {RESULTS_DIR}; "
+        f"{runner.DOCKER_RESULTS} with --docker)",
     )
     p.set_defaults(_action=_run)
     p = sub.add_parser("github", help=f"write {github.WORKFLOW_FILE} from the matrix")
@@ -83,13 +94,19 @@ def _list(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     root = repo_root()
     cells = plan.select(load_matrix(root), args.only)
-    results = root / args.results_dir
-    result = runner.run_matrix(cells, jobs=args.jobs, allow_unavailable=args.allow_unavailable, out_dir=results)
+    results_dir = args.results_dir or str(RESULTS_DIR if args.docker is None else runner.DOCKER_RESULTS)
+    if args.docker is not None and (problem := runner.image_problem(args.docker)) is not None:
+        raise IsaforgeError(problem)
+    result = runner.run_matrix(
+        cells, jobs=args.jobs, allow_unavailable=args.allow_unavailable, out_dir=root / results_dir, image=args.docker
+    )
     print()
     print(report.summary_table(result))
     print()
     print(report.closing_line(result))
-    print(f"JUnit XML and pytest logs: {args.results_dir}/<cell>/")
+    print(f"JUnit XML and pytest logs: {results_dir}/<cell>/")
+    if args.docker is not None:
+        print(f"each container's output: {results_dir}/<cell>.docker.log")
     return 0 if result.ok else 1
 
 

@@ -1,21 +1,24 @@
-"""Running cells here: build each cell, run its pytest (JUnit XML and a log under build/matrix/<cell>/), show progress
-on one status line, `jobs` cells at a time."""
+"""Running cells: here (build each cell, run its pytest: JUnit XML and a log under build/matrix/<cell>/) or in the CI
+image (`make ci-matrix ONLY=<cell>` in a container, its build/ on the host's build/in-docker/), with progress on one
+status line, `jobs` cells at a time."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import sys
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 from typing import TextIO
 
-from isaforge import builds, process, ui
+from isaforge import builds, ciimage, process, ui
 from isaforge.errors import IsaforgeError
-from isaforge.matrix.definition import RESULTS_DIR, Cell, MatrixError
+from isaforge.matrix.definition import RESULTS_DIR, Cell, MatrixError, load_matrix
 from isaforge.matrix.plan import unavailable
 from isaforge.matrix.report import describe
 from isaforge.matrix.results import CellResult, Run, tally_junit
@@ -24,6 +27,10 @@ from isaforge.toolchains import repo_root
 PLUGIN = "isaforge.matrix.plugin"
 # A whole cell's tests under QEMU; one test has its own, shorter, limit (qemu.DEFAULT_TIMEOUT).
 CELL_TEST_TIMEOUT = 4 * 3600.0
+# --docker: the container's build/ (its builds, ccache and build/matrix/<cell>/ results) is this directory of the host.
+DOCKER_BUILD = PurePosixPath("build/in-docker")
+DOCKER_RESULTS = DOCKER_BUILD / RESULTS_DIR.relative_to("build")
+DOCKER_CCACHE = f"{ciimage.MOUNT}/build/ccache"  # the container's CCACHE_DIR, in its build/
 
 
 class CellProgress(ui.StatusLine):
@@ -59,8 +66,10 @@ def ccache_shims(cells: Sequence[Cell], directory: Path) -> Path | None:
         link = directory / name
         if link.is_symlink() and os.readlink(link) == ccache:
             continue
-        link.unlink(missing_ok=True)
-        link.symlink_to(ccache)
+        # Made aside, then renamed over: runs in containers sharing the directory (--docker -j N) may race here.
+        fresh = directory / f".{name}.{secrets.token_hex(4)}"
+        fresh.symlink_to(ccache)
+        fresh.replace(link)
     return directory.resolve()  # ninja runs the compilers from the build directory
 
 
@@ -111,14 +120,29 @@ def _build(cell: Cell, log: Path) -> tuple[float, str]:
     return time.monotonic() - start, ""
 
 
+def _last_words(log: Path) -> str:
+    tail = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()] if log.is_file() else []
+    return tail[-1].strip("= ") if tail else "no output"
+
+
 def _why_failed(returncode: int, log: Path) -> str:
     """A failing pytest without a failing test (collection or usage error, the plugin's "no test passed"): its last
     words, from the log."""
-    tail = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-    return f"pytest exit {returncode}: {tail[-1].strip('= ') if tail else 'no output'}"
+    return f"pytest exit {returncode}: {_last_words(log)}"
 
 
-def run_cell(cell: Cell, out_dir: Path, progress: CellProgress, root: Path) -> CellResult:
+def _tested(cell: Cell, returncode: int, junit: Path, log: Path, times: tuple[float, float], why: str) -> CellResult:
+    """The verdict on a cell whose tests ran, from its JUnit XML; `why` (why the run failed) is shown when no test
+    failed."""
+    per_cpu = tally_junit(junit, cell)
+    failed_tests = any(t.failed for t in per_cpu.values())
+    detail = why if returncode != 0 and not failed_tests else ""
+    return CellResult(cell, "passed" if returncode == 0 else "failed", detail, *times, per_cpu, junit, log)
+
+
+def run_cell(cell: Cell, out_dir: Path, progress: CellProgress, root: Path, image: InImage | None = None) -> CellResult:
+    if image is not None:
+        return progress.cell_done(image.run(cell, progress))
     reason = unavailable(cell)
     if reason is not None:
         return progress.cell_done(CellResult(cell, "unavailable", reason))
@@ -133,12 +157,73 @@ def run_cell(cell: Cell, out_dir: Path, progress: CellProgress, root: Path) -> C
     start = time.monotonic()
     cmd = cell_pytest_command(cell, junit)
     returncode = process.stream(cmd, log, cwd=root, env=_test_env(), timeout=CELL_TEST_TIMEOUT)
-    test_seconds = time.monotonic() - start
-    per_cpu = tally_junit(junit, cell)
-    failed_tests = any(t.failed for t in per_cpu.values())
-    detail = _why_failed(returncode, log) if returncode != 0 and not failed_tests else ""
-    status = "passed" if returncode == 0 else "failed"
-    return progress.cell_done(CellResult(cell, status, detail, build_seconds, test_seconds, per_cpu, junit, log))
+    times = (build_seconds, time.monotonic() - start)
+    why = _why_failed(returncode, log) if returncode else ""
+    return progress.cell_done(_tested(cell, returncode, junit, log, times, why))
+
+
+# -- in the CI image (--docker) ----------------------------------------------------------------------------------------
+
+
+def image_problem(image: str) -> str | None:
+    """Why cells cannot run in `image` here (no engine, no such image), or None."""
+    problem = ciimage.engine_problem()
+    if problem is not None:
+        return f"--docker: {problem}"
+    if not ciimage.image_exists(image):
+        return f"--docker: there is no image {image} here; build it with make docker-image"
+    return None
+
+
+def only_expr(cell: Cell, root: Path) -> str:
+    """The `--only` selecting this cell in the image: its name, and its CPU models when a selection narrowed them."""
+    narrowed = cell.cpus and cell.cpus != load_matrix(root).cell(cell.name).cpus
+    return f"{cell.name} cpu={','.join(cell.cpus)}" if narrowed else cell.name
+
+
+@dataclass(frozen=True)
+class InImage:
+    """Cells run in the CI image: per cell, `make ci-matrix ONLY=<cell>` in a container (offline, as the checkout's
+    owner) on the checkout, its build/ on the host's build/in-docker/ (so the host's own builds stay the host's) and its
+    build/matrix/ on `results`; the host tallies the JUnit XML the runner inside wrote."""
+
+    image: str
+    root: Path
+    results: Path
+
+    def argv(self, cell: Cell) -> list[str]:
+        inside = PurePosixPath(ciimage.MOUNT)
+        mounts = [(self.root / DOCKER_BUILD, str(inside / "build"))]
+        if self.results.resolve() != (self.root / DOCKER_RESULTS).resolve():
+            mounts.append((self.results, str(inside / RESULTS_DIR)))
+        command = ["make", "ci-matrix", f"ONLY={only_expr(cell, self.root)}"]
+        return ciimage.run_argv(self.image, self.root, command, mounts=mounts, env={"CCACHE_DIR": DOCKER_CCACHE})
+
+    def log(self, cell: Cell) -> Path:
+        """The container's output (make, the runner's lines): next to the cell's directory, which the runner inside
+        empties."""
+        return self.results / f"{cell.name}.docker.log"
+
+    def prepare(self) -> None:
+        """build/, build/in-docker/ and the results made by the invoking user, not by dockerd (as root) on the mount."""
+        for directory in (self.root / DOCKER_BUILD, self.results):
+            directory.mkdir(parents=True, exist_ok=True)
+
+    def run(self, cell: Cell, progress: CellProgress) -> CellResult:
+        """The cell in a container; its (build) time is the container's until the tests, whose time the JUnit XML
+        gives."""
+        cell_dir = _fresh_dir(self.results, cell)  # no stale junit.xml is read if the container does not get to pytest
+        log, pytest_log, junit = self.log(cell), cell_dir / "pytest.log", cell_dir / "junit.xml"
+        progress.step(cell.name, f"building and testing in {self.image}")
+        start = time.monotonic()
+        returncode = process.stream(self.argv(cell), log, timeout=CELL_TEST_TIMEOUT)
+        seconds = time.monotonic() - start
+        if not junit.is_file():  # the build (or the container) failed; the runner inside logged why, else docker did
+            why = _last_words(pytest_log if pytest_log.is_file() else log)
+            return CellResult(cell, "build failed", why, seconds, log=log)
+        test_seconds = sum(t.seconds for t in tally_junit(junit, cell).values())
+        why = f"make ci-matrix exit {returncode} in {self.image}: {_last_words(pytest_log)}"
+        return _tested(cell, returncode, junit, log, (seconds - test_seconds, test_seconds), why)
 
 
 def run_matrix(
@@ -150,21 +235,25 @@ def run_matrix(
     stream: TextIO | None = None,
     live: bool | None = None,
     root: Path | None = None,
+    image: str | None = None,
 ) -> Run:
-    """Build and test every cell (`jobs` at a time), each with JUnit XML under out_dir/<cell>/."""
+    """Build and test every cell (`jobs` at a time), each with JUnit XML under out_dir/<cell>/; in `image` (the CI
+    image, one container per cell) when given, else here."""
     if jobs < 1:
         raise MatrixError(f"-j must be at least 1, got {jobs}")
     if not cells:
         raise MatrixError("no cell selected")
     root = root or repo_root()
-    out_dir = out_dir or root / RESULTS_DIR
-    stream = stream or sys.stdout
-    progress = CellProgress(len(cells), stream, live)
+    out_dir = out_dir or root / (RESULTS_DIR if image is None else DOCKER_RESULTS)
+    in_image = None if image is None else InImage(image, root, out_dir)
+    if in_image is not None:
+        in_image.prepare()
+    progress = CellProgress(len(cells), stream or sys.stdout, live)
     start = time.monotonic()
-    shims = ccache_shims(cells, out_dir / "ccache-bin")
+    shims = ccache_shims(cells, out_dir / "ccache-bin") if in_image is None else None
     with _path_first(shims), ThreadPoolExecutor(max_workers=jobs) as pool:
         try:
-            results = list(pool.map(lambda c: run_cell(c, out_dir, progress, root), cells))
+            results = list(pool.map(lambda c: run_cell(c, out_dir, progress, root, in_image), cells))
         finally:
             progress.close()
     return Run(results, time.monotonic() - start, allow_unavailable)
