@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from isaforge import enginegen
+from isaforge.codegen import GENERATOR_FILES
 
 SCRIPT = Path(enginegen.__file__)
 GCC64 = ["aarch64-linux-gnu-gcc"]
@@ -194,3 +196,18 @@ def test_regenerating_leaves_unchanged_files_alone(tmp_path):
     before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
     assert run(toml, out).returncode == 0
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
+
+
+def test_the_generator_leaves_its_installed_tree_as_it_was(tmp_path):
+    """An installed prefix or a Conan package must not gain a __pycache__ when an engine's build runs the generator
+    (whatever PYTHONDONTWRITEBYTECODE says in the user's shell)."""
+    installed = tmp_path / "share" / "isaforge" / "python" / "isaforge"
+    installed.mkdir(parents=True)
+    for name in GENERATOR_FILES:
+        (installed / name).write_bytes((SCRIPT.parent / name).read_bytes())
+    toml = make_engine(tmp_path / "engine", GOOD)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    cmd = [sys.executable, str(installed / "enginegen.py"), str(toml), "-o", str(tmp_path / "out"), "--cc", *GCC64]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in installed.iterdir()) == sorted(GENERATOR_FILES)

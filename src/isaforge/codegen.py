@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script by Meson: make `isaforge` importable from the source tree
+    # The tree may be an installed prefix or a Conan package, which must stay as installed: no __pycache__ in it.
+    sys.dont_write_bytecode = True
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from isaforge.catalogue import (

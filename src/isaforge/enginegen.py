@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make `isaforge` importable from the tree this file is in
+    # The tree may be an installed prefix or a Conan package, which must stay as installed: no __pycache__ in it.
+    sys.dont_write_bytecode = True
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from isaforge.catalogue import (
