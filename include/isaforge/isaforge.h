@@ -78,6 +78,64 @@ isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, 
 isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda, const void *packed_b,
                            void *c, size_t ldc);
 
+/* ---- Plans: the engine-facing API (weights packed once, run many times) ----------------------------------------
+ * isf_pack_b / isf_gemm_packed above are kept as they are (one-call packed weights, same storable format); new
+ * engine code should use plans, which add [n][k] weights, accumulation, caller threading and plan export.
+ *
+ * isf_gemm_create checks the descriptor, selects the op's kernel (as isf_gemm_f32 & co. would now: caps and
+ * isf_select_kernel apply), reads W (ISF_WEIGHTS_KN: W[k][n], ISF_WEIGHTS_NK: W[n][k], row stride ldw elements)
+ * and packs it once; W is not read afterwards. A plan is immutable: any number of threads may run it at once.
+ * *plan is written only on success. A zero-initialised descriptor is an fp32 plan of n = k = 0.
+ *   ISF_ERR_INVALID_ARG  NULL desc or plan; NULL weights with n, k > 0; ldw shorter than a row of the layout; n·k
+ *                        overflow; an unknown op, layout or flag; with ISF_GEMM_CLAMP: NaN bounds, out_min >
+ *                        out_max, or an op with integer output (gemm_s8);
+ *   ISF_ERR_UNSUPPORTED  not yet supported in this version: bias != NULL and ISF_GEMM_CLAMP (they will be fused
+ *                        into the micro-kernels' store, not applied by a second pass over C); or no kernel;
+ *   ISF_ERR_NO_MEMORY.
+ * Runs compute C[m×n] = A[m×k]·W (flags 0) or C += A·W (ISF_ACCUMULATE: C read once, in the same pass), row-major
+ * with leading dimensions in elements, with the plan's kernel (or, if a cap excludes it now, another runnable one
+ * reading its layout; none: ISF_ERR_UNSUPPORTED, C untouched). They allocate nothing: their buffers are on the
+ * calling thread's stack (under 40 KiB). Bad input (NULL plan, NULL A or C with a non-zero size, lda < k, ldc < n,
+ * m overflow, unknown flags, tile ranges past isf_gemm_tile_count): ISF_ERR_INVALID_ARG with C untouched.
+ * Tiles: a run is isf_gemm_tile_count(plan, m) tiles (0 when m or n is 0), each a fixed block of rows × columns
+ * of C that depends only on the plan and m, never a split of k; any partition of [0, tile_count) run by
+ * isf_gemm_run_tiles, in any order or on any threads, gives C bit-identical to isf_gemm_run.
+ * isf_gemm_run_parallel calls parallel_for(pool, fn, task, tile_count) once, which must call fn(task, first,
+ * count) over a partition of [0, range) and return when they have all returned (NULL parallel_for:
+ * ISF_ERR_INVALID_ARG).
+ * Export: isf_gemm_export_size bytes (0 for NULL), written by isf_gemm_export as versioned little-endian bytes
+ * with no pointers (the packed-W format of isf_pack_b inside, with a checksum); a dst smaller than that:
+ * ISF_ERR_INVALID_ARG, nothing written. isf_gemm_import reads such bytes at any alignment, in another process or
+ * build: ISF_ERR_INVALID_ARG for a short, damaged or other-version buffer; ISF_ERR_UNSUPPORTED when no kernel
+ * runnable here (features, cap, SVE vector length) reads its layout. */
+typedef enum { ISF_WEIGHTS_KN = 0, ISF_WEIGHTS_NK = 1 } isf_weights_layout; /* W[k][n] or W[n][k] */
+enum { ISF_GEMM_CLAMP = 1u << 0 }; /* descriptor flag: clamp the result to [out_min, out_max] (not yet supported) */
+enum { ISF_ACCUMULATE = 1u << 0 }; /* run flag: C = C + A·W instead of A·W */
+typedef struct {
+    isf_op op; /* element types as in the plain functions */
+    size_t n, k;
+    const void *weights; /* read only during isf_gemm_create */
+    size_t ldw;
+    isf_weights_layout layout;
+    const void *bias; /* [n] in C's element type (int32 for gemm_s8), or NULL (not yet supported) */
+    uint32_t flags;
+    float out_min, out_max; /* used with ISF_GEMM_CLAMP; for int32 output: ISF_ERR_INVALID_ARG */
+} isf_gemm_desc;
+typedef struct isf_gemm isf_gemm;
+isf_status isf_gemm_create(const isf_gemm_desc *desc, isf_gemm **plan);
+void isf_gemm_destroy(isf_gemm *plan); /* NULL: nothing */
+isf_status isf_gemm_run(const isf_gemm *plan, size_t m, const void *a, size_t lda, void *c, size_t ldc, uint32_t flags);
+size_t isf_gemm_tile_count(const isf_gemm *plan, size_t m);
+isf_status isf_gemm_run_tiles(const isf_gemm *plan, size_t m, const void *a, size_t lda, void *c, size_t ldc,
+                              uint32_t flags, size_t first_tile, size_t tile_count);
+typedef void (*isf_task_fn)(void *task, size_t first, size_t count);
+typedef void (*isf_parallel_for_fn)(void *pool, isf_task_fn fn, void *task, size_t range);
+isf_status isf_gemm_run_parallel(const isf_gemm *plan, size_t m, const void *a, size_t lda, void *c, size_t ldc,
+                                 uint32_t flags, isf_parallel_for_fn parallel_for, void *pool);
+size_t isf_gemm_export_size(const isf_gemm *plan);
+isf_status isf_gemm_export(const isf_gemm *plan, void *dst, size_t size);
+isf_status isf_gemm_import(const void *src, size_t size, isf_gemm **plan);
+
 #ifdef __cplusplus
 }
 #endif

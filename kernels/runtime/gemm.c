@@ -28,11 +28,7 @@ typedef struct {
 
 /* What a packed B buffer was packed for (isaforge.h promises its format): checked before it is used. Stored as
  * fixed-width little-endian fields at fixed offsets, whatever the struct's padding or the host's byte order. */
-typedef struct {
-    uint32_t magic, version, op, layout, vector_bytes;
-    uint64_t n, k, kc;
-    uint64_t panels; /* offset of the panels from the buffer start: the first 64-byte boundary after the header */
-} packed_header;
+typedef isf_packed_header packed_header; /* isf_internal.h */
 
 enum {
     PACKED_MAGIC = 0x42465349u, /* "ISFB" */
@@ -99,7 +95,8 @@ static blocking plan(const isf_kernel *kern, size_t k, size_t vector_bytes, size
     bl.mc = round_up(MC_ROWS, bl.pack.mr);
     /* Nc: as many B panels (64-byte padded, which counts for a short k) as fill the L2 budget; with an fp32
      * accumulator (binary16 C from an fp32 kernel), no more columns than its Mc rows keep within it too. */
-    size_t panels = L2_BUDGET / isf_panel_stride(&bl.pack, k < bl.kc ? k : bl.kc, bl.pack.nr);
+    size_t panels =
+        L2_BUDGET / isf_panel_stride(&bl.pack, k != 0 && k < bl.kc ? k : bl.kc, bl.pack.nr); /* k = 0: no /0 */
     if (bl.out != bl.c_out) {
         size_t acc_panels = L2_BUDGET / (bl.mc * bl.pack.nr * bl.out);
         panels = acc_panels < panels ? acc_panels : panels;
@@ -472,7 +469,7 @@ static void write_header(void *packed, const packed_header *h) {
 }
 
 /* 0 for a header no isf_pack_b of this format wrote: magic, version, the zero padding, the panels' offset. */
-static int read_header(const void *packed, packed_header *h) {
+int isf_packed_header_read(const void *packed, packed_header *h) {
     const unsigned char *p = packed;
     *h = (packed_header){(uint32_t)get_le(p + HDR_MAGIC, 4),
                          (uint32_t)get_le(p + HDR_VERSION, 4),
@@ -509,7 +506,7 @@ static size_t panels_bytes(const blocking *bl, size_t n, size_t k, int *ok) {
 }
 
 /* Header, then up to PANEL_ALIGN - 1 bytes to align the panels, then the panels; 0 on overflow. */
-static size_t packed_bytes_for(const isf_kernel *kern, size_t n, size_t k, size_t vector_bytes) {
+size_t isf_packed_bytes_for(const isf_kernel *kern, size_t n, size_t k, size_t vector_bytes) {
     blocking bl = plan(kern, k, vector_bytes, 0);
     int ok = 1;
     size_t bytes = panels_bytes(&bl, n, k, &ok);
@@ -531,7 +528,7 @@ size_t isf_packed_b_size(isf_op op, size_t n, size_t k) {
         if (kern->op != op || (kern->required & ~cpu) != 0) {
             continue;
         }
-        size_t bytes = packed_bytes_for(kern, n, k, isf_kernel_vector_bytes(kern));
+        size_t bytes = isf_packed_bytes_for(kern, n, k, isf_kernel_vector_bytes(kern));
         if (bytes == 0) {
             return 0;
         }
@@ -540,8 +537,8 @@ size_t isf_packed_b_size(isf_op op, size_t n, size_t k) {
     return most;
 }
 
-static isf_status pack_b_with(const isf_kernel *kern, isf_op op, size_t n, size_t k, const void *b, size_t ldb,
-                              void *packed, size_t packed_bytes) {
+isf_status isf_pack_b_with(const isf_kernel *kern, isf_op op, size_t n, size_t k, const void *b, size_t ldb,
+                           void *packed, size_t packed_bytes) {
     size_t vector_bytes = isf_kernel_vector_bytes(kern);
     blocking bl = plan(kern, k, vector_bytes, 0);
     int ok = 1;
@@ -570,14 +567,15 @@ isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, 
     }
     const isf_selection *sel = isf_selection_enter();
     const isf_kernel *kern = sel->kernel[op];
-    isf_status st = kern == NULL ? ISF_ERR_UNSUPPORTED : pack_b_with(kern, op, n, k, b, ldb, packed, packed_bytes);
+    isf_status st = kern == NULL ? ISF_ERR_UNSUPPORTED : isf_pack_b_with(kern, op, n, k, b, ldb, packed, packed_bytes);
     isf_selection_leave(sel);
     return st;
 }
 
-/* The kernel that reads the buffer's layout at this thread's vector length: the selected one if it does, else the
- * most preferred of the op that the selection's features can run. NULL: none does. */
-static const isf_kernel *reader_of(const packed_header *h, const isf_selection *sel, isf_op op) {
+/* The kernel that reads the buffer's layout at this thread's vector length: `prefer` if it does, else the most
+ * preferred of the op that the selection's features can run. NULL: none does. */
+const isf_kernel *isf_packed_reader(const packed_header *h, const isf_selection *sel, const isf_kernel *prefer) {
+    isf_op op = (isf_op)h->op;
     const isf_kernel *best = NULL;
     for (size_t i = 0; i < isf_kernel_table_count; i++) {
         const isf_kernel *kern = &isf_kernel_table[i];
@@ -586,7 +584,7 @@ static const isf_kernel *reader_of(const packed_header *h, const isf_selection *
             isf_kernel_vector_bytes(kern) != h->vector_bytes) {
             continue;
         }
-        if (kern == sel->kernel[op]) {
+        if (kern == prefer) {
             return kern;
         }
         best = best != NULL ? best : kern; /* the table lists the most preferred first */
@@ -596,7 +594,7 @@ static const isf_kernel *reader_of(const packed_header *h, const isf_selection *
 
 /* The checks that need the reading kernel: Kc a whole number of its k blocks and within the ceiling (checked before
  * planning with it, so panel strides cannot wrap), and the panels' extent computable. */
-static isf_status kc_fits(const packed_header *h, const isf_kernel *kern) {
+isf_status isf_packed_kc_fits(const packed_header *h, const isf_kernel *kern) {
     if (h->kc == 0 || h->kc > PACKED_KC_MAX || h->kc % kern->kr != 0) {
         return ISF_ERR_INVALID_ARG;
     }
@@ -612,17 +610,110 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
         return ISF_ERR_INVALID_ARG;
     }
     packed_header h;
-    if (!read_header(packed_b, &h) || h.op != (uint32_t)op || h.n != n || h.k != k) {
+    if (!isf_packed_header_read(packed_b, &h) || h.op != (uint32_t)op || h.n != n || h.k != k) {
         return ISF_ERR_INVALID_ARG;
     }
     gemm_args g = {m, n, k, a, lda, NULL, n, c, ldc, (const unsigned char *)packed_b + h.panels, &no_epilogue, 0};
     const isf_selection *sel = isf_selection_enter();
-    const isf_kernel *kern = reader_of(&h, sel, op);
-    isf_status st = kern == NULL ? ISF_ERR_UNSUPPORTED : kc_fits(&h, kern);
+    const isf_kernel *kern = isf_packed_reader(&h, sel, sel->kernel[op]);
+    isf_status st = kern == NULL ? ISF_ERR_UNSUPPORTED : isf_packed_kc_fits(&h, kern);
     if (st == ISF_OK) {
         g.packed_kc = (size_t)h.kc;
         st = gemm_with(op, &g, kern);
     }
     isf_selection_leave(sel);
     return st;
+}
+
+/* Bytes from the start of a packed buffer to the end of its panels, for a header isf_packed_kc_fits accepted. */
+size_t isf_packed_extent(const packed_header *h, const isf_kernel *kern) {
+    blocking bl = plan(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
+    int ok = 1;
+    size_t bytes = panels_bytes(&bl, (size_t)h->n, (size_t)h->k, &ok);
+    return ok && bytes <= SIZE_MAX - (size_t)h->panels ? (size_t)h->panels + bytes : 0;
+}
+
+/* ---- regions of C against a packed B (the plan API, plan.c) ------------------------------------------------ */
+
+enum {
+    REGION_A_BYTES = L1_BUDGET + PANEL_ALIGN, /* one MR-row A panel of one Kc block */
+    REGION_TILE_BYTES = 8 * 1024,             /* the scratch tile */
+    REGION_ACC_BYTES = 8 * 1024,              /* MR rows of fp32 sums for binary16 C from an fp32 kernel */
+};
+
+static size_t region_acc_bytes(const blocking *bl, size_t cols) {
+    return bl->out != bl->c_out ? bl->pack.mr * cols * bl->out : 0;
+}
+
+int isf_region_fits(const isf_kernel *kern, const packed_header *h, size_t cols) {
+    blocking bl = plan(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
+    return isf_panel_stride(&bl.pack, bl.kc, bl.pack.mr) <= REGION_A_BYTES &&
+           bl.pack.mr * bl.pack.nr * bl.out <= REGION_TILE_BYTES && region_acc_bytes(&bl, cols) <= REGION_ACC_BYTES;
+}
+
+/* The stack buffers of one region, 64-byte aligned. */
+typedef struct {
+    _Alignas(PANEL_ALIGN) unsigned char a[REGION_A_BYTES];
+    _Alignas(PANEL_ALIGN) unsigned char tile[REGION_TILE_BYTES];
+    _Alignas(PANEL_ALIGN) unsigned char acc[REGION_ACC_BYTES];
+} region_work;
+
+/* C and the kernel share the element type: k blocks outside, each MR-row panel of A packed once per k block. */
+static void region_into_c(const isf_kernel *kern, const blocking *bl, const packed_header *h,
+                          const unsigned char *panels, const isf_region *r, region_work *w) {
+    const unsigned char *a = r->a;
+    unsigned char *c = r->c;
+    for (size_t pc = 0, depth; pc < h->k; pc += depth) {
+        depth = min_size(bl->kc, (size_t)h->k - pc);
+        const unsigned char *bp = packed_block(bl, panels, (size_t)h->n, pc, depth, r->col);
+        for (size_t i = 0, rows; i < r->rows; i += rows) {
+            rows = min_size(bl->pack.mr, r->rows - i);
+            isf_pack_a_panels(&bl->pack, a + (i * r->lda + pc) * bl->pack.src_bytes, r->lda, rows, depth, w->a);
+            c_block dst = {c + i * r->ldc * bl->out, r->ldc};
+            macro_tile(kern, bl, dst, rows, r->cols, depth, r->accumulate || pc > 0, &no_epilogue, w->a, bp, w->tile);
+        }
+    }
+}
+
+/* binary16 C from an fp32 kernel: MR rows at a time summed over all of k in fp32 (from C's values when
+ * accumulating), then rounded once into C. */
+static void region_through_acc(const isf_kernel *kern, const blocking *bl, const packed_header *h,
+                               const unsigned char *panels, const isf_region *r, region_work *w) {
+    const unsigned char *a = r->a;
+    float *acc = (float *)(void *)w->acc;
+    for (size_t i = 0, rows; i < r->rows; i += rows) {
+        rows = min_size(bl->pack.mr, r->rows - i);
+        uint16_t *c = (uint16_t *)r->c + i * r->ldc;
+        for (size_t y = 0; r->accumulate && y < rows; y++) {
+            for (size_t x = 0; x < r->cols; x++) {
+                acc[y * r->cols + x] = isf_f16_to_f32(c[y * r->ldc + x]);
+            }
+        }
+        for (size_t pc = 0, depth; pc < h->k; pc += depth) {
+            depth = min_size(bl->kc, (size_t)h->k - pc);
+            const unsigned char *bp = packed_block(bl, panels, (size_t)h->n, pc, depth, r->col);
+            isf_pack_a_panels(&bl->pack, a + (i * r->lda + pc) * bl->pack.src_bytes, r->lda, rows, depth, w->a);
+            c_block dst = {w->acc, r->cols};
+            macro_tile(kern, bl, dst, rows, r->cols, depth, r->accumulate || pc > 0, &no_epilogue, w->a, bp, w->tile);
+        }
+        for (size_t y = 0; y < rows; y++) {
+            narrow_row_f16(c + y * r->ldc, acc + y * r->cols, r->cols);
+        }
+    }
+}
+
+void isf_gemm_region(const isf_kernel *kern, const packed_header *h, const unsigned char *panels, const isf_region *r) {
+    isf_trace_ran((size_t)(kern - isf_kernel_table));
+    blocking bl = plan(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
+    region_work w;
+    size_t s_bytes = round_up(bl.pack.mr * bl.pack.nr * bl.out, PANEL_ALIGN);
+    for (size_t i = 0; i < s_bytes; i += sizeof(uint64_t)) { /* defined values in the scratch tile's padding */
+        uint64_t zero = 0;
+        memcpy(w.tile + i, &zero, sizeof zero);
+    }
+    if (bl.out == bl.c_out) {
+        region_into_c(kern, &bl, h, panels, r, &w);
+    } else {
+        region_through_acc(kern, &bl, h, panels, r, &w);
+    }
 }

@@ -171,6 +171,41 @@ typedef struct {
 const isf_selection *isf_selection_enter(void);
 void isf_selection_leave(const isf_selection *sel);
 
+/* A pre-packed B's header (isaforge.h gives its byte format), as read by gemm.c. */
+typedef struct {
+    uint32_t magic, version, op, layout, vector_bytes;
+    uint64_t n, k, kc;
+    uint64_t panels; /* offset of the panels from the buffer start: the first 64-byte boundary after the header */
+} isf_packed_header;
+
+/* What isf_pack_b and isf_gemm_packed are made of (gemm.c), for the plan API (plan.c). */
+size_t isf_packed_bytes_for(const isf_kernel *kern, size_t n, size_t k, size_t vector_bytes); /* 0: overflow */
+isf_status isf_pack_b_with(const isf_kernel *kern, isf_op op, size_t n, size_t k, const void *b, size_t ldb,
+                           void *packed, size_t packed_bytes);
+int isf_packed_header_read(const void *packed, isf_packed_header *h); /* 0: not a header this version writes */
+/* The runnable kernel (in `sel`, at this thread's vector length) reading h's layout: `prefer` if it does. */
+const isf_kernel *isf_packed_reader(const isf_packed_header *h, const isf_selection *sel, const isf_kernel *prefer);
+isf_status isf_packed_kc_fits(const isf_packed_header *h, const isf_kernel *kern); /* Kc and extent sane */
+size_t isf_packed_extent(const isf_packed_header *h, const isf_kernel *kern);      /* header + panels bytes */
+
+/* One region of C against packed panels: rows × cols of C (c at its first element, ldc in C's elements) from the
+ * same rows of A (a at their first element, lda in A's elements), all of k; `col` is the region's first column in
+ * the panels, a multiple of NR. */
+typedef struct {
+    const unsigned char *a;
+    size_t lda;
+    unsigned char *c;
+    size_t ldc;
+    size_t rows, col, cols;
+    int accumulate; /* C += A·B: C read once */
+} isf_region;
+
+/* 1 when isf_gemm_region's stack buffers hold what `kern` needs for regions of up to `cols` columns. */
+int isf_region_fits(const isf_kernel *kern, const isf_packed_header *h, size_t cols);
+/* Runs a region with `kern` (runnable, reading h's layout at this thread's vector length). Allocates nothing. */
+void isf_gemm_region(const isf_kernel *kern, const isf_packed_header *h, const unsigned char *panels,
+                     const isf_region *r);
+
 /* Runtime internals shared by the runtime files, isaforge-info and the tests. */
 const isf_kernel *isf_selected_kernel(isf_op op);                /* the kernel of `op` in the current selection */
 const isf_kernel *isf_best_kernel(isf_op op, uint32_t features); /* what dispatch picks for them */

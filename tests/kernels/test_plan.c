@@ -1,0 +1,405 @@
+/* Plans (isaforge.h isf_gemm_*): every runnable kernel of every op selected by name, weights in both layouts, m =
+ * 1..17 and larger, checked exactly against a naive loop (operands are small integers, exact in every precision),
+ * with and without ISF_ACCUMULATE; tiles run one at a time in a shuffled order and by a small pthread pool (1, 2, 3
+ * and 8 threads) bit-identical to isf_gemm_run; export → import from a copy at another alignment → the same C; and
+ * every bad input returning its status with the bytes around C (or the export buffer) untouched. Exit status: the
+ * number of failed checks. */
+#include "test_util.h" /* first: it sets _GNU_SOURCE */
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+enum { GUARD = 64, FILL = 0xC3, MAX_ELEM = 4 };
+
+/* C between guard bytes, with row padding: `c` is the matrix, `block` the whole allocation. */
+typedef struct {
+    unsigned char *block, *c;
+    size_t bytes, ldc, out;
+} c_buf;
+
+static c_buf c_new(isf_op op, size_t m, size_t n) {
+    c_buf b = {NULL, NULL, 0, n + 3, isf_ops[op].out_bytes};
+    b.bytes = (m ? m : 1) * b.ldc * b.out;
+    b.block = malloc(b.bytes + 2 * GUARD);
+    b.c = b.block + GUARD;
+    memset(b.block, FILL, b.bytes + 2 * GUARD);
+    return b;
+}
+
+/* Guards and row padding untouched. */
+static int c_guarded(const c_buf *b, size_t m, size_t n) {
+    int ok = all_bytes(b->block, GUARD, FILL) && all_bytes(b->c + b->bytes, GUARD, FILL);
+    for (size_t i = 0; i < m; i++) {
+        ok = ok && all_bytes(b->c + (i * b->ldc + n) * b->out, (b->ldc - n) * b->out, FILL);
+    }
+    return ok;
+}
+
+/* A[m][k] (salt 1), W as B[k][n] (salt 2) in either layout, C's starting values (salt 3) for accumulation. */
+static double a_at(size_t i, size_t p) { return small_value(i, p, 1); }
+static double w_at(size_t p, size_t j) { return small_value(p, j, 2); }
+
+static void fill_weights(isf_op op, void *w, size_t n, size_t k, size_t ldw, isf_weights_layout layout) {
+    for (size_t p = 0; p < k; p++) {
+        for (size_t j = 0; j < n; j++) {
+            size_t at = layout == ISF_WEIGHTS_KN ? p * ldw + j : j * ldw + p;
+            isf_put_input(op, w, at, (int)w_at(p, j));
+        }
+    }
+}
+
+static void fill_c(isf_op op, c_buf *b, size_t m, size_t n) {
+    for (size_t i = 0; i < m; i++) {
+        for (size_t j = 0; j < n; j++) {
+            if (isf_ops[op].out_kind == ISF_ELEM_INT) {
+                ((int32_t *)(void *)b->c)[i * b->ldc + j] = small_value(i, j, 3);
+            } else if (isf_ops[op].out_kind == ISF_ELEM_BINARY16) {
+                ((uint16_t *)(void *)b->c)[i * b->ldc + j] = isf_f32_to_f16((float)small_value(i, j, 3));
+            } else {
+                ((float *)(void *)b->c)[i * b->ldc + j] = (float)small_value(i, j, 3);
+            }
+        }
+    }
+}
+
+static int c_exact(isf_op op, const c_buf *b, size_t m, size_t n, size_t k, int accumulated) {
+    for (size_t i = 0; i < m; i++) {
+        for (size_t j = 0; j < n; j++) {
+            double sum = accumulated ? small_value(i, j, 3) : 0;
+            for (size_t p = 0; p < k; p++) {
+                sum += a_at(i, p) * w_at(p, j);
+            }
+            if (isf_get_output(op, b->c, i * b->ldc + j) != sum) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+typedef struct {
+    isf_op op;
+    size_t n, k;
+    isf_weights_layout layout;
+    unsigned char *w, *a;
+    size_t ldw, lda, m_max;
+} problem;
+
+static problem problem_new(isf_op op, size_t m_max, size_t n, size_t k, isf_weights_layout layout) {
+    problem p = {op, n, k, layout, NULL, NULL, (layout == ISF_WEIGHTS_KN ? n : k) + 5, k + 2, m_max};
+    p.w = calloc((layout == ISF_WEIGHTS_KN ? k : n) * p.ldw, MAX_ELEM);
+    p.a = calloc(m_max * p.lda, MAX_ELEM);
+    fill_weights(op, p.w, n, k, p.ldw, layout);
+    fill_matrix(op, p.a, m_max, k, p.lda, 1);
+    return p;
+}
+
+static isf_gemm *plan_of(const problem *p) {
+    isf_gemm_desc d = {.op = p->op, .n = p->n, .k = p->k, .weights = p->w, .ldw = p->ldw, .layout = p->layout};
+    isf_gemm *g = NULL;
+    CHECK(isf_gemm_create(&d, &g) == ISF_OK && g != NULL);
+    return g;
+}
+
+/* One run of m rows, exact and guarded, with and without ISF_ACCUMULATE. */
+static void check_run(const char *name, const problem *p, isf_gemm *g, size_t m, int accumulate) {
+    c_buf b = c_new(p->op, m, p->n);
+    if (accumulate) {
+        fill_c(p->op, &b, m, p->n);
+    }
+    isf_status st = isf_gemm_run(g, m, p->a, p->lda, b.c, b.ldc, accumulate ? ISF_ACCUMULATE : 0);
+    int exact = st == ISF_OK && c_exact(p->op, &b, m, p->n, p->k, accumulate);
+    int guarded = c_guarded(&b, m, p->n);
+    if (!exact || !guarded) {
+        fprintf(stderr, "%s %s m=%zu n=%zu k=%zu%s: status %d, %s, %s\n", name,
+                p->layout == ISF_WEIGHTS_KN ? "KN" : "NK", m, p->n, p->k, accumulate ? " accumulate" : "", (int)st,
+                exact ? "exact" : "WRONG", guarded ? "guarded" : "wrote outside C");
+    }
+    CHECK(exact);
+    CHECK(guarded);
+    free(b.block);
+}
+
+/* ---- tiles and a thread pool ---------------------------------------------------------------------------------- */
+
+static uint32_t rng = 12345;
+static size_t next_random(size_t below) {
+    rng = rng * 1103515245u + 12345u;
+    return (size_t)(rng >> 8) % below;
+}
+
+static void shuffle(size_t *order, size_t count) {
+    for (size_t i = 0; i < count; i++) {
+        order[i] = i;
+    }
+    for (size_t i = count; i > 1; i--) {
+        size_t j = next_random(i), t = order[i - 1];
+        order[i - 1] = order[j], order[j] = t;
+    }
+}
+
+/* The pool: `threads` workers taking tiles one at a time in a shuffled order. */
+typedef struct {
+    unsigned threads;
+    isf_task_fn fn;
+    void *task;
+    size_t *order, range;
+    atomic_size_t next;
+} pool;
+
+static void *worker(void *arg) {
+    pool *p = arg;
+    for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->range;) {
+        p->fn(p->task, p->order[i], 1);
+    }
+    return NULL;
+}
+
+static void parallel_for(void *pool_arg, isf_task_fn fn, void *task, size_t range) {
+    pool *p = pool_arg;
+    pthread_t t[8];
+    p->fn = fn, p->task = task, p->range = range, p->order = malloc(range * sizeof(size_t));
+    shuffle(p->order, range);
+    atomic_store(&p->next, 0);
+    for (unsigned i = 0; i < p->threads; i++) {
+        CHECK(pthread_create(&t[i], NULL, worker, p) == 0);
+    }
+    for (unsigned i = 0; i < p->threads; i++) {
+        pthread_join(t[i], NULL);
+    }
+    free(p->order);
+}
+
+/* C of isf_gemm_run against tiles in a shuffled order, uneven partitions, the pool, and an imported copy. */
+static void check_tiles(const problem *p, isf_gemm *g, size_t m, int accumulate) {
+    uint32_t flags = accumulate ? ISF_ACCUMULATE : 0;
+    c_buf ref = c_new(p->op, m, p->n), got = c_new(p->op, m, p->n);
+    if (accumulate) {
+        fill_c(p->op, &ref, m, p->n);
+    }
+    CHECK(isf_gemm_run(g, m, p->a, p->lda, ref.c, ref.ldc, flags) == ISF_OK);
+    CHECK(c_exact(p->op, &ref, m, p->n, p->k, accumulate));
+    size_t count = isf_gemm_tile_count(g, m), *order = malloc((count ? count : 1) * sizeof(size_t));
+    CHECK(count >= 1);
+    shuffle(order, count);
+    memcpy(got.block, ref.block, ref.bytes + 2 * GUARD);
+    if (accumulate) {
+        fill_c(p->op, &got, m, p->n);
+    } else {
+        memset(got.c, FILL, got.bytes);
+    }
+    for (size_t i = 0; i < count; i++) {
+        CHECK(isf_gemm_run_tiles(g, m, p->a, p->lda, got.c, got.ldc, flags, order[i], 1) == ISF_OK);
+    }
+    CHECK(memcmp(got.block, ref.block, ref.bytes + 2 * GUARD) == 0);
+    memset(got.c, FILL, got.bytes);
+    if (accumulate) {
+        fill_c(p->op, &got, m, p->n);
+    }
+    for (size_t first = 0, step = 1; first < count; first += step, step = step % 3 + 1) { /* 1, 2, 3, 1, … tiles */
+        step = step < count - first ? step : count - first;
+        CHECK(isf_gemm_run_tiles(g, m, p->a, p->lda, got.c, got.ldc, flags, first, step) == ISF_OK);
+    }
+    CHECK(memcmp(got.block, ref.block, ref.bytes + 2 * GUARD) == 0);
+    static const unsigned threads[] = {1, 2, 3, 8};
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+        pool pl = {.threads = threads[t]};
+        memset(got.c, FILL, got.bytes);
+        if (accumulate) {
+            fill_c(p->op, &got, m, p->n);
+        }
+        CHECK(isf_gemm_run_parallel(g, m, p->a, p->lda, got.c, got.ldc, flags, parallel_for, &pl) == ISF_OK);
+        CHECK(memcmp(got.block, ref.block, ref.bytes + 2 * GUARD) == 0);
+    }
+    free(order), free(ref.block), free(got.block);
+}
+
+/* Export into a buffer between guards (too small first), import from a copy one byte off alignment: same C. */
+static void check_export(const problem *p, isf_gemm *g, size_t m) {
+    size_t size = isf_gemm_export_size(g);
+    unsigned char *buf = malloc(size + 2 * GUARD), *copy = malloc(size + 1);
+    memset(buf, FILL, size + 2 * GUARD);
+    CHECK(isf_gemm_export(g, buf + GUARD, size - 1) == ISF_ERR_INVALID_ARG);
+    CHECK(all_bytes(buf, size + 2 * GUARD, FILL));
+    CHECK(isf_gemm_export(g, buf + GUARD, size) == ISF_OK);
+    CHECK(all_bytes(buf, GUARD, FILL) && all_bytes(buf + GUARD + size, GUARD, FILL));
+    memcpy(copy + 1, buf + GUARD, size);
+    isf_gemm *h = NULL;
+    CHECK(isf_gemm_import(copy + 1, size - 1, &h) == ISF_ERR_INVALID_ARG && h == NULL);
+    CHECK(isf_gemm_import(copy + 1, size, &h) == ISF_OK && h != NULL);
+    c_buf ref = c_new(p->op, m, p->n), got = c_new(p->op, m, p->n);
+    CHECK(isf_gemm_run(g, m, p->a, p->lda, ref.c, ref.ldc, 0) == ISF_OK);
+    CHECK(isf_gemm_run(h, m, p->a, p->lda, got.c, got.ldc, 0) == ISF_OK);
+    CHECK(memcmp(got.block, ref.block, ref.bytes + 2 * GUARD) == 0);
+    CHECK(isf_gemm_tile_count(h, m) == isf_gemm_tile_count(g, m));
+    isf_gemm_destroy(h);
+    /* Damage anywhere (plan header, packed header, panels) is refused. */
+    size_t spots[] = {0, 4, 12, 16, 24, 40, 64, 64 + 12, 64 + 40, size - 1};
+    for (size_t i = 0; i < sizeof spots / sizeof spots[0]; i++) {
+        copy[1 + spots[i]] ^= 0x10;
+        h = NULL;
+        CHECK(isf_gemm_import(copy + 1, size, &h) == ISF_ERR_INVALID_ARG && h == NULL);
+        copy[1 + spots[i]] ^= 0x10;
+    }
+    free(ref.block), free(got.block), free(buf), free(copy);
+}
+
+static void check_kernel(isf_op op, const char *name) {
+    int is_int = isf_ops[op].out_kind == ISF_ELEM_INT;
+    for (int l = 0; l < 2; l++) {
+        isf_weights_layout layout = l ? ISF_WEIGHTS_NK : ISF_WEIGHTS_KN;
+        problem p = problem_new(op, 70, 37, 29, layout);
+        isf_gemm *g = plan_of(&p);
+        for (size_t m = 1; g != NULL && m <= 17; m++) {
+            check_run(name, &p, g, m, 0);
+        }
+        if (g != NULL) {
+            check_run(name, &p, g, 70, 0);
+            check_run(name, &p, g, 5, 1);
+            check_run(name, &p, g, 70, 1);
+            check_export(&p, g, 9);
+        }
+        isf_gemm_destroy(g);
+        free(p.w), free(p.a);
+    }
+    /* Across tiles both ways and across Kc (k ≤ 511 keeps every float sum exact; int8 is exact for any k). */
+    problem p = problem_new(op, 66, 132, is_int ? 1030 : 210, ISF_WEIGHTS_NK);
+    isf_gemm *g = plan_of(&p);
+    if (g != NULL) {
+        check_tiles(&p, g, 66, 0);
+        check_tiles(&p, g, 3, 1);
+        check_export(&p, g, 5);
+    }
+    isf_gemm_destroy(g);
+    free(p.w), free(p.a);
+}
+
+/* ---- bad input ------------------------------------------------------------------------------------------------ */
+
+static void dummy_for(void *pool_arg, isf_task_fn fn, void *task, size_t range) { (void)pool_arg, fn(task, 0, range); }
+
+static void check_bad_create(isf_op op) {
+    static const unsigned char w[64];
+    isf_gemm *sentinel = (isf_gemm *)(uintptr_t)0x40, *g = sentinel;
+    isf_gemm_desc ok = {.op = op, .n = 4, .k = 4, .weights = w, .ldw = 4};
+    isf_gemm_desc d;
+#define BAD(field_changes, status)                                   \
+    do {                                                             \
+        d = ok;                                                      \
+        field_changes;                                               \
+        g = sentinel;                                                \
+        CHECK(isf_gemm_create(&d, &g) == (status) && g == sentinel); \
+    } while (0)
+    CHECK(isf_gemm_create(NULL, &g) == ISF_ERR_INVALID_ARG && g == sentinel);
+    CHECK(isf_gemm_create(&ok, NULL) == ISF_ERR_INVALID_ARG);
+    BAD(d.weights = NULL, ISF_ERR_INVALID_ARG);
+    BAD((d.n = 5, d.ldw = 4), ISF_ERR_INVALID_ARG);                            /* KN: a row is n */
+    BAD((d.layout = ISF_WEIGHTS_NK, d.k = 5, d.ldw = 4), ISF_ERR_INVALID_ARG); /* NK: a row is k */
+    BAD(d.layout = (isf_weights_layout)7, ISF_ERR_INVALID_ARG);
+    BAD(d.op = (isf_op)99, ISF_ERR_INVALID_ARG);
+    BAD((d.n = SIZE_MAX / 2, d.ldw = SIZE_MAX / 2), ISF_ERR_INVALID_ARG); /* n·k overflows */
+    BAD((d.layout = ISF_WEIGHTS_NK, d.k = SIZE_MAX / 2, d.ldw = SIZE_MAX / 2), ISF_ERR_INVALID_ARG);
+    BAD(d.flags = 1u << 5, ISF_ERR_INVALID_ARG);
+    int int_out = isf_ops[op].out_kind == ISF_ELEM_INT;
+    BAD((d.flags = ISF_GEMM_CLAMP, d.out_min = 1, d.out_max = 0), ISF_ERR_INVALID_ARG);
+    BAD((d.flags = ISF_GEMM_CLAMP, d.out_min = NAN, d.out_max = 0), ISF_ERR_INVALID_ARG);
+    BAD((d.flags = ISF_GEMM_CLAMP, d.out_min = 0, d.out_max = NAN), ISF_ERR_INVALID_ARG);
+    BAD((d.flags = ISF_GEMM_CLAMP, d.out_min = 0, d.out_max = 6), int_out ? ISF_ERR_INVALID_ARG : ISF_ERR_UNSUPPORTED);
+    BAD((d.flags = ISF_GEMM_CLAMP, d.out_min = -INFINITY, d.out_max = INFINITY),
+        int_out ? ISF_ERR_INVALID_ARG : ISF_ERR_UNSUPPORTED);
+    BAD(d.bias = w, ISF_ERR_UNSUPPORTED); /* not yet: needs the fused epilogue */
+    BAD((d.bias = w, d.flags = ISF_GEMM_CLAMP, d.out_min = 2, d.out_max = 1), ISF_ERR_INVALID_ARG);
+#undef BAD
+    isf_gemm_desc zero = {0};
+    g = NULL;
+    CHECK(isf_gemm_create(&zero, &g) == ISF_OK && g != NULL && isf_gemm_tile_count(g, 5) == 0);
+    isf_gemm_destroy(g);
+    isf_gemm_destroy(NULL);
+}
+
+static void check_bad_run(isf_op op) {
+    problem p = problem_new(op, 8, 9, 7, ISF_WEIGHTS_KN);
+    isf_gemm *g = plan_of(&p);
+    if (g == NULL) {
+        free(p.w), free(p.a);
+        return;
+    }
+    size_t m = 8, count = isf_gemm_tile_count(g, m);
+    c_buf b = c_new(op, m, p.n);
+    void *a = p.a;
+    void *c = b.c;
+    size_t lda = p.lda, ldc = b.ldc;
+    pool pl = {.threads = 2};
+    CHECK(count >= 1);
+    CHECK(isf_gemm_run(NULL, m, a, lda, c, ldc, 0) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_run(g, m, a, lda, c, ldc, 1u << 1) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_run(g, m, NULL, lda, c, ldc, 0) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_run(g, m, a, lda, NULL, ldc, 0) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_run(g, m, a, p.k - 1, c, ldc, 0) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_run(g, m, a, lda, c, p.n - 1, 0) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_run(g, SIZE_MAX / 2, a, lda, c, ldc, 0) == ISF_ERR_INVALID_ARG); /* m overflows */
+    CHECK(isf_gemm_run_tiles(g, m, a, lda, c, ldc, 0, count, 1) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_run_tiles(g, m, a, lda, c, ldc, 0, 0, count + 1) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_run_tiles(g, m, a, lda, c, ldc, 0, SIZE_MAX, 2) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_run_tiles(g, m, a, lda, c, ldc, 0, 1, SIZE_MAX) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_run_parallel(g, m, a, lda, c, ldc, 0, NULL, &pl) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_run_parallel(g, m, a, lda, c, ldc, 1u << 3, dummy_for, NULL) == ISF_ERR_INVALID_ARG);
+    CHECK(all_bytes(b.block, b.bytes + 2 * GUARD, FILL)); /* nothing written anywhere */
+    CHECK(isf_gemm_run(g, 0, NULL, 0, NULL, 0, 0) == ISF_OK && isf_gemm_tile_count(g, 0) == 0);
+    CHECK(isf_gemm_run_tiles(g, m, a, lda, c, ldc, 0, count, 0) == ISF_OK); /* empty range at the end */
+    CHECK(all_bytes(b.block, b.bytes + 2 * GUARD, FILL));
+    /* Export and import of nothing. */
+    unsigned char small[8];
+    isf_gemm *h = NULL;
+    memset(small, FILL, sizeof small);
+    CHECK(isf_gemm_export(NULL, small, sizeof small) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_export(g, NULL, 1u << 20) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_export(g, small, sizeof small) == ISF_ERR_INVALID_ARG && all_bytes(small, sizeof small, FILL));
+    CHECK(isf_gemm_export_size(NULL) == 0);
+    CHECK(isf_gemm_import(NULL, 100, &h) == ISF_ERR_INVALID_ARG && h == NULL);
+    CHECK(isf_gemm_import(small, sizeof small, &h) == ISF_ERR_INVALID_ARG && h == NULL);
+    CHECK(isf_gemm_import(small, sizeof small, NULL) == ISF_ERR_INVALID_ARG);
+    /* A kernel the cap excludes: runs refuse with C untouched, import refuses the layout. */
+    isf_kernel_desc kd;
+    int vector_kernel = isf_kernel_info(op, 0, &kd) == ISF_OK && kd.runnable && kd.required != 0;
+    if (vector_kernel && strcmp(isf_kernel_name(op), kd.name) == 0) {
+        size_t size = isf_gemm_export_size(g);
+        unsigned char *bytes = malloc(size);
+        CHECK(isf_gemm_export(g, bytes, size) == ISF_OK);
+        CHECK(isf_set_feature_mask(0) == ISF_OK);
+        CHECK(isf_gemm_run(g, m, a, lda, c, ldc, 0) == ISF_ERR_UNSUPPORTED);
+        CHECK(all_bytes(b.block, b.bytes + 2 * GUARD, FILL));
+        CHECK(isf_gemm_import(bytes, size, &h) == ISF_ERR_UNSUPPORTED && h == NULL);
+        CHECK(isf_set_feature_mask(UINT32_MAX) == ISF_OK);
+        CHECK(isf_gemm_import(bytes, size, &h) == ISF_OK && h != NULL);
+        isf_gemm_destroy(h);
+        free(bytes);
+    }
+    isf_gemm_destroy(g);
+    free(b.block), free(p.w), free(p.a);
+}
+
+int main(void) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    size_t ran = 0;
+    for (int o = 0; o < ISF_OP_COUNT; o++) {
+        isf_op op = (isf_op)o;
+        check_bad_create(op);
+        check_bad_run(op);
+        isf_kernel_desc d;
+        for (size_t i = 0; isf_kernel_info(op, i, &d) == ISF_OK; i++) {
+            if (!d.runnable) {
+                continue;
+            }
+            CHECK(isf_select_kernel(op, d.name) == ISF_OK);
+            check_kernel(op, d.name);
+            printf("%s: %s checked\n", isf_op_name(op), d.name);
+            ran++;
+        }
+        CHECK(isf_select_kernel(op, NULL) == ISF_OK);
+    }
+    CHECK(ran >= (size_t)ISF_OP_COUNT);
+    return finish();
+}
