@@ -443,44 +443,31 @@ isf_status isf_gemm_op(isf_op op, size_t m, size_t n, size_t k, const void *a, s
 
 /* ---- pre-packed B ------------------------------------------------------------------------------------------ */
 
-static void put_le(unsigned char *p, uint64_t v, size_t bytes) {
-    for (size_t i = 0; i < bytes; i++) {
-        p[i] = (unsigned char)(v >> (8 * i));
-    }
-}
-
-static uint64_t get_le(const unsigned char *p, size_t bytes) {
-    uint64_t v = 0;
-    for (size_t i = 0; i < bytes; i++) {
-        v |= (uint64_t)p[i] << (8 * i);
-    }
-    return v;
-}
-
 static void write_header(void *packed, const packed_header *h) {
     unsigned char *p = packed;
     for (size_t i = 0; i < PACKED_HEADER_BYTES; i++) {
         p[i] = 0;
     }
-    put_le(p + HDR_MAGIC, h->magic, 4), put_le(p + HDR_VERSION, h->version, 4), put_le(p + HDR_OP, h->op, 4);
-    put_le(p + HDR_LAYOUT, h->layout, 4), put_le(p + HDR_VECTOR_BYTES, h->vector_bytes, 4);
-    put_le(p + HDR_N, h->n, 8), put_le(p + HDR_K, h->k, 8), put_le(p + HDR_KC, h->kc, 8);
-    put_le(p + HDR_PANELS, h->panels, 8);
+    isf_put_le(p + HDR_MAGIC, h->magic, 4), isf_put_le(p + HDR_VERSION, h->version, 4),
+        isf_put_le(p + HDR_OP, h->op, 4);
+    isf_put_le(p + HDR_LAYOUT, h->layout, 4), isf_put_le(p + HDR_VECTOR_BYTES, h->vector_bytes, 4);
+    isf_put_le(p + HDR_N, h->n, 8), isf_put_le(p + HDR_K, h->k, 8), isf_put_le(p + HDR_KC, h->kc, 8);
+    isf_put_le(p + HDR_PANELS, h->panels, 8);
 }
 
 /* 0 for a header no isf_pack_b of this format wrote: magic, version, the zero padding, the panels' offset. */
 int isf_packed_header_read(const void *packed, packed_header *h) {
     const unsigned char *p = packed;
-    *h = (packed_header){(uint32_t)get_le(p + HDR_MAGIC, 4),
-                         (uint32_t)get_le(p + HDR_VERSION, 4),
-                         (uint32_t)get_le(p + HDR_OP, 4),
-                         (uint32_t)get_le(p + HDR_LAYOUT, 4),
-                         (uint32_t)get_le(p + HDR_VECTOR_BYTES, 4),
-                         get_le(p + HDR_N, 8),
-                         get_le(p + HDR_K, 8),
-                         get_le(p + HDR_KC, 8),
-                         get_le(p + HDR_PANELS, 8)};
-    int zeros = get_le(p + HDR_RESERVED, 4) == 0;
+    *h = (packed_header){(uint32_t)isf_get_le(p + HDR_MAGIC, 4),
+                         (uint32_t)isf_get_le(p + HDR_VERSION, 4),
+                         (uint32_t)isf_get_le(p + HDR_OP, 4),
+                         (uint32_t)isf_get_le(p + HDR_LAYOUT, 4),
+                         (uint32_t)isf_get_le(p + HDR_VECTOR_BYTES, 4),
+                         isf_get_le(p + HDR_N, 8),
+                         isf_get_le(p + HDR_K, 8),
+                         isf_get_le(p + HDR_KC, 8),
+                         isf_get_le(p + HDR_PANELS, 8)};
+    int zeros = isf_get_le(p + HDR_RESERVED, 4) == 0;
     for (size_t i = HDR_END; i < PACKED_HEADER_BYTES; i++) {
         zeros &= p[i] == 0;
     }

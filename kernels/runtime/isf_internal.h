@@ -234,4 +234,19 @@ uint32_t isf_features_from_midr_text(const char *cpuinfo_text);
  * whether /proc/cpuinfo has a Features line with any word on it. */
 const char *isf_detect_order(const char *mode, uint64_t hwcap1, int features_line);
 
+/* Little-endian fields of the storable formats (packed B, exported plans): the same bytes on every host. */
+static inline void isf_put_le(unsigned char *p, uint64_t v, size_t bytes) {
+    for (size_t i = 0; i < bytes; i++) {
+        p[i] = (unsigned char)(v >> (8 * i));
+    }
+}
+
+static inline uint64_t isf_get_le(const unsigned char *p, size_t bytes) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < bytes; i++) {
+        v |= (uint64_t)p[i] << (8 * i);
+    }
+    return v;
+}
+
 #endif

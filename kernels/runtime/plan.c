@@ -278,20 +278,6 @@ isf_status isf_gemm_run_parallel(const isf_gemm *plan, size_t m, const void *a, 
 
 /* ---- export / import ------------------------------------------------------------------------------------------- */
 
-static void put_le(unsigned char *p, uint64_t v, size_t bytes) {
-    for (size_t i = 0; i < bytes; i++) {
-        p[i] = (unsigned char)(v >> (8 * i));
-    }
-}
-
-static uint64_t get_le(const unsigned char *p, size_t bytes) {
-    uint64_t v = 0;
-    for (size_t i = 0; i < bytes; i++) {
-        v |= (uint64_t)p[i] << (8 * i);
-    }
-    return v;
-}
-
 static uint64_t fnv1a64(uint64_t h, const unsigned char *p, size_t bytes) {
     for (size_t i = 0; i < bytes; i++) {
         h = (h ^ p[i]) * 0x100000001b3u;
@@ -302,7 +288,7 @@ static uint64_t fnv1a64(uint64_t h, const unsigned char *p, size_t bytes) {
 /* FNV-1a over the plan header's fields before the checksum, then the packed buffer. */
 static uint64_t checksum(const unsigned char *p) {
     uint64_t h = fnv1a64(0xcbf29ce484222325u, p, PH_CHECKSUM);
-    return fnv1a64(h, p + PLAN_HEADER_BYTES, (size_t)get_le(p + PH_PACKED_BYTES, 8));
+    return fnv1a64(h, p + PLAN_HEADER_BYTES, (size_t)isf_get_le(p + PH_PACKED_BYTES, 8));
 }
 
 size_t isf_gemm_export_size(const isf_gemm *plan) { return plan != NULL ? PLAN_HEADER_BYTES + plan->packed_bytes : 0; }
@@ -313,18 +299,19 @@ isf_status isf_gemm_export(const isf_gemm *plan, void *dst, size_t size) {
     }
     unsigned char *p = dst;
     memset(p, 0, PLAN_HEADER_BYTES);
-    put_le(p + PH_MAGIC, PLAN_MAGIC, 4), put_le(p + PH_VERSION, PLAN_VERSION, 4), put_le(p + PH_OP, plan->op, 4);
-    put_le(p + PH_FLAGS, 0, 4), put_le(p + PH_TILE_ROWS, plan->tile_rows, 4);
-    put_le(p + PH_TILE_COLS, plan->tile_cols, 4), put_le(p + PH_PACKED_BYTES, plan->packed_bytes, 8);
+    isf_put_le(p + PH_MAGIC, PLAN_MAGIC, 4), isf_put_le(p + PH_VERSION, PLAN_VERSION, 4),
+        isf_put_le(p + PH_OP, plan->op, 4);
+    isf_put_le(p + PH_FLAGS, 0, 4), isf_put_le(p + PH_TILE_ROWS, plan->tile_rows, 4);
+    isf_put_le(p + PH_TILE_COLS, plan->tile_cols, 4), isf_put_le(p + PH_PACKED_BYTES, plan->packed_bytes, 8);
     memcpy(p + PLAN_HEADER_BYTES, plan->packed, plan->packed_bytes);
-    put_le(p + PH_CHECKSUM, checksum(p), 8);
+    isf_put_le(p + PH_CHECKSUM, checksum(p), 8);
     return ISF_OK;
 }
 
 /* The plan header's fields and the packed-B header inside, checked as far as no kernel is needed. */
 static isf_status read_plan_header(const unsigned char *p, size_t size, isf_gemm *g) {
-    if (size < 2 * PLAN_HEADER_BYTES || get_le(p + PH_MAGIC, 4) != PLAN_MAGIC ||
-        get_le(p + PH_VERSION, 4) != PLAN_VERSION || get_le(p + PH_FLAGS, 4) != 0) {
+    if (size < 2 * PLAN_HEADER_BYTES || isf_get_le(p + PH_MAGIC, 4) != PLAN_MAGIC ||
+        isf_get_le(p + PH_VERSION, 4) != PLAN_VERSION || isf_get_le(p + PH_FLAGS, 4) != 0) {
         return ISF_ERR_INVALID_ARG;
     }
     for (size_t i = PH_END; i < PLAN_HEADER_BYTES; i++) {
@@ -332,16 +319,16 @@ static isf_status read_plan_header(const unsigned char *p, size_t size, isf_gemm
             return ISF_ERR_INVALID_ARG;
         }
     }
-    uint64_t packed_bytes = get_le(p + PH_PACKED_BYTES, 8);
+    uint64_t packed_bytes = isf_get_le(p + PH_PACKED_BYTES, 8);
     if (packed_bytes < PLAN_HEADER_BYTES || packed_bytes > size - PLAN_HEADER_BYTES ||
-        checksum(p) != get_le(p + PH_CHECKSUM, 8) || !isf_packed_header_read(p + PLAN_HEADER_BYTES, &g->h) ||
-        g->h.op != get_le(p + PH_OP, 4) || g->h.op >= isf_op_count || g->h.panels != PANEL_ALIGN) {
+        checksum(p) != isf_get_le(p + PH_CHECKSUM, 8) || !isf_packed_header_read(p + PLAN_HEADER_BYTES, &g->h) ||
+        g->h.op != isf_get_le(p + PH_OP, 4) || g->h.op >= isf_op_count || g->h.panels != PANEL_ALIGN) {
         return ISF_ERR_INVALID_ARG;
     }
     g->op = (isf_op)g->h.op;
     g->packed_bytes = (size_t)packed_bytes;
-    g->tile_rows = (size_t)get_le(p + PH_TILE_ROWS, 4);
-    g->tile_cols = (size_t)get_le(p + PH_TILE_COLS, 4);
+    g->tile_rows = (size_t)isf_get_le(p + PH_TILE_ROWS, 4);
+    g->tile_cols = (size_t)isf_get_le(p + PH_TILE_COLS, 4);
     return ISF_OK;
 }
 
