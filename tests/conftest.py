@@ -4,6 +4,7 @@ target parametrization."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,15 @@ import pytest
 from isaforge.pytest_plugin import QemuRunner, TargetCpu
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def meson_test_names() -> list[str]:
+    """The self-checking C programs tests/kernels/meson.build registers (its `foreach name : [...]`), then `info`:
+    what `meson test` on libisaforge's build must report as run and passed."""
+    text = (ROOT / "tests/kernels/meson.build").read_text()
+    listed = re.search(r"^foreach name : \[(.*?)\]", text, re.MULTILINE)
+    assert listed, "tests/kernels/meson.build lists its test programs in one foreach"
+    return [*re.findall(r"'(\w+)'", listed[1]), "info"]
 
 
 @pytest.fixture
