@@ -133,7 +133,7 @@ def apt_uri(root: Path, suite: str) -> str | None:
     """The URI this machine's apt sources use for `suite` (read by the install script, the one place that parses
     them), or None."""
     done = process.run(["bash", root / INSTALL_SCRIPT, "--apt-uri", suite], check=False)
-    return done.stdout.strip() or None if done.returncode == 0 else None
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
 
 
 def choose_base(root: Path, log_dir: Path, *, rebuild: bool = False) -> tuple[str, str]:
