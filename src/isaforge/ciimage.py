@@ -68,15 +68,15 @@ def _docker_info() -> subprocess.CompletedProcess[str] | None:
     return subprocess.run(["docker", "info"], capture_output=True, text=True, timeout=60, check=False)
 
 
-def engine_running() -> bool:
-    info = _docker_info()
+def engine_running(info: subprocess.CompletedProcess[str] | None = None) -> bool:
+    info = info or _docker_info()
     return info is not None and info.returncode == 0
 
 
-def engine_problem() -> str | None:
+def engine_problem(info: subprocess.CompletedProcess[str] | None = None) -> str | None:
     """Why no Docker engine can be used here (and none would be started), or None when one answers or can be
-    started (root, with dockerd installed)."""
-    info = _docker_info()
+    started (root, with dockerd installed). `info`: a `docker info` already run."""
+    info = info or _docker_info()
     if info is None:
         return "no docker client on PATH (Debian: apt-get install docker.io, or make docker-image as root)"
     if info.returncode == 0:
@@ -91,10 +91,11 @@ def engine_problem() -> str | None:
 
 def ensure_engine(log: Path) -> str:
     """A Docker engine that answers, starting dockerd (as root) when none runs; what was done, for the user."""
-    problem = engine_problem()
+    info = _docker_info()
+    problem = engine_problem(info)
     if problem is not None:
         raise IsaforgeError(problem)
-    if engine_running():
+    if engine_running(info):
         return "docker engine running"
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:

@@ -4,6 +4,7 @@ status line, `jobs` cells at a time."""
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import shutil
@@ -21,7 +22,7 @@ from isaforge.errors import IsaforgeError
 from isaforge.matrix.definition import RESULTS_DIR, Cell, MatrixError, load_matrix
 from isaforge.matrix.plan import unavailable
 from isaforge.matrix.report import describe
-from isaforge.matrix.results import CellResult, Run, tally_junit
+from isaforge.matrix.results import CellResult, Run, Tally, tally_junit
 from isaforge.toolchains import repo_root
 
 PLUGIN = "isaforge.matrix.plugin"
@@ -131,10 +132,11 @@ def _why_failed(returncode: int, log: Path) -> str:
     return f"pytest exit {returncode}: {_last_words(log)}"
 
 
-def _tested(cell: Cell, returncode: int, junit: Path, log: Path, times: tuple[float, float], why: str) -> CellResult:
-    """The verdict on a cell whose tests ran, from its JUnit XML; `why` (why the run failed) is shown when no test
-    failed."""
-    per_cpu = tally_junit(junit, cell)
+def _tested(
+    cell: Cell, returncode: int, per_cpu: dict[str, Tally], junit: Path, log: Path, times: tuple[float, float], why: str
+) -> CellResult:
+    """The verdict on a cell whose tests ran, from its JUnit XML's tally; `why` (why the run failed) is shown when no
+    test failed."""
     failed_tests = any(t.failed for t in per_cpu.values())
     detail = why if returncode != 0 and not failed_tests else ""
     return CellResult(cell, "passed" if returncode == 0 else "failed", detail, *times, per_cpu, junit, log)
@@ -159,7 +161,7 @@ def run_cell(cell: Cell, out_dir: Path, progress: CellProgress, root: Path, imag
     returncode = process.stream(cmd, log, cwd=root, env=_test_env(), timeout=CELL_TEST_TIMEOUT)
     times = (build_seconds, time.monotonic() - start)
     why = _why_failed(returncode, log) if returncode else ""
-    return progress.cell_done(_tested(cell, returncode, junit, log, times, why))
+    return progress.cell_done(_tested(cell, returncode, tally_junit(junit, cell), junit, log, times, why))
 
 
 # -- in the CI image (--docker) ----------------------------------------------------------------------------------------
@@ -175,9 +177,15 @@ def image_problem(image: str) -> str | None:
     return None
 
 
+@functools.cache
+def _declared_cpus(root: Path) -> dict[str, tuple[str, ...]]:
+    """Each cell's CPU models as ci/matrix.toml declares them (read once per run, not once per cell)."""
+    return {c.name: tuple(c.cpus) for c in load_matrix(root).cells}
+
+
 def only_expr(cell: Cell, root: Path) -> str:
     """The `--only` selecting this cell in the image: its name, and its CPU models when a selection narrowed them."""
-    narrowed = cell.cpus and cell.cpus != load_matrix(root).cell(cell.name).cpus
+    narrowed = cell.cpus and tuple(cell.cpus) != _declared_cpus(root)[cell.name]
     return f"{cell.name} cpu={','.join(cell.cpus)}" if narrowed else cell.name
 
 
@@ -221,9 +229,10 @@ class InImage:
         if not junit.is_file():  # the build (or the container) failed; the runner inside logged why, else docker did
             why = _last_words(pytest_log if pytest_log.is_file() else log)
             return CellResult(cell, "build failed", why, seconds, log=log)
-        test_seconds = sum(t.seconds for t in tally_junit(junit, cell).values())
+        per_cpu = tally_junit(junit, cell)
+        test_seconds = sum(t.seconds for t in per_cpu.values())
         why = f"make ci-matrix exit {returncode} in {self.image}: {_last_words(pytest_log)}"
-        return _tested(cell, returncode, junit, log, (seconds - test_seconds, test_seconds), why)
+        return _tested(cell, returncode, per_cpu, junit, log, (seconds - test_seconds, test_seconds), why)
 
 
 def run_matrix(
