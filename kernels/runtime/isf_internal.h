@@ -35,16 +35,48 @@
  */
 
 /*
- * The epilogue: what a kernel does to its tile on the last k block before storing it (fused bias, clamp,
- * requantization come here, so C is written once). One struct for every op and kernel, so a new step is a field
- * and a flag, not a new ABI. `steps` says which fields apply; a kernel handles the steps of ISF_EPILOGUE_NONE only
- * today, and the driver asks for nothing else.
+ * The epilogue: what a kernel does to its tile on the last k block before storing it, on registers, so C is
+ * written once (fused bias and clamp; requantization comes here too). One struct for every op and kernel, so a new
+ * step is a field and a flag, not a new ABI. `steps` says which fields apply; the driver sets them only on the last
+ * k block of a tile (every other block gets ISF_EPILOGUE_NONE). In order, on r = the sums (+ C's old value when
+ * accumulate):
+ *   ISF_EPILOGUE_BIAS   r[i][j] += bias[j], in the kernel's output type: one fp32 (or binary16) addition, int32
+ *                       wrapping modulo 2^32. `bias` holds NR values (NR at this vector length) for the tile's
+ *                       columns, zeros past the problem's n; edge tiles get the same NR values.
+ *   ISF_EPILOGUE_CLAMP  r = min(max(r, lo), hi), as Arm's FMAX then FMIN (IEEE 754-2019 maximum / minimum): a NaN
+ *                       stays NaN, ±Inf become the bounds, −0 < +0. lo ≤ hi, never NaN. Float output only: the
+ *                       driver never asks an int32 kernel to clamp. fp32 kernels use `min`/`max`, binary16-output
+ *                       kernels `min_f16`/`max_f16` (the same bounds: the plan rounds them to binary16 for every
+ *                       binary16 C, so fp32-accumulating kernels of gemm_f16 get binary16 values too).
+ * The offsets are fixed for the assembly kernels: steps 0, min 4, max 8, min_f16 12, max_f16 14, bias 16.
  */
-enum { ISF_EPILOGUE_NONE = 0u };
+enum { ISF_EPILOGUE_NONE = 0u, ISF_EPILOGUE_BIAS = 1u << 0, ISF_EPILOGUE_CLAMP = 1u << 1 };
 
 typedef struct {
-    uint32_t steps; /* ISF_EPILOGUE_* bits */
+    uint32_t steps;            /* ISF_EPILOGUE_* bits */
+    float min, max;            /* CLAMP, fp32 output */
+    uint16_t min_f16, max_f16; /* CLAMP, binary16 output (bits) */
+    const void *bias;          /* BIAS: NR values of the output type */
 } isf_epilogue;
+
+_Static_assert(offsetof(isf_epilogue, min) == 4 && offsetof(isf_epilogue, max) == 8 &&
+                   offsetof(isf_epilogue, min_f16) == 12 && offsetof(isf_epilogue, max_f16) == 14 &&
+                   offsetof(isf_epilogue, bias) == 16,
+               "the assembly kernels read the epilogue at these offsets");
+
+/* The clamp step on one fp32 value, as FMAX then FMIN do it (the portable kernels and the tests' oracle). */
+static inline float isf_clamp_f32(float x, float lo, float hi) {
+    if (x != x) {
+        return x;
+    }
+    if (x < lo || (x == lo && __builtin_signbit(x))) {
+        x = lo;
+    }
+    if (x > hi || (x == hi && !__builtin_signbit(x))) {
+        x = hi;
+    }
+    return x;
+}
 
 typedef void (*isf_ukernel_fn)(size_t k_blocks, const void *a, const void *b, void *c, size_t ldc, int accumulate,
                                const isf_epilogue *ep);

@@ -2,7 +2,7 @@
  *
  * int8 -> int32 GEMM micro-kernel: 8x8 tile, smmla, 8 k steps per block (hand-written; ABI in
  * kernels/runtime/isf_internal.h: x0 k_blocks, x1 A panel, x2 B panel, x3 C, x4 ldc in elements,
- * w5 accumulate, x6 epilogue: unused, no step is asked of it yet).
+ * w5 accumulate, x6 epilogue).
  *
  * Per block A is 64 bytes (a<i>: rows 2i, 2i+1 x 8 k) and B 64 bytes (b<j>: columns 2j, 2j+1 x 8 k): exactly
  * smmla's operands. v(8 + 4i + j) accumulates the 2x2 block rows 2i, 2i+1 x columns 2j, 2j+1 laid out
