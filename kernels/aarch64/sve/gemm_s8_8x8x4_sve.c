@@ -7,11 +7,18 @@
 
 #include "isf_internal.h"
 
-/* The old C is added only here, after the k loop, so the loop touches no memory but the panels. */
-static inline void store_row(int32_t *c, svbool_t pg, svint32_t x0, svint32_t x1, int accumulate) {
+/* The old C is added only here, after the k loop, so the loop touches no memory but the panels; then the bias
+ * (the only step of int32 output; it wraps, as int32 addition does here), its two vectors loaded once per tile. */
+static inline __attribute__((always_inline)) void store_row(int32_t *c, svbool_t pg, svint32_t x0, svint32_t x1,
+                                                            int accumulate, int has_bias, svint32_t bias0,
+                                                            svint32_t bias1) {
     if (accumulate) {
         x0 = svadd_s32_x(pg, x0, svld1_s32(pg, c));
         x1 = svadd_s32_x(pg, x1, svld1_vnum_s32(pg, c, 1));
+    }
+    if (has_bias) {
+        x0 = svadd_s32_x(pg, x0, bias0);
+        x1 = svadd_s32_x(pg, x1, bias1);
     }
     svst1_s32(pg, c, x0);
     svst1_vnum_s32(pg, c, 1, x1);
@@ -26,7 +33,21 @@ static inline void store_row(int32_t *c, svbool_t pg, svint32_t x0, svint32_t x1
 #define ACC_DOT(r, av, lane)                         \
     c##r##0 = svdot_lane_s32(c##r##0, b0, av, lane); \
     c##r##1 = svdot_lane_s32(c##r##1, b1, av, lane)
-#define ACC_STORE(r) store_row(out + (r) * ldc, pg, c##r##0, c##r##1, accumulate)
+#define ACC_STORE(r, has_bias) store_row(out + (r) * ldc, pg, c##r##0, c##r##1, accumulate, has_bias, bias0, bias1)
+/* `has_bias` a constant, so the store without it is the same code as before the epilogue existed. */
+#define TILE_STORE(has_bias)                                                           \
+    do {                                                                               \
+        const svint32_t bias0 = (has_bias) ? svld1_s32(pg, ep->bias) : svdup_n_s32(0); \
+        const svint32_t bias1 = (has_bias) ? svld1_vnum_s32(pg, ep->bias, 1) : bias0;  \
+        ACC_STORE(0, has_bias);                                                        \
+        ACC_STORE(1, has_bias);                                                        \
+        ACC_STORE(2, has_bias);                                                        \
+        ACC_STORE(3, has_bias);                                                        \
+        ACC_STORE(4, has_bias);                                                        \
+        ACC_STORE(5, has_bias);                                                        \
+        ACC_STORE(6, has_bias);                                                        \
+        ACC_STORE(7, has_bias);                                                        \
+    } while (0)
 
 ISF_UKERNEL(gemm_s8_8x8x4_sve) {
     const int8_t *pa = a;
@@ -61,12 +82,10 @@ ISF_UKERNEL(gemm_s8_8x8x4_sve) {
         // isf-hot-loop-end
     }
 
-    ACC_STORE(0);
-    ACC_STORE(1);
-    ACC_STORE(2);
-    ACC_STORE(3);
-    ACC_STORE(4);
-    ACC_STORE(5);
-    ACC_STORE(6);
-    ACC_STORE(7);
+    /* CLAMP is never asked of int32 output: only BIAS is looked at, for a load and a branch per tile. */
+    if (ep->steps & ISF_EPILOGUE_BIAS) {
+        TILE_STORE(1);
+    } else {
+        TILE_STORE(0);
+    }
 }

@@ -9,15 +9,23 @@
 /*
  * Segment s (128 bits) of an accumulator m<v> is the 2x2 block (rows 2i, 2i+1; columns 2s, 2s+1 of B vector v)
  * laid out [r0c0 r0c1 r1c0 r1c1]: even 64-bit lanes belong to the even row, odd ones to the odd row. uzp1/uzp2 on
- * 64-bit lanes of (m0, m1) put B vector 0's columns, then B vector 1's, in order: one full row each.
+ * 64-bit lanes of (m0, m1) put B vector 0's columns, then B vector 1's, in order: one full row each. The old C is
+ * added after that, then the bias (the only step of int32 output; it wraps, as int32 addition does here): one
+ * vector, the tile's NR columns, loaded once per tile.
  */
-static inline void store_row_pair(int32_t *c, size_t ldc, svbool_t pg, svint32_t m0, svint32_t m1, int accumulate) {
+static inline __attribute__((always_inline)) void store_row_pair(int32_t *c, size_t ldc, svbool_t pg, svint32_t m0,
+                                                                 svint32_t m1, int accumulate, int has_bias,
+                                                                 svint32_t bias) {
     svint64_t q0 = svreinterpret_s64_s32(m0), q1 = svreinterpret_s64_s32(m1);
     svint32_t even = svreinterpret_s32_s64(svuzp1_s64(q0, q1));
     svint32_t odd = svreinterpret_s32_s64(svuzp2_s64(q0, q1));
     if (accumulate) {
         even = svadd_s32_x(pg, even, svld1_s32(pg, c));
         odd = svadd_s32_x(pg, odd, svld1_s32(pg, c + ldc));
+    }
+    if (has_bias) {
+        even = svadd_s32_x(pg, even, bias);
+        odd = svadd_s32_x(pg, odd, bias);
     }
     svst1_s32(pg, c, even);
     svst1_s32(pg, c + ldc, odd);
@@ -46,7 +54,17 @@ static inline void store_row_pair(int32_t *c, size_t ldc, svbool_t pg, svint32_t
 #define ACC_MERGE(i)                             \
     c##i##0 = svadd_s32_x(pg, c##i##0, d##i##0); \
     c##i##1 = svadd_s32_x(pg, c##i##1, d##i##1)
-#define ACC_STORE(i) store_row_pair(out + 2 * (i) * ldc, ldc, pg, c##i##0, c##i##1, accumulate)
+#define ACC_STORE(i, has_bias) \
+    store_row_pair(out + 2 * (i) * ldc, ldc, pg, c##i##0, c##i##1, accumulate, has_bias, bias)
+/* `has_bias` a constant, so the store without it is the same code as before the epilogue existed. */
+#define TILE_STORE(has_bias)                                                          \
+    do {                                                                              \
+        const svint32_t bias = (has_bias) ? svld1_s32(pg, ep->bias) : svdup_n_s32(0); \
+        ACC_STORE(0, has_bias);                                                       \
+        ACC_STORE(1, has_bias);                                                       \
+        ACC_STORE(2, has_bias);                                                       \
+        ACC_STORE(3, has_bias);                                                       \
+    } while (0)
 
 ISF_UKERNEL(gemm_s8_8x4x8_svei8mm) {
     const int8_t *pa = a;
@@ -81,8 +99,10 @@ ISF_UKERNEL(gemm_s8_8x4x8_svei8mm) {
     ACC_MERGE(1);
     ACC_MERGE(2);
     ACC_MERGE(3);
-    ACC_STORE(0);
-    ACC_STORE(1);
-    ACC_STORE(2);
-    ACC_STORE(3);
+    /* CLAMP is never asked of int32 output: only BIAS is looked at, for a load and a branch per tile. */
+    if (ep->steps & ISF_EPILOGUE_BIAS) {
+        TILE_STORE(1);
+    } else {
+        TILE_STORE(0);
+    }
 }
