@@ -50,17 +50,34 @@ static inline __attribute__((always_inline)) void store_row(uint16_t *c, float16
     vst1q_u16(c + 8, vreinterpretq_u16_f16(hi));
 }
 
-#define TILE_STORE(steps)                                         \
-    do {                                                          \
-        const epilogue_regs e = load_epilogue(ep, (steps));       \
-        store_row(pc, c00, c01, accumulate, steps, &e);           \
-        store_row(pc + ldc, c10, c11, accumulate, steps, &e);     \
-        store_row(pc + 2 * ldc, c20, c21, accumulate, steps, &e); \
-        store_row(pc + 3 * ldc, c30, c31, accumulate, steps, &e); \
+#define TILE_STORE(steps, acc)                              \
+    do {                                                    \
+        const epilogue_regs e = load_epilogue(ep, (steps)); \
+        store_row(pc, c00, c01, acc, steps, &e);            \
+        store_row(pc + ldc, c10, c11, acc, steps, &e);      \
+        store_row(pc + 2 * ldc, c20, c21, acc, steps, &e);  \
+        store_row(pc + 3 * ldc, c30, c31, acc, steps, &e);  \
     } while (0)
 
 /* The panels are binary16 bits (uint16_t); load them as such and reinterpret, which costs nothing. */
 static inline float16x8_t load_dup(const uint16_t *p) { return vreinterpretq_f16_u16(vld1q_dup_u16(p)); }
+
+/* The tile's store for the epilogue's `steps` with both steps and `acc` constants, so that each combination is
+ * straight-line code (clang tests `accumulate` per row otherwise); bits with no step here (int32 ones) are ignored. */
+#define TILE_STORE_STEPS(acc)                                            \
+    do {                                                                 \
+        if (steps & ISF_EPILOGUE_CLAMP) {                                \
+            if (steps & ISF_EPILOGUE_BIAS) {                             \
+                TILE_STORE(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP, acc); \
+            } else {                                                     \
+                TILE_STORE(ISF_EPILOGUE_CLAMP, acc);                     \
+            }                                                            \
+        } else if (steps & ISF_EPILOGUE_BIAS) {                          \
+            TILE_STORE(ISF_EPILOGUE_BIAS, acc);                          \
+        } else {                                                         \
+            TILE_STORE(ISF_EPILOGUE_NONE, acc);                          \
+        }                                                                \
+    } while (0)
 
 ISF_UKERNEL(gemm_f16_4x16_fp16) {
     const uint16_t *pa = __builtin_assume_aligned(a, 64);
@@ -92,15 +109,14 @@ ISF_UKERNEL(gemm_f16_4x16_fp16) {
         // isf-hot-loop-end
     }
 
-    /* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch. */
-    const uint32_t steps = ep->steps & (ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP);
-    if (steps == ISF_EPILOGUE_NONE) {
-        TILE_STORE(ISF_EPILOGUE_NONE);
-    } else if (steps == ISF_EPILOGUE_BIAS) {
-        TILE_STORE(ISF_EPILOGUE_BIAS);
-    } else if (steps == ISF_EPILOGUE_CLAMP) {
-        TILE_STORE(ISF_EPILOGUE_CLAMP);
+    /* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch, laid out as
+     * the fall-through path, where the compilers unswitch `accumulate` themselves as they did before. */
+    const uint32_t steps = ep->steps;
+    if (__builtin_expect(steps == ISF_EPILOGUE_NONE, 1)) {
+        TILE_STORE(ISF_EPILOGUE_NONE, accumulate);
+    } else if (accumulate) {
+        TILE_STORE_STEPS(1);
     } else {
-        TILE_STORE(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP);
+        TILE_STORE_STEPS(0);
     }
 }

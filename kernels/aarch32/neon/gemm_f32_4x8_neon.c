@@ -49,13 +49,30 @@ static inline __attribute__((always_inline)) void store_row(float *c, float32x4_
     vst1q_f32(c + 4, hi);
 }
 
-#define TILE_STORE(steps)                                         \
-    do {                                                          \
-        const epilogue_regs e = load_epilogue(ep, (steps));       \
-        store_row(pc, c00, c01, accumulate, steps, &e);           \
-        store_row(pc + ldc, c10, c11, accumulate, steps, &e);     \
-        store_row(pc + 2 * ldc, c20, c21, accumulate, steps, &e); \
-        store_row(pc + 3 * ldc, c30, c31, accumulate, steps, &e); \
+#define TILE_STORE(steps, acc)                              \
+    do {                                                    \
+        const epilogue_regs e = load_epilogue(ep, (steps)); \
+        store_row(pc, c00, c01, acc, steps, &e);            \
+        store_row(pc + ldc, c10, c11, acc, steps, &e);      \
+        store_row(pc + 2 * ldc, c20, c21, acc, steps, &e);  \
+        store_row(pc + 3 * ldc, c30, c31, acc, steps, &e);  \
+    } while (0)
+
+/* The tile's store for the epilogue's `steps` with both steps and `acc` constants, so that each combination is
+ * straight-line code (clang tests `accumulate` per row otherwise); bits with no step here (int32 ones) are ignored. */
+#define TILE_STORE_STEPS(acc)                                            \
+    do {                                                                 \
+        if (steps & ISF_EPILOGUE_CLAMP) {                                \
+            if (steps & ISF_EPILOGUE_BIAS) {                             \
+                TILE_STORE(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP, acc); \
+            } else {                                                     \
+                TILE_STORE(ISF_EPILOGUE_CLAMP, acc);                     \
+            }                                                            \
+        } else if (steps & ISF_EPILOGUE_BIAS) {                          \
+            TILE_STORE(ISF_EPILOGUE_BIAS, acc);                          \
+        } else {                                                         \
+            TILE_STORE(ISF_EPILOGUE_NONE, acc);                          \
+        }                                                                \
     } while (0)
 
 ISF_UKERNEL(gemm_f32_4x8_neon) {
@@ -88,15 +105,14 @@ ISF_UKERNEL(gemm_f32_4x8_neon) {
         // isf-hot-loop-end
     }
 
-    /* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch. */
-    const uint32_t steps = ep->steps & (ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP);
-    if (steps == ISF_EPILOGUE_NONE) {
-        TILE_STORE(ISF_EPILOGUE_NONE);
-    } else if (steps == ISF_EPILOGUE_BIAS) {
-        TILE_STORE(ISF_EPILOGUE_BIAS);
-    } else if (steps == ISF_EPILOGUE_CLAMP) {
-        TILE_STORE(ISF_EPILOGUE_CLAMP);
+    /* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch, laid out as
+     * the fall-through path, where the compilers unswitch `accumulate` themselves as they did before. */
+    const uint32_t steps = ep->steps;
+    if (__builtin_expect(steps == ISF_EPILOGUE_NONE, 1)) {
+        TILE_STORE(ISF_EPILOGUE_NONE, accumulate);
+    } else if (accumulate) {
+        TILE_STORE_STEPS(1);
     } else {
-        TILE_STORE(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP);
+        TILE_STORE_STEPS(0);
     }
 }

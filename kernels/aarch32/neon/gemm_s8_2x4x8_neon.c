@@ -25,11 +25,11 @@ static inline __attribute__((always_inline)) void store_row(int32_t *c, int32x4_
 }
 
 /* `has_bias` a constant, so the store without it is the same code as before the epilogue existed. */
-#define TILE_STORE(has_bias)                                                             \
-    do {                                                                                 \
-        const int32x4_t bias = (has_bias) ? vld1q_s32(ep->bias) : vdupq_n_s32(0);        \
-        store_row(pc, reduce_row(c00, c01, c02, c03), accumulate, has_bias, bias);       \
-        store_row(pc + ldc, reduce_row(c10, c11, c12, c13), accumulate, has_bias, bias); \
+#define TILE_STORE(has_bias, acc)                                                 \
+    do {                                                                          \
+        const int32x4_t bias = (has_bias) ? vld1q_s32(ep->bias) : vdupq_n_s32(0); \
+        store_row(pc, reduce_row(c00, c01, c02, c03), acc, has_bias, bias);       \
+        store_row(pc + ldc, reduce_row(c10, c11, c12, c13), acc, has_bias, bias); \
     } while (0)
 
 ISF_UKERNEL(gemm_s8_2x4x8_neon) {
@@ -60,10 +60,14 @@ ISF_UKERNEL(gemm_s8_2x4x8_neon) {
         // isf-hot-loop-end
     }
 
-    /* CLAMP is never asked of int32 output: only BIAS is looked at, for a load and a branch per tile. */
-    if (ep->steps & ISF_EPILOGUE_BIAS) {
-        TILE_STORE(1);
+    /* CLAMP is never asked of int32 output: only BIAS is looked at, for a load and a branch per tile; without it,
+     * the fall-through path, where the compilers unswitch `accumulate` themselves as they did before. With it, both
+     * are constants, so that each combination is straight-line code (clang tests `accumulate` per row otherwise). */
+    if (__builtin_expect(!(ep->steps & ISF_EPILOGUE_BIAS), 1)) {
+        TILE_STORE(0, accumulate);
+    } else if (accumulate) {
+        TILE_STORE(1, 1);
     } else {
-        TILE_STORE(0);
+        TILE_STORE(1, 0);
     }
 }

@@ -40,25 +40,42 @@ static inline __attribute__((always_inline)) void store_row(uint16_t *c, svbool_
 #define ACC_FMA(r)                                \
     c##r##0 = svmla_lane_f16(c##r##0, b0, a0, r); \
     c##r##1 = svmla_lane_f16(c##r##1, b1, a0, r)
-#define ACC_STORE(r, steps) store_row(out + (r) * ldc, pg, c##r##0, c##r##1, accumulate, steps, bias0, bias1, lo, hi)
+#define ACC_STORE(r, steps, acc) store_row(out + (r) * ldc, pg, c##r##0, c##r##1, acc, steps, bias0, bias1, lo, hi)
 /* SVE vectors cannot live in a struct: the epilogue's operands are locals, loaded only for the steps that run. */
 #define F16_DUP(bits) svreinterpret_f16_u16(svdup_n_u16(bits))
 #define F16_LOAD(p, vnum) svreinterpret_f16_u16(svld1_vnum_u16(pg, (const uint16_t *)(p), vnum))
-#define TILE_STORE(steps)                                                                                         \
+#define TILE_STORE(steps, acc)                                                                                    \
     do {                                                                                                          \
         const int has_bias = ((steps) & ISF_EPILOGUE_BIAS) != 0, has_clamp = ((steps) & ISF_EPILOGUE_CLAMP) != 0; \
         const svfloat16_t bias0 = has_bias ? F16_LOAD(ep->bias, 0) : F16_DUP(0);                                  \
         const svfloat16_t bias1 = has_bias ? F16_LOAD(ep->bias, 1) : bias0;                                       \
         const svfloat16_t lo = F16_DUP(has_clamp ? ep->min_f16 : 0);                                              \
         const svfloat16_t hi = F16_DUP(has_clamp ? ep->max_f16 : 0);                                              \
-        ACC_STORE(0, steps);                                                                                      \
-        ACC_STORE(1, steps);                                                                                      \
-        ACC_STORE(2, steps);                                                                                      \
-        ACC_STORE(3, steps);                                                                                      \
-        ACC_STORE(4, steps);                                                                                      \
-        ACC_STORE(5, steps);                                                                                      \
-        ACC_STORE(6, steps);                                                                                      \
-        ACC_STORE(7, steps);                                                                                      \
+        ACC_STORE(0, steps, acc);                                                                                 \
+        ACC_STORE(1, steps, acc);                                                                                 \
+        ACC_STORE(2, steps, acc);                                                                                 \
+        ACC_STORE(3, steps, acc);                                                                                 \
+        ACC_STORE(4, steps, acc);                                                                                 \
+        ACC_STORE(5, steps, acc);                                                                                 \
+        ACC_STORE(6, steps, acc);                                                                                 \
+        ACC_STORE(7, steps, acc);                                                                                 \
+    } while (0)
+
+/* The tile's store for the epilogue's `steps` with both steps and `acc` constants, so that each combination is
+ * straight-line code (clang tests `accumulate` per row otherwise); bits with no step here (int32 ones) are ignored. */
+#define TILE_STORE_STEPS(acc)                                            \
+    do {                                                                 \
+        if (steps & ISF_EPILOGUE_CLAMP) {                                \
+            if (steps & ISF_EPILOGUE_BIAS) {                             \
+                TILE_STORE(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP, acc); \
+            } else {                                                     \
+                TILE_STORE(ISF_EPILOGUE_CLAMP, acc);                     \
+            }                                                            \
+        } else if (steps & ISF_EPILOGUE_BIAS) {                          \
+            TILE_STORE(ISF_EPILOGUE_BIAS, acc);                          \
+        } else {                                                         \
+            TILE_STORE(ISF_EPILOGUE_NONE, acc);                          \
+        }                                                                \
     } while (0)
 
 ISF_UKERNEL(gemm_f16_8x16_sve) {
@@ -95,15 +112,14 @@ ISF_UKERNEL(gemm_f16_8x16_sve) {
         // isf-hot-loop-end
     }
 
-    /* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch. */
-    const uint32_t steps = ep->steps & (ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP);
-    if (steps == ISF_EPILOGUE_NONE) {
-        TILE_STORE(ISF_EPILOGUE_NONE);
-    } else if (steps == ISF_EPILOGUE_BIAS) {
-        TILE_STORE(ISF_EPILOGUE_BIAS);
-    } else if (steps == ISF_EPILOGUE_CLAMP) {
-        TILE_STORE(ISF_EPILOGUE_CLAMP);
+    /* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch, laid out as
+     * the fall-through path, where the compilers unswitch `accumulate` themselves as they did before. */
+    const uint32_t steps = ep->steps;
+    if (__builtin_expect(steps == ISF_EPILOGUE_NONE, 1)) {
+        TILE_STORE(ISF_EPILOGUE_NONE, accumulate);
+    } else if (accumulate) {
+        TILE_STORE_STEPS(1);
     } else {
-        TILE_STORE(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP);
+        TILE_STORE_STEPS(0);
     }
 }

@@ -33,20 +33,20 @@ static inline __attribute__((always_inline)) void store_row(int32_t *c, svbool_t
 #define ACC_DOT(r, av, lane)                         \
     c##r##0 = svdot_lane_s32(c##r##0, b0, av, lane); \
     c##r##1 = svdot_lane_s32(c##r##1, b1, av, lane)
-#define ACC_STORE(r, has_bias) store_row(out + (r) * ldc, pg, c##r##0, c##r##1, accumulate, has_bias, bias0, bias1)
+#define ACC_STORE(r, has_bias, acc) store_row(out + (r) * ldc, pg, c##r##0, c##r##1, acc, has_bias, bias0, bias1)
 /* `has_bias` a constant, so the store without it is the same code as before the epilogue existed. */
-#define TILE_STORE(has_bias)                                                           \
+#define TILE_STORE(has_bias, acc)                                                      \
     do {                                                                               \
         const svint32_t bias0 = (has_bias) ? svld1_s32(pg, ep->bias) : svdup_n_s32(0); \
         const svint32_t bias1 = (has_bias) ? svld1_vnum_s32(pg, ep->bias, 1) : bias0;  \
-        ACC_STORE(0, has_bias);                                                        \
-        ACC_STORE(1, has_bias);                                                        \
-        ACC_STORE(2, has_bias);                                                        \
-        ACC_STORE(3, has_bias);                                                        \
-        ACC_STORE(4, has_bias);                                                        \
-        ACC_STORE(5, has_bias);                                                        \
-        ACC_STORE(6, has_bias);                                                        \
-        ACC_STORE(7, has_bias);                                                        \
+        ACC_STORE(0, has_bias, acc);                                                   \
+        ACC_STORE(1, has_bias, acc);                                                   \
+        ACC_STORE(2, has_bias, acc);                                                   \
+        ACC_STORE(3, has_bias, acc);                                                   \
+        ACC_STORE(4, has_bias, acc);                                                   \
+        ACC_STORE(5, has_bias, acc);                                                   \
+        ACC_STORE(6, has_bias, acc);                                                   \
+        ACC_STORE(7, has_bias, acc);                                                   \
     } while (0)
 
 ISF_UKERNEL(gemm_s8_8x8x4_sve) {
@@ -82,10 +82,14 @@ ISF_UKERNEL(gemm_s8_8x8x4_sve) {
         // isf-hot-loop-end
     }
 
-    /* CLAMP is never asked of int32 output: only BIAS is looked at, for a load and a branch per tile. */
-    if (ep->steps & ISF_EPILOGUE_BIAS) {
-        TILE_STORE(1);
+    /* CLAMP is never asked of int32 output: only BIAS is looked at, for a load and a branch per tile; without it,
+     * the fall-through path, where the compilers unswitch `accumulate` themselves as they did before. With it, both
+     * are constants, so that each combination is straight-line code (clang tests `accumulate` per row otherwise). */
+    if (__builtin_expect(!(ep->steps & ISF_EPILOGUE_BIAS), 1)) {
+        TILE_STORE(0, accumulate);
+    } else if (accumulate) {
+        TILE_STORE(1, 1);
     } else {
-        TILE_STORE(0);
+        TILE_STORE(1, 0);
     }
 }

@@ -54,16 +54,15 @@ static inline __attribute__((always_inline)) void store_row_pair(int32_t *c, siz
 #define ACC_MERGE(i)                             \
     c##i##0 = svadd_s32_x(pg, c##i##0, d##i##0); \
     c##i##1 = svadd_s32_x(pg, c##i##1, d##i##1)
-#define ACC_STORE(i, has_bias) \
-    store_row_pair(out + 2 * (i) * ldc, ldc, pg, c##i##0, c##i##1, accumulate, has_bias, bias)
+#define ACC_STORE(i, has_bias, acc) store_row_pair(out + 2 * (i) * ldc, ldc, pg, c##i##0, c##i##1, acc, has_bias, bias)
 /* `has_bias` a constant, so the store without it is the same code as before the epilogue existed. */
-#define TILE_STORE(has_bias)                                                          \
+#define TILE_STORE(has_bias, acc)                                                     \
     do {                                                                              \
         const svint32_t bias = (has_bias) ? svld1_s32(pg, ep->bias) : svdup_n_s32(0); \
-        ACC_STORE(0, has_bias);                                                       \
-        ACC_STORE(1, has_bias);                                                       \
-        ACC_STORE(2, has_bias);                                                       \
-        ACC_STORE(3, has_bias);                                                       \
+        ACC_STORE(0, has_bias, acc);                                                  \
+        ACC_STORE(1, has_bias, acc);                                                  \
+        ACC_STORE(2, has_bias, acc);                                                  \
+        ACC_STORE(3, has_bias, acc);                                                  \
     } while (0)
 
 ISF_UKERNEL(gemm_s8_8x4x8_svei8mm) {
@@ -99,10 +98,14 @@ ISF_UKERNEL(gemm_s8_8x4x8_svei8mm) {
     ACC_MERGE(1);
     ACC_MERGE(2);
     ACC_MERGE(3);
-    /* CLAMP is never asked of int32 output: only BIAS is looked at, for a load and a branch per tile. */
-    if (ep->steps & ISF_EPILOGUE_BIAS) {
-        TILE_STORE(1);
+    /* CLAMP is never asked of int32 output: only BIAS is looked at, for a load and a branch per tile; without it,
+     * the fall-through path, where the compilers unswitch `accumulate` themselves as they did before. With it, both
+     * are constants, so that each combination is straight-line code (clang tests `accumulate` per row otherwise). */
+    if (__builtin_expect(!(ep->steps & ISF_EPILOGUE_BIAS), 1)) {
+        TILE_STORE(0, accumulate);
+    } else if (accumulate) {
+        TILE_STORE(1, 1);
     } else {
-        TILE_STORE(0);
+        TILE_STORE(1, 0);
     }
 }
