@@ -7,18 +7,11 @@
 
 #include "isf_internal.h"
 
-/* The old C is added only here, after the k loop, so the loop touches no memory but the panels; then the bias
- * (the only step of int32 output; it wraps, as int32 addition does here), its two vectors loaded once per tile. */
-static inline __attribute__((always_inline)) void store_row(int32_t *c, svbool_t pg, svint32_t x0, svint32_t x1,
-                                                            int accumulate, int has_bias, svint32_t bias0,
-                                                            svint32_t bias1) {
+/* The old C is added only here, after the k loop, so the loop touches no memory but the panels. */
+static inline void store_row(int32_t *c, svbool_t pg, svint32_t x0, svint32_t x1, int accumulate) {
     if (accumulate) {
         x0 = svadd_s32_x(pg, x0, svld1_s32(pg, c));
         x1 = svadd_s32_x(pg, x1, svld1_vnum_s32(pg, c, 1));
-    }
-    if (has_bias) {
-        x0 = svadd_s32_x(pg, x0, bias0);
-        x1 = svadd_s32_x(pg, x1, bias1);
     }
     svst1_s32(pg, c, x0);
     svst1_vnum_s32(pg, c, 1, x1);
@@ -29,25 +22,11 @@ static inline __attribute__((always_inline)) void store_row(int32_t *c, svbool_t
  * ld1rq replicates rows 0..3 (a0) or 4..7 (a1) into every 128-bit segment and sdot by element broadcasts one row
  * against all the columns of a B vector. Row r, columns [0, VL/32) in c<r>0, [VL/32, 2 VL/32) in c<r>1.
  */
-#define ACC_DECL(r) svint32_t c##r##0 = svdup_n_s32(0), c##r##1 = c##r##0
+#define ACC_DECL(r) svint32_t c##r##0 = seed0, c##r##1 = seed1
 #define ACC_DOT(r, av, lane)                         \
     c##r##0 = svdot_lane_s32(c##r##0, b0, av, lane); \
     c##r##1 = svdot_lane_s32(c##r##1, b1, av, lane)
-#define ACC_STORE(r, has_bias, acc) store_row(out + (r) * ldc, pg, c##r##0, c##r##1, acc, has_bias, bias0, bias1)
-/* `has_bias` a constant, so the store without it is the same code as before the epilogue existed. */
-#define TILE_STORE(has_bias, acc)                                                      \
-    do {                                                                               \
-        const svint32_t bias0 = (has_bias) ? svld1_s32(pg, ep->bias) : svdup_n_s32(0); \
-        const svint32_t bias1 = (has_bias) ? svld1_vnum_s32(pg, ep->bias, 1) : bias0;  \
-        ACC_STORE(0, has_bias, acc);                                                   \
-        ACC_STORE(1, has_bias, acc);                                                   \
-        ACC_STORE(2, has_bias, acc);                                                   \
-        ACC_STORE(3, has_bias, acc);                                                   \
-        ACC_STORE(4, has_bias, acc);                                                   \
-        ACC_STORE(5, has_bias, acc);                                                   \
-        ACC_STORE(6, has_bias, acc);                                                   \
-        ACC_STORE(7, has_bias, acc);                                                   \
-    } while (0)
+#define ACC_STORE(r) store_row(out + (r) * ldc, pg, c##r##0, c##r##1, accumulate)
 
 ISF_UKERNEL(gemm_s8_8x8x4_sve) {
     const int8_t *pa = a;
@@ -55,6 +34,16 @@ ISF_UKERNEL(gemm_s8_8x8x4_sve) {
     int32_t *out = c;
     const svbool_t pg = svptrue_b8(); /* the tile is always full */
     const size_t nb = 2 * svcntb();   /* B bytes per block */
+    /*
+     * The epilogue's BIAS (the only step of int32 output) seeds the accumulators instead of zero: int32 addition
+     * wraps, so bias + sums (+ old C) is bit for bit the contract's sums (+ old C) + bias, and the step costs a load
+     * and a branch per tile, not 16 additions. CLAMP is never asked of int32 output.
+     */
+    svint32_t seed0 = svdup_n_s32(0), seed1 = seed0;
+    if (ep->steps & ISF_EPILOGUE_BIAS) {
+        seed0 = svld1_s32(pg, ep->bias);
+        seed1 = svld1_vnum_s32(pg, ep->bias, 1);
+    }
     /* 16 accumulators + 2 A + 2 B = 20 of 32 Z registers; 4 loads per 16 sdot. */
     ACC_DECL(0);
     ACC_DECL(1);
@@ -82,14 +71,12 @@ ISF_UKERNEL(gemm_s8_8x8x4_sve) {
         // isf-hot-loop-end
     }
 
-    /* CLAMP is never asked of int32 output: only BIAS is looked at, for a load and a branch per tile; without it,
-     * the fall-through path, where the compilers unswitch `accumulate` themselves as they did before. With it, both
-     * are constants, so that each combination is straight-line code (clang tests `accumulate` per row otherwise). */
-    if (__builtin_expect(!(ep->steps & ISF_EPILOGUE_BIAS), 1)) {
-        TILE_STORE(0, accumulate);
-    } else if (accumulate) {
-        TILE_STORE(1, 1);
-    } else {
-        TILE_STORE(1, 0);
-    }
+    ACC_STORE(0);
+    ACC_STORE(1);
+    ACC_STORE(2);
+    ACC_STORE(3);
+    ACC_STORE(4);
+    ACC_STORE(5);
+    ACC_STORE(6);
+    ACC_STORE(7);
 }

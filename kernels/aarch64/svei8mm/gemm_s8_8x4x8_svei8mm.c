@@ -9,23 +9,15 @@
 /*
  * Segment s (128 bits) of an accumulator m<v> is the 2x2 block (rows 2i, 2i+1; columns 2s, 2s+1 of B vector v)
  * laid out [r0c0 r0c1 r1c0 r1c1]: even 64-bit lanes belong to the even row, odd ones to the odd row. uzp1/uzp2 on
- * 64-bit lanes of (m0, m1) put B vector 0's columns, then B vector 1's, in order: one full row each. The old C is
- * added after that, then the bias (the only step of int32 output; it wraps, as int32 addition does here): one
- * vector, the tile's NR columns, loaded once per tile.
+ * 64-bit lanes of (m0, m1) put B vector 0's columns, then B vector 1's, in order: one full row each.
  */
-static inline __attribute__((always_inline)) void store_row_pair(int32_t *c, size_t ldc, svbool_t pg, svint32_t m0,
-                                                                 svint32_t m1, int accumulate, int has_bias,
-                                                                 svint32_t bias) {
+static inline void store_row_pair(int32_t *c, size_t ldc, svbool_t pg, svint32_t m0, svint32_t m1, int accumulate) {
     svint64_t q0 = svreinterpret_s64_s32(m0), q1 = svreinterpret_s64_s32(m1);
     svint32_t even = svreinterpret_s32_s64(svuzp1_s64(q0, q1));
     svint32_t odd = svreinterpret_s32_s64(svuzp2_s64(q0, q1));
     if (accumulate) {
         even = svadd_s32_x(pg, even, svld1_s32(pg, c));
         odd = svadd_s32_x(pg, odd, svld1_s32(pg, c + ldc));
-    }
-    if (has_bias) {
-        even = svadd_s32_x(pg, even, bias);
-        odd = svadd_s32_x(pg, odd, bias);
     }
     svst1_s32(pg, c, even);
     svst1_s32(pg, c + ldc, odd);
@@ -37,7 +29,7 @@ static inline __attribute__((always_inline)) void store_row_pair(int32_t *c, siz
  * latency x issue rate (3 x 4 = 12 on Neoverse V2 without accumulator forwarding), so the loop does two k blocks
  * into two independent sets (c: even blocks, d: odd blocks), added together after the loop.
  */
-#define ACC_DECL(s, i) svint32_t s##i##0 = svdup_n_s32(0), s##i##1 = s##i##0
+#define ACC_DECL(s, i, v0, v1) svint32_t s##i##0 = (v0), s##i##1 = (v1)
 #define ACC_MMLA(s, i)                       \
     s##i##0 = svmmla_s32(s##i##0, a##i, b0); \
     s##i##1 = svmmla_s32(s##i##1, a##i, b1)
@@ -54,16 +46,7 @@ static inline __attribute__((always_inline)) void store_row_pair(int32_t *c, siz
 #define ACC_MERGE(i)                             \
     c##i##0 = svadd_s32_x(pg, c##i##0, d##i##0); \
     c##i##1 = svadd_s32_x(pg, c##i##1, d##i##1)
-#define ACC_STORE(i, has_bias, acc) store_row_pair(out + 2 * (i) * ldc, ldc, pg, c##i##0, c##i##1, acc, has_bias, bias)
-/* `has_bias` a constant, so the store without it is the same code as before the epilogue existed. */
-#define TILE_STORE(has_bias, acc)                                                     \
-    do {                                                                              \
-        const svint32_t bias = (has_bias) ? svld1_s32(pg, ep->bias) : svdup_n_s32(0); \
-        ACC_STORE(0, has_bias, acc);                                                  \
-        ACC_STORE(1, has_bias, acc);                                                  \
-        ACC_STORE(2, has_bias, acc);                                                  \
-        ACC_STORE(3, has_bias, acc);                                                  \
-    } while (0)
+#define ACC_STORE(i) store_row_pair(out + 2 * (i) * ldc, ldc, pg, c##i##0, c##i##1, accumulate)
 
 ISF_UKERNEL(gemm_s8_8x4x8_svei8mm) {
     const int8_t *pa = a;
@@ -72,15 +55,29 @@ ISF_UKERNEL(gemm_s8_8x4x8_svei8mm) {
     const svbool_t pg = svptrue_b8(); /* the tile is always full */
     const size_t nb = 2 * svcntb();   /* B bytes per block */
     svint8_t a0, a1, a2, a3, b0, b1;
+    /*
+     * The epilogue's BIAS (the only step of int32 output) seeds set c instead of zero: int32 addition wraps, so
+     * bias + sums (+ old C) is bit for bit the contract's sums (+ old C) + bias, and the step costs a load, two zips
+     * and a branch per tile, not 8 additions. zip1/zip2 on 64-bit lanes give each segment (columns 2s, 2s+1 of B
+     * vector 0 or 1) its bias pair for both rows, the inverse of store_row_pair's uzp. CLAMP is never asked of int32
+     * output.
+     */
+    const svint32_t zero = svdup_n_s32(0);
+    svint32_t seed0 = zero, seed1 = zero;
+    if (ep->steps & ISF_EPILOGUE_BIAS) {
+        svint64_t bias = svreinterpret_s64_s32(svld1_s32(pg, ep->bias));
+        seed0 = svreinterpret_s32_s64(svzip1_s64(bias, bias));
+        seed1 = svreinterpret_s32_s64(svzip2_s64(bias, bias));
+    }
     /* 2 sets x 8 accumulators + 4 A + 2 B = 22 of 32 Z registers; 6 loads per 8 smmla. */
-    ACC_DECL(c, 0);
-    ACC_DECL(c, 1);
-    ACC_DECL(c, 2);
-    ACC_DECL(c, 3);
-    ACC_DECL(d, 0);
-    ACC_DECL(d, 1);
-    ACC_DECL(d, 2);
-    ACC_DECL(d, 3);
+    ACC_DECL(c, 0, seed0, seed1);
+    ACC_DECL(c, 1, seed0, seed1);
+    ACC_DECL(c, 2, seed0, seed1);
+    ACC_DECL(c, 3, seed0, seed1);
+    ACC_DECL(d, 0, zero, zero);
+    ACC_DECL(d, 1, zero, zero);
+    ACC_DECL(d, 2, zero, zero);
+    ACC_DECL(d, 3, zero, zero);
 
     for (size_t kp = k_blocks / 2; kp > 0; kp--) {
         // isf-hot-loop-begin
@@ -98,14 +95,8 @@ ISF_UKERNEL(gemm_s8_8x4x8_svei8mm) {
     ACC_MERGE(1);
     ACC_MERGE(2);
     ACC_MERGE(3);
-    /* CLAMP is never asked of int32 output: only BIAS is looked at, for a load and a branch per tile; without it,
-     * the fall-through path, where the compilers unswitch `accumulate` themselves as they did before. With it, both
-     * are constants, so that each combination is straight-line code (clang tests `accumulate` per row otherwise). */
-    if (__builtin_expect(!(ep->steps & ISF_EPILOGUE_BIAS), 1)) {
-        TILE_STORE(0, accumulate);
-    } else if (accumulate) {
-        TILE_STORE(1, 1);
-    } else {
-        TILE_STORE(1, 0);
-    }
+    ACC_STORE(0);
+    ACC_STORE(1);
+    ACC_STORE(2);
+    ACC_STORE(3);
 }
