@@ -52,6 +52,7 @@ static inline void store_row(uint16_t *c, svbool_t pg, svfloat16_t x0, svfloat16
                 svadd_f16_x(pg, svadd_f16_x(pg, p##4##i, p##5##i), svadd_f16_x(pg, p##6##i, p##7##i)))
 
 ISF_UKERNEL(gemm_f16_1x16_sve) {
+    (void)ldc; /* one row: C's stride is never needed */
     const uint16_t *pa = a;
     const uint16_t *pb = b;
     const svbool_t pg = svptrue_b16(); /* the tile is always full */

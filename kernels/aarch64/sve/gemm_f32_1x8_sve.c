@@ -45,6 +45,7 @@ static inline void store_row(float *c, svbool_t pg, svfloat32_t x0, svfloat32_t 
     s##k##1 = svmla_lane_f32(s##k##1, svld1_vnum_f32(pg, pb, 2 * k + 1), av, lane)
 
 ISF_UKERNEL(gemm_f32_1x8_sve) {
+    (void)ldc; /* one row: C's stride is never needed */
     const float *pa = a;
     const float *pb = b;
     const svbool_t pg = svptrue_b32(); /* the tile is always full */

@@ -62,6 +62,7 @@ static inline svbfloat16_t row_block(const uint16_t *p) {
                 svadd_f32_x(pg, svadd_f32_x(pg, p##4##i, p##5##i), svadd_f32_x(pg, p##6##i, p##7##i)))
 
 ISF_UKERNEL(gemm_bf16_1x4x4_svebf16) {
+    (void)ldc; /* one row: C's stride is never needed */
     const uint16_t *pa = a;
     const uint16_t *pb = b;
     const svbool_t pg = svptrue_b16(); /* the tile is always full */

@@ -54,6 +54,7 @@ static inline svint8_t row_block(const int8_t *p) {
                 svadd_s32_x(pg, svadd_s32_x(pg, p##4##i, p##5##i), svadd_s32_x(pg, p##6##i, p##7##i)))
 
 ISF_UKERNEL(gemm_s8_1x4x8_svei8mm) {
+    (void)ldc; /* one row: C's stride is never needed */
     const int8_t *pa = a;
     const int8_t *pb = b;
     const svbool_t pg = svptrue_b8(); /* the tile is always full */
