@@ -71,8 +71,14 @@ ISF_UKERNEL(gemm_s8_1x12x4_dotprod) {
         FOUR_BLOCKS(a1);
         // isf-hot-loop-end
     }
-    /* Up to 7 blocks left: one at a time, its 4 A values broadcast (ld1r), into set 0. */
-    for (size_t kb = k_blocks % 8; kb > 0; kb--) {
+    /* Up to 7 blocks left (a Kc block of 816 leaves 4): 4 as in the loop, the rest one at a time, their 4 A values
+     * broadcast (ld1r). */
+    if (k_blocks & 4) {
+        int8x16_t a0 = vld1q_s8(pa);
+        pa += 16;
+        FOUR_BLOCKS(a0);
+    }
+    for (size_t kb = k_blocks % 4; kb > 0; kb--) {
         int32_t group;
         memcpy(&group, pa, sizeof group);
         int8x16_t av = vreinterpretq_s8_s32(vdupq_n_s32(group));

@@ -6,9 +6,9 @@
  * Also runs gemm_f16 / gemm_bf16 on panels the driver widened to fp32 (the neon variant's `widened` rule).
  *
  * Hot loop: 8 k steps per iteration: one ldp of A (8 k values, fmla by lane), 6 ld1 of 4 B vectors, 24 fmla,
- * subs + b.ne: 33 instructions for 96 MACs with clang (0.34 per MAC; GCC 12 adds an add for A and two moves
- * around the ld1 register tuples: 36, 0.375; the 8x12 kernel's loop: 0.31 / 0.33). With one row every fmla
- * needs its own B vector, so B loads set the bound; ld1 {4 registers} keeps them at a quarter of the fmla.
+ * subs + b.ne: 33 instructions for 96 MACs with clang (0.34 per MAC; GCC 12: 36, 0.375, below; the 8x12
+ * kernel's loop: 0.31 / 0.33). With one row every fmla needs its own B vector, so B loads set the bound;
+ * ld1 {4 registers} keeps them at a quarter of the fmla.
  * Accumulators: k step s (mod 4) of the 8 goes to set c<s><0..2>, 12 independent chains, each hit twice per
  * iteration: fmla latency 4 × 3 pipes in flight (2 pipes on Neoverse N1 / Cortex-A76: no stall); the four
  * partial sums of each column are added once, after the loop. Registers: 12 accumulators + 2 A + 3 groups of
@@ -38,7 +38,24 @@
         __asm__("" : "+r"(p)); \
     } while (0)
 
-/* Four k steps (12 B vectors in three groups of 4) against the four A values of `av`: step s into set s. */
+/* Four k steps (12 B vectors) against the four A values of `av`: step s into set s. clang: three ld1 of 4
+ * vectors. GCC: one ld1 of 3 per step (two more loads); with 4-register tuples its allocator moves accumulators
+ * out of their way (2-6 mov per iteration, depending on the code around the loop), with 3 none. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define STEP(s, av)                                      \
+    do {                                                 \
+        float32x4x3_t g = vld1q_f32_x3(pb);              \
+        NEXT(pb, 12);                                    \
+        ACC_FMA(s, g.val[0], g.val[1], g.val[2], av, s); \
+    } while (0)
+#define FOUR_STEPS(av) \
+    do {               \
+        STEP(0, av);   \
+        STEP(1, av);   \
+        STEP(2, av);   \
+        STEP(3, av);   \
+    } while (0)
+#else
 #define FOUR_STEPS(av)                                      \
     do {                                                    \
         float32x4x4_t g0 = vld1q_f32_x4(pb);                \
@@ -52,6 +69,7 @@
         ACC_FMA(2, g1.val[2], g1.val[3], g2.val[0], av, 2); \
         ACC_FMA(3, g2.val[1], g2.val[2], g2.val[3], av, 3); \
     } while (0)
+#endif
 
 /* Bias then clamp (FMAX then FMIN: NaN stays NaN, ±Inf go to the bounds), on the finished row. */
 static inline void epilogue(const isf_epilogue *ep, float32x4_t *x0, float32x4_t *x1, float32x4_t *x2) {
@@ -87,8 +105,13 @@ ISF_UKERNEL(gemm_f32_1x12_neon) {
         FOUR_STEPS(a1);
         // isf-hot-loop-end
     }
-    /* Up to 7 steps left: one at a time, A broadcast, into set 0. */
-    for (size_t kb = k_blocks % 8; kb > 0; kb--) {
+    /* Up to 7 steps left (a Kc block of 204 leaves 4): 4 as in the loop, the rest one at a time, A broadcast. */
+    if (k_blocks & 4) {
+        float32x4_t a0 = vld1q_f32(pa);
+        pa += 4;
+        FOUR_STEPS(a0);
+    }
+    for (size_t kb = k_blocks % 4; kb > 0; kb--) {
         float32x4_t av = vld1q_dup_f32(pa);
         pa++;
         ACC_FMA(0, vld1q_f32(pb), vld1q_f32(pb + 4), vld1q_f32(pb + 8), av, 0);
