@@ -80,21 +80,29 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
 
 /* ---- Plans: the engine-facing API (weights packed once, run many times) ----------------------------------------
  * isf_pack_b / isf_gemm_packed above are kept as they are (one-call packed weights, same storable format); new
- * engine code should use plans, which add [n][k] weights, accumulation, caller threading and plan export.
+ * engine code should use plans, which add [n][k] weights, fused bias and clamp, accumulation, caller threading, a
+ * small-M path and plan export.
  *
  * isf_gemm_create checks the descriptor, selects the op's kernel (as isf_gemm_f32 & co. would now: caps and
  * isf_select_kernel apply), reads W (ISF_WEIGHTS_KN: W[k][n], ISF_WEIGHTS_NK: W[n][k], row stride ldw elements)
- * and packs it once; W is not read afterwards. A plan is immutable: any number of threads may run it at once.
+ * and packs it once with the bias (copied: neither is read afterwards). A plan is immutable: any number of threads
+ * may run it at once.
  * *plan is written only on success. A zero-initialised descriptor is an fp32 plan of n = k = 0.
  *   ISF_ERR_INVALID_ARG  NULL desc or plan; NULL weights with n, k > 0; ldw shorter than a row of the layout; n·k
  *                        overflow; an unknown op, layout or flag; with ISF_GEMM_CLAMP: NaN bounds, out_min >
  *                        out_max, or an op with integer output (gemm_s8);
- *   ISF_ERR_UNSUPPORTED  not yet supported in this version: bias != NULL and ISF_GEMM_CLAMP (they will be fused
- *                        into the micro-kernels' store, not applied by a second pass over C); or no kernel;
+ *   ISF_ERR_UNSUPPORTED  no kernel of the op can run here (or the tile buffers cannot hold its panels);
  *   ISF_ERR_NO_MEMORY.
- * Runs compute C[m×n] = A[m×k]·W (flags 0) or C += A·W (ISF_ACCUMULATE: C read once, in the same pass), row-major
- * with leading dimensions in elements, with the plan's kernel (or, if a cap excludes it now, another runnable one
- * reading its layout; none: ISF_ERR_UNSUPPORTED, C untouched). They allocate nothing: their buffers are on the
+ * Runs compute C[m×n] = clamp(A[m×k]·W + bias) (flags 0) or clamp(C + A·W + bias) (ISF_ACCUMULATE: C read
+ * once, in the same pass), row-major with leading dimensions in elements. Bias and clamp are applied by the
+ * micro-kernels on registers before the one store of each tile, never by a second pass over C: the bias add is one
+ * addition in the kernel's accumulator type (fp32; binary16 for gemm_f16's binary16-accumulating variants; int32
+ * modulo 2^32), the clamp is Arm's FMAX then FMIN (IEEE 754-2019 maximum and minimum): a NaN stays NaN (the default
+ * NaN on AArch32), +Inf and -Inf become out_max and out_min, -0 < +0. For gemm_f16 the bounds are first rounded to
+ * binary16. m below a kernel's MR (m = 1 above all) and the last m % MR rows run a row kernel (MR = 1) on the same
+ * packed W when at most MR / 2 rows are left: A is read in place, not padded to MR rows. Runs use the plan's
+ * kernel (or, if a cap excludes it now, another runnable one reading its layout; none: ISF_ERR_UNSUPPORTED, C
+ * untouched). They allocate nothing: their buffers are on the
  * calling thread's stack (under 40 KiB). Bad input (NULL plan, NULL A or C with a non-zero size, lda < k, ldc < n,
  * m overflow, unknown flags, tile ranges past isf_gemm_tile_count): ISF_ERR_INVALID_ARG with C untouched.
  * Tiles: a run is isf_gemm_tile_count(plan, m) tiles (0 when m or n is 0), each a fixed block of rows × columns
@@ -109,15 +117,15 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
  * build: ISF_ERR_INVALID_ARG for a short, damaged or other-version buffer; ISF_ERR_UNSUPPORTED when no kernel
  * runnable here (features, cap, SVE vector length) reads its layout. */
 typedef enum { ISF_WEIGHTS_KN = 0, ISF_WEIGHTS_NK = 1 } isf_weights_layout; /* W[k][n] or W[n][k] */
-enum { ISF_GEMM_CLAMP = 1u << 0 }; /* descriptor flag: clamp the result to [out_min, out_max] (not yet supported) */
-enum { ISF_ACCUMULATE = 1u << 0 }; /* run flag: C = C + A·W instead of A·W */
+enum { ISF_GEMM_CLAMP = 1u << 0 }; /* descriptor flag: clamp the result to [out_min, out_max] */
+enum { ISF_ACCUMULATE = 1u << 0 }; /* run flag: C = clamp(C + A·W + bias) instead of clamp(A·W + bias) */
 typedef struct {
     isf_op op; /* element types as in the plain functions */
     size_t n, k;
     const void *weights; /* read only during isf_gemm_create */
     size_t ldw;
     isf_weights_layout layout;
-    const void *bias; /* [n] in C's element type (int32 for gemm_s8), or NULL (not yet supported) */
+    const void *bias; /* [n] in C's element type (int32 for gemm_s8), or NULL; packed with W */
     uint32_t flags;
     float out_min, out_max; /* used with ISF_GEMM_CLAMP; for int32 output: ISF_ERR_INVALID_ARG */
 } isf_gemm_desc;

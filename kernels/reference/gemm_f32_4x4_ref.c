@@ -5,5 +5,5 @@
 ISF_UKERNEL(gemm_f32_4x4_ref) {
     float acc[ISF_REF_MR][ISF_REF_NR];
     isf_ref_tile(k_blocks, a, b, isf_ref_load_f32, acc);
-    isf_ref_store_f32(c, ldc, acc, accumulate);
+    isf_ref_store_f32(c, ldc, acc, accumulate, ep);
 }

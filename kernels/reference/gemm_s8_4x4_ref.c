@@ -14,10 +14,13 @@ ISF_UKERNEL(gemm_s8_4x4_ref) {
             }
         }
     }
+    /* Sums, C and bias add modulo 2^32 (as the vector kernels' add does): unsigned, so wrapping is defined. */
+    const int32_t *bias = ep->steps & ISF_EPILOGUE_BIAS ? ep->bias : NULL;
     int32_t *pc = c;
     for (int i = 0; i < MR; i++) {
         for (int j = 0; j < NR; j++) {
-            pc[i * ldc + j] = accumulate ? pc[i * ldc + j] + acc[i][j] : acc[i][j];
+            uint32_t v = (uint32_t)acc[i][j] + (accumulate ? (uint32_t)pc[i * ldc + j] : 0u);
+            pc[i * ldc + j] = (int32_t)(v + (bias != NULL ? (uint32_t)bias[j] : 0u));
         }
     }
 }

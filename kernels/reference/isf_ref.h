@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "isf_half.h"
+#include "isf_internal.h"
 
 enum { ISF_REF_MR = 4, ISF_REF_NR = 4 };
 
@@ -30,10 +31,16 @@ static inline void isf_ref_tile(size_t k_blocks, const void *a, const void *b, i
     }
 }
 
-static inline void isf_ref_store_f32(float *c, size_t ldc, const float acc[ISF_REF_MR][ISF_REF_NR], int accumulate) {
+/* The tile into C: with C's old value when accumulating, then the epilogue's steps (isf_internal.h). */
+static inline void isf_ref_store_f32(float *c, size_t ldc, const float acc[ISF_REF_MR][ISF_REF_NR], int accumulate,
+                                     const isf_epilogue *ep) {
+    const float *bias = ep->steps & ISF_EPILOGUE_BIAS ? ep->bias : NULL;
     for (int i = 0; i < ISF_REF_MR; i++) {
         for (int j = 0; j < ISF_REF_NR; j++) {
-            c[(size_t)i * ldc + (size_t)j] = accumulate ? c[(size_t)i * ldc + (size_t)j] + acc[i][j] : acc[i][j];
+            float *out = &c[(size_t)i * ldc + (size_t)j];
+            float v = accumulate ? *out + acc[i][j] : acc[i][j];
+            v = bias != NULL ? v + bias[j] : v;
+            *out = ep->steps & ISF_EPILOGUE_CLAMP ? isf_clamp_f32(v, ep->min, ep->max) : v;
         }
     }
 }

@@ -61,7 +61,7 @@ typedef struct {
 } gemm_args;
 
 /* What the kernels get for every k block but the last: store the sums as they are. */
-static const isf_epilogue no_epilogue = {ISF_EPILOGUE_NONE};
+static const isf_epilogue no_epilogue = {ISF_EPILOGUE_NONE, 0.0f, 0.0f, 0, 0, NULL};
 
 /* Keeps the tile loops in functions of their own, with their pointers in registers across the kernel calls. */
 #define ISF_NOINLINE __attribute__((noinline))
@@ -188,27 +188,36 @@ typedef struct {
     isf_ukernel_fn fn;
     size_t kblocks, ldc;
     int accumulate;
-    const isf_epilogue *ep;
+    const isf_epilogue *ep; /* for the grid's first column of tiles */
     const unsigned char *a, *b;
     size_t a_panel, b_panel;
     unsigned char *c;
-    size_t c_down, c_right;
+    size_t c_down, c_right; /* c_right: also the bytes of one tile's NR bias values */
 } tile_grid;
+
+/* The epilogue of the tiles `across` columns of tiles to the right of the grid's first: the bias moves with them. */
+static inline isf_epilogue epilogue_across(const isf_epilogue *ep, size_t across, size_t tile_bytes) {
+    isf_epilogue e = *ep;
+    if (e.bias != NULL) {
+        e.bias = (const unsigned char *)e.bias + across * tile_bytes;
+    }
+    return e;
+}
 
 /* down × across full tiles from the grid's origin, written by the kernel straight into C. The inner loop keeps its
  * eleven values in callee-saved registers: seven moves, the call and three steps per tile. */
 static ISF_NOINLINE void full_tiles(const tile_grid *t, size_t down, size_t across) {
     const unsigned char *b = t->b;
     unsigned char *c_col = t->c;
-    for (; across > 0; across--, b += t->b_panel, c_col += t->c_right) {
+    for (size_t j = 0; j < across; j++, b += t->b_panel, c_col += t->c_right) {
         isf_ukernel_fn fn = t->fn;
         size_t kblocks = t->kblocks, ldc = t->ldc, a_panel = t->a_panel, c_down = t->c_down;
         int accumulate = t->accumulate;
-        const isf_epilogue *ep = t->ep;
+        isf_epilogue ep = epilogue_across(t->ep, j, t->c_right);
         const unsigned char *a = t->a;
         unsigned char *c = c_col;
         for (size_t i = down; i > 0; i--, a += a_panel, c += c_down) {
-            fn(kblocks, a, b, c, ldc, accumulate, ep);
+            fn(kblocks, a, b, c, ldc, accumulate, &ep);
         }
     }
 }
@@ -243,12 +252,14 @@ static void macro_tile(const isf_kernel *kern, const blocking *bl, c_block dst, 
     }
     /* The rest through the scratch tile: the row of tiles below the full ones, then the last column. */
     for (size_t i = down, j = 0; i * mr < rows && j < across; j++) {
+        isf_epilogue e = epilogue_across(ep, j, t.c_right);
         scratch_tile(kern, bl, t.kblocks, t.a + i * t.a_panel, t.b + j * t.b_panel, t.c + i * t.c_down + j * t.c_right,
-                     t.ldc, rows - i * mr, nr, accumulate, ep, scratch);
+                     t.ldc, rows - i * mr, nr, accumulate, &e, scratch);
     }
+    isf_epilogue e = epilogue_across(ep, across, t.c_right);
     for (size_t i = 0, j = across; j * nr < cols && i * mr < rows; i++) {
         scratch_tile(kern, bl, t.kblocks, t.a + i * t.a_panel, t.b + j * t.b_panel, t.c + i * t.c_down + j * t.c_right,
-                     t.ldc, min_size(mr, rows - i * mr), cols - j * nr, accumulate, ep, scratch);
+                     t.ldc, min_size(mr, rows - i * mr), cols - j * nr, accumulate, &e, scratch);
     }
 }
 
@@ -645,43 +656,82 @@ typedef struct {
     _Alignas(PANEL_ALIGN) unsigned char acc[REGION_ACC_BYTES];
 } region_work;
 
-/* C and the kernel share the element type: k blocks outside, each MR-row panel of A packed once per k block. */
-static void region_into_c(const isf_kernel *kern, const blocking *bl, const packed_header *h,
-                          const unsigned char *panels, const isf_region *r, region_work *w) {
-    const unsigned char *a = r->a;
-    unsigned char *c = r->c;
-    for (size_t pc = 0, depth; pc < h->k; pc += depth) {
-        depth = min_size(bl->kc, (size_t)h->k - pc);
-        const unsigned char *bp = packed_block(bl, panels, (size_t)h->n, pc, depth, r->col);
+/* Who computes the next rows of a region: the full kernel on MR rows (padded when fewer are left), or the row
+ * kernel on one, for the last rows when no more than MR / 2 are left (m below MR, m % MR), where padding would
+ * multiply the MACs by up to MR. */
+typedef struct {
+    const isf_kernel *kern;
+    blocking bl;
+    size_t rows;
+} row_chunk;
+
+typedef struct {
+    row_chunk full, row; /* row.kern NULL: no row kernel reads these panels */
+} region_kernels;
+
+static const row_chunk *next_chunk(const region_kernels *rk, size_t rows_left) {
+    size_t mr = rk->full.bl.pack.mr;
+    return rows_left >= mr || rk->row.kern == NULL || 2 * rows_left > mr ? &rk->full : &rk->row;
+}
+
+/* The A panel of `rows` rows from `a` for k block [pc, pc + depth): the caller's own row when one row of input
+ * elements is already the panel (no widening, whole KR steps), else packed into w->a. */
+static const unsigned char *a_panel(const row_chunk *ch, const isf_region *r, size_t i, size_t pc, size_t depth,
+                                    size_t rows, region_work *w) {
+    const isf_pack_spec *ps = &ch->bl.pack;
+    const unsigned char *a = r->a + (i * r->lda + pc) * ps->src_bytes;
+    if (ps->mr == 1 && ps->kind == ISF_PACK_COPY && depth % ps->kr == 0) {
+        return a;
+    }
+    isf_pack_a_panels(ps, a, r->lda, rows, depth, w->a);
+    return w->a;
+}
+
+/* The epilogue of k block [pc, pc + depth): the region's on the last, none before. */
+static const isf_epilogue *region_epilogue(const isf_region *r, size_t pc, size_t depth, size_t k) {
+    return pc + depth == k ? r->ep : &no_epilogue;
+}
+
+/* C and the kernel share the element type: k blocks outside, each row chunk's A packed once per k block. */
+static void region_into_c(const region_kernels *rk, const packed_header *h, const unsigned char *panels,
+                          const isf_region *r, region_work *w) {
+    size_t k = (size_t)h->k;
+    for (size_t pc = 0, depth; pc < k; pc += depth) {
+        depth = min_size(rk->full.bl.kc, k - pc);
+        const unsigned char *bp = packed_block(&rk->full.bl, panels, (size_t)h->n, pc, depth, r->col);
+        const isf_epilogue *ep = region_epilogue(r, pc, depth, k);
         for (size_t i = 0, rows; i < r->rows; i += rows) {
-            rows = min_size(bl->pack.mr, r->rows - i);
-            isf_pack_a_panels(&bl->pack, a + (i * r->lda + pc) * bl->pack.src_bytes, r->lda, rows, depth, w->a);
-            c_block dst = {c + i * r->ldc * bl->out, r->ldc};
-            macro_tile(kern, bl, dst, rows, r->cols, depth, r->accumulate || pc > 0, &no_epilogue, w->a, bp, w->tile);
+            const row_chunk *ch = next_chunk(rk, r->rows - i);
+            rows = min_size(ch->rows, r->rows - i);
+            const unsigned char *ap = a_panel(ch, r, i, pc, depth, rows, w);
+            c_block dst = {r->c + i * r->ldc * ch->bl.out, r->ldc};
+            macro_tile(ch->kern, &ch->bl, dst, rows, r->cols, depth, r->accumulate || pc > 0, ep, ap, bp, w->tile);
         }
     }
 }
 
-/* binary16 C from an fp32 kernel: MR rows at a time summed over all of k in fp32 (from C's values when
- * accumulating), then rounded once into C. */
-static void region_through_acc(const isf_kernel *kern, const blocking *bl, const packed_header *h,
-                               const unsigned char *panels, const isf_region *r, region_work *w) {
-    const unsigned char *a = r->a;
+/* binary16 C from an fp32 kernel: a row chunk at a time summed over all of k in fp32 (from C's values when
+ * accumulating), the epilogue applied in fp32 with the last k block, then rounded once into C. */
+static void region_through_acc(const region_kernels *rk, const packed_header *h, const unsigned char *panels,
+                               const isf_region *r, region_work *w) {
     float *acc = (float *)(void *)w->acc;
+    size_t k = (size_t)h->k;
     for (size_t i = 0, rows; i < r->rows; i += rows) {
-        rows = min_size(bl->pack.mr, r->rows - i);
-        uint16_t *c = (uint16_t *)r->c + i * r->ldc;
+        const row_chunk *ch = next_chunk(rk, r->rows - i);
+        rows = min_size(ch->rows, r->rows - i);
+        uint16_t *c = (uint16_t *)(void *)r->c + i * r->ldc;
         for (size_t y = 0; r->accumulate && y < rows; y++) {
             for (size_t x = 0; x < r->cols; x++) {
                 acc[y * r->cols + x] = isf_f16_to_f32(c[y * r->ldc + x]);
             }
         }
-        for (size_t pc = 0, depth; pc < h->k; pc += depth) {
-            depth = min_size(bl->kc, (size_t)h->k - pc);
-            const unsigned char *bp = packed_block(bl, panels, (size_t)h->n, pc, depth, r->col);
-            isf_pack_a_panels(&bl->pack, a + (i * r->lda + pc) * bl->pack.src_bytes, r->lda, rows, depth, w->a);
+        for (size_t pc = 0, depth; pc < k; pc += depth) {
+            depth = min_size(ch->bl.kc, k - pc);
+            const unsigned char *bp = packed_block(&ch->bl, panels, (size_t)h->n, pc, depth, r->col);
+            const unsigned char *ap = a_panel(ch, r, i, pc, depth, rows, w);
             c_block dst = {w->acc, r->cols};
-            macro_tile(kern, bl, dst, rows, r->cols, depth, r->accumulate || pc > 0, &no_epilogue, w->a, bp, w->tile);
+            macro_tile(ch->kern, &ch->bl, dst, rows, r->cols, depth, r->accumulate || pc > 0,
+                       region_epilogue(r, pc, depth, k), ap, bp, w->tile);
         }
         for (size_t y = 0; y < rows; y++) {
             narrow_row_f16(c + y * r->ldc, acc + y * r->cols, r->cols);
@@ -689,18 +739,41 @@ static void region_through_acc(const isf_kernel *kern, const blocking *bl, const
     }
 }
 
-void isf_gemm_region(const isf_kernel *kern, const packed_header *h, const unsigned char *panels, const isf_region *r) {
+static row_chunk chunk_of(const isf_kernel *kern, const packed_header *h) {
+    row_chunk ch = {kern, plan(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc), kern->mr};
+    return ch;
+}
+
+void isf_gemm_region(const isf_kernel *kern, const isf_kernel *row, const packed_header *h, const unsigned char *panels,
+                     const isf_region *r) {
     isf_trace_ran((size_t)(kern - isf_kernel_table));
-    blocking bl = plan(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
+    region_kernels rk = {chunk_of(kern, h), {0}};
+    size_t left = r->rows % kern->mr;
+    if (row != NULL && left != 0 && 2 * left <= kern->mr) { /* next_chunk will run it */
+        isf_trace_ran((size_t)(row - isf_kernel_table));
+        rk.row = chunk_of(row, h);
+    }
     region_work w;
-    size_t s_bytes = round_up(bl.pack.mr * bl.pack.nr * bl.out, PANEL_ALIGN);
+    size_t s_bytes = round_up(rk.full.bl.pack.mr * rk.full.bl.pack.nr * rk.full.bl.out, PANEL_ALIGN);
     for (size_t i = 0; i < s_bytes; i += sizeof(uint64_t)) { /* defined values in the scratch tile's padding */
         uint64_t zero = 0;
         memcpy(w.tile + i, &zero, sizeof zero);
     }
-    if (bl.out == bl.c_out) {
-        region_into_c(kern, &bl, h, panels, r, &w);
+    if (rk.full.bl.out == rk.full.bl.c_out) {
+        region_into_c(&rk, h, panels, r, &w);
     } else {
-        region_through_acc(kern, &bl, h, panels, r, &w);
+        region_through_acc(&rk, h, panels, r, &w);
     }
+}
+
+/* The row kernel (MR = 1) that reads `full`'s B panels and the selection can run, most preferred first. */
+const isf_kernel *isf_row_kernel(const isf_kernel *full, const isf_selection *sel) {
+    for (size_t i = 0; full->mr > 1 && i < isf_kernel_table_count; i++) {
+        const isf_kernel *k = &isf_kernel_table[i];
+        if (k->mr == 1 && k->op == full->op && k->nr == full->nr && k->kr == full->kr &&
+            k->scalable == full->scalable && k->widened == full->widened && (k->required & ~sel->active) == 0) {
+            return k;
+        }
+    }
+    return NULL;
 }

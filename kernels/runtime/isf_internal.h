@@ -229,14 +229,18 @@ typedef struct {
     unsigned char *c;
     size_t ldc;
     size_t rows, col, cols;
-    int accumulate; /* C += A·B: C read once */
+    int accumulate;         /* C += A·B: C read once */
+    const isf_epilogue *ep; /* with the last k block; bias at the region's first column */
 } isf_region;
 
 /* 1 when isf_gemm_region's stack buffers hold what `kern` needs for regions of up to `cols` columns. */
 int isf_region_fits(const isf_kernel *kern, const isf_packed_header *h, size_t cols);
-/* Runs a region with `kern` (runnable, reading h's layout at this thread's vector length). Allocates nothing. */
-void isf_gemm_region(const isf_kernel *kern, const isf_packed_header *h, const unsigned char *panels,
-                     const isf_region *r);
+/* Runs a region with `kern` (runnable, reading h's layout at this thread's vector length) and, for the rows it would
+ * pad, `row` (isf_row_kernel's, or NULL). Allocates nothing. */
+void isf_gemm_region(const isf_kernel *kern, const isf_kernel *row, const isf_packed_header *h,
+                     const unsigned char *panels, const isf_region *r);
+/* The row kernel (MR = 1) reading the same B panels as `full` that `sel` can run, or NULL. */
+const isf_kernel *isf_row_kernel(const isf_kernel *full, const isf_selection *sel);
 
 /* Runtime internals shared by the runtime files, isaforge-info and the tests. */
 const isf_kernel *isf_selected_kernel(isf_op op);                /* the kernel of `op` in the current selection */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "isf_half.h"
 #include "isf_internal.h"
 
 enum {
@@ -12,7 +13,7 @@ enum {
     TILE_COLS = 128, /* columns of a tile, rounded down to NR (at least NR) */
     /* The export: a header of little-endian fields, then the packed-B buffer (its own header, then the panels). */
     PLAN_MAGIC = 0x47465349u, /* "ISFG" */
-    PLAN_VERSION = 1,
+    PLAN_VERSION = 2,         /* 2: bias and clamp */
     PLAN_HEADER_BYTES = 64,
     PH_MAGIC = 0,
     PH_VERSION = 4,
@@ -22,7 +23,10 @@ enum {
     PH_TILE_COLS = 20,
     PH_PACKED_BYTES = 24,
     PH_CHECKSUM = 32,
-    PH_END = 40,
+    PH_BIAS_BYTES = 40, /* 0, or n values of C's type after the packed buffer */
+    PH_OUT_MIN = 48,    /* fp32 bits, with ISF_GEMM_CLAMP in the flags */
+    PH_OUT_MAX = 52,
+    PH_END = 56,
 };
 
 struct isf_gemm {
@@ -32,6 +36,14 @@ struct isf_gemm {
     unsigned char *packed; /* isf_pack_b's buffer, 64-byte aligned, so the panels are at packed + 64 */
     size_t packed_bytes;   /* header and panels */
     size_t tile_rows, tile_cols;
+    uint32_t flags;         /* the descriptor's */
+    float out_min, out_max; /* as given, for the export */
+    unsigned char *bias;    /* as given (n values of C's type), for the export; NULL: none */
+    size_t bias_bytes;
+    /* What the kernels apply: bias in their output type, zero-padded to whole NR tiles, and the bounds. Every kernel
+     * reading the plan's layout has the same output type and NR. */
+    unsigned char *kernel_bias;
+    isf_epilogue ep;
 };
 
 /* ---- descriptor checks ---------------------------------------------------------------------------------------- */
@@ -67,11 +79,7 @@ static isf_status check_desc(const isf_gemm_desc *d) {
     if (!span_fits(rows, cols, d->ldw, isf_ops[d->op].in_bytes) || !span_fits(d->k, d->n, d->n, sizeof(float))) {
         return ISF_ERR_INVALID_ARG;
     }
-    isf_status st = check_clamp(d);
-    if (st == ISF_OK && (d->bias != NULL || (d->flags & ISF_GEMM_CLAMP))) {
-        st = ISF_ERR_UNSUPPORTED; /* needs the micro-kernels' fused epilogue: not in this version */
-    }
-    return st;
+    return check_clamp(d);
 }
 
 /* ---- create ---------------------------------------------------------------------------------------------------- */
@@ -97,6 +105,63 @@ static void set_tiles(isf_gemm *g) {
     g->tile_cols = nr < TILE_COLS ? TILE_COLS / nr * nr : nr;
 }
 
+/* The kernels' epilogue from the plan's bias and bounds: the bias converted to the kernel's output type (fp32 for a
+ * widened gemm_f16 kernel), the bounds rounded to binary16 for binary16 C. NO_MEMORY leaves the plan as it was. */
+static isf_status set_epilogue(isf_gemm *g) {
+    const isf_op_info *op = &isf_ops[g->op];
+    size_t out = g->kern->widened ? sizeof(float) : op->out_bytes;
+    size_t nr = isf_kernel_nr(g->kern, (size_t)g->h.vector_bytes), padded = round_up((size_t)g->h.n, nr);
+    g->ep = (isf_epilogue){ISF_EPILOGUE_NONE, g->out_min, g->out_max, 0, 0, NULL};
+    if (g->bias != NULL) {
+        g->kernel_bias = aligned_alloc(PANEL_ALIGN, round_up(padded * out, PANEL_ALIGN));
+        if (g->kernel_bias == NULL) {
+            return ISF_ERR_NO_MEMORY;
+        }
+        memset(g->kernel_bias, 0, padded * out);
+        for (size_t j = 0; j < (size_t)g->h.n; j++) {
+            if (out == op->out_bytes) {
+                memcpy(g->kernel_bias + j * out, g->bias + j * out, out);
+            } else { /* binary16 bias for an fp32 kernel: exact */
+                uint16_t h16;
+                memcpy(&h16, g->bias + j * op->out_bytes, sizeof h16);
+                float f = isf_f16_to_f32(h16);
+                memcpy(g->kernel_bias + j * out, &f, sizeof f);
+            }
+        }
+        g->ep.steps |= ISF_EPILOGUE_BIAS;
+        g->ep.bias = g->kernel_bias;
+    }
+    if (g->flags & ISF_GEMM_CLAMP) {
+        g->ep.steps |= ISF_EPILOGUE_CLAMP;
+        if (op->out_kind == ISF_ELEM_BINARY16) {
+            g->ep.min_f16 = isf_f32_to_f16(g->out_min), g->ep.max_f16 = isf_f32_to_f16(g->out_max);
+            g->ep.min = isf_f16_to_f32(g->ep.min_f16), g->ep.max = isf_f16_to_f32(g->ep.max_f16);
+        }
+    }
+    return ISF_OK;
+}
+
+static void free_plan(isf_gemm *g) {
+    if (g != NULL) {
+        free(g->packed), free(g->bias), free(g->kernel_bias);
+        free(g);
+    }
+}
+
+/* The descriptor's bias and bounds into the plan (bias copied: it is read only during create). */
+static isf_status keep_epilogue(const isf_gemm_desc *d, isf_gemm *g) {
+    g->flags = d->flags, g->out_min = d->out_min, g->out_max = d->out_max;
+    if (d->bias != NULL && d->n > 0) {
+        g->bias_bytes = d->n * isf_ops[d->op].out_bytes;
+        g->bias = malloc(g->bias_bytes);
+        if (g->bias == NULL) {
+            return ISF_ERR_NO_MEMORY;
+        }
+        memcpy(g->bias, d->bias, g->bias_bytes);
+    }
+    return set_epilogue(g);
+}
+
 /* Packs W with `kern` into a new plan. */
 static isf_status build(const isf_kernel *kern, const isf_gemm_desc *d, isf_gemm **plan) {
     size_t bytes = isf_packed_bytes_for(kern, d->n, d->k, isf_kernel_vector_bytes(kern));
@@ -116,12 +181,18 @@ static isf_status build(const isf_kernel *kern, const isf_gemm_desc *d, isf_gemm
         st = ISF_ERR_INVALID_ARG;
     }
     if (st == ISF_OK) {
-        *g = (isf_gemm){d->op, kern, g->h, packed, isf_packed_extent(&g->h, kern), 0, 0};
+        *g = (isf_gemm){.op = d->op, .kern = kern, .h = g->h, .packed = packed};
+        g->packed_bytes = isf_packed_extent(&g->h, kern);
         set_tiles(g);
-        st = isf_region_fits(kern, &g->h, g->tile_cols) ? ISF_OK : ISF_ERR_UNSUPPORTED;
+        st = isf_region_fits(kern, &g->h, g->tile_cols) ? keep_epilogue(d, g) : ISF_ERR_UNSUPPORTED;
+    } else if (g != NULL) {
+        g->packed = packed;
     }
     if (st != ISF_OK) {
-        free(packed), free(g);
+        free_plan(g);
+        if (g == NULL) {
+            free(packed);
+        }
         return st;
     }
     *plan = g;
@@ -140,12 +211,7 @@ isf_status isf_gemm_create(const isf_gemm_desc *desc, isf_gemm **plan) {
     return st;
 }
 
-void isf_gemm_destroy(isf_gemm *plan) {
-    if (plan != NULL) {
-        free(plan->packed);
-        free(plan);
-    }
-}
+void isf_gemm_destroy(isf_gemm *plan) { free_plan(plan); }
 
 /* ---- runs ------------------------------------------------------------------------------------------------------ */
 
@@ -163,7 +229,7 @@ size_t isf_gemm_tile_count(const isf_gemm *plan, size_t m) {
 /* One run's operands, checked. */
 typedef struct {
     const isf_gemm *plan;
-    const isf_kernel *kern;
+    const isf_kernel *kern, *row; /* row: for the rows kern would pad, or NULL */
     size_t m;
     const unsigned char *a;
     size_t lda;
@@ -186,6 +252,45 @@ static isf_status check_run(const isf_gemm *plan, size_t m, const void *a, size_
     return span_fits(m, k, lda, op->in_bytes) && span_fits(m, n, ldc, op->out_bytes) ? ISF_OK : ISF_ERR_INVALID_ARG;
 }
 
+/* One element of C when k = 0: (C's value when accumulating, else 0) + bias, clamped, in C's type. */
+static void element_alone(const isf_gemm *g, unsigned char *e, size_t j, int accumulate) {
+    const isf_op_info *op = &isf_ops[g->op];
+    if (op->out_kind == ISF_ELEM_INT) {
+        int32_t v = 0, b = 0;
+        memcpy(&v, accumulate ? e : (const unsigned char *)&b, sizeof v);
+        memcpy(&b, g->bias != NULL ? g->bias + j * sizeof b : (const unsigned char *)&b, sizeof b);
+        v = (int32_t)((uint32_t)v + (uint32_t)b);
+        memcpy(e, &v, sizeof v);
+        return;
+    }
+    int half = op->out_kind == ISF_ELEM_BINARY16;
+    float v = 0.0f;
+    uint16_t h16 = 0;
+    if (accumulate) {
+        memcpy(half ? (void *)&h16 : (void *)&v, e, op->out_bytes);
+        v = half ? isf_f16_to_f32(h16) : v;
+    }
+    if (g->bias != NULL) {
+        float b = 0.0f;
+        memcpy(half ? (void *)&h16 : (void *)&b, g->bias + j * op->out_bytes, op->out_bytes);
+        v += half ? isf_f16_to_f32(h16) : b;
+    }
+    v = g->ep.steps & ISF_EPILOGUE_CLAMP ? isf_clamp_f32(v, g->ep.min, g->ep.max) : v;
+    h16 = isf_f32_to_f16(v);
+    memcpy(e, half ? (void *)&h16 : (void *)&v, op->out_bytes);
+}
+
+/* k = 0 has no panels: A·W is zero, only the epilogue is left. */
+static void epilogue_alone(const isf_gemm *g, unsigned char *c, size_t ldc, size_t rows, size_t col, size_t cols,
+                           int accumulate) {
+    size_t out = isf_ops[g->op].out_bytes;
+    for (size_t i = 0; i < rows; i++) {
+        for (size_t j = 0; j < cols; j++) {
+            element_alone(g, c + (i * ldc + j) * out, col + j, accumulate);
+        }
+    }
+}
+
 /* Tile t: row block t / column blocks, column block t % column blocks. */
 static void run_tile(const run_args *r, size_t t) {
     const isf_gemm *g = r->plan;
@@ -196,13 +301,15 @@ static void run_tile(const run_args *r, size_t t) {
     size_t in = isf_ops[g->op].in_bytes, out = isf_ops[g->op].out_bytes;
     unsigned char *c = r->c + (row * r->ldc + col) * out;
     if (g->h.k == 0) { /* no panels: A·W is zero */
-        for (size_t i = 0; !r->accumulate && i < rows; i++) {
-            memset(c + i * r->ldc * out, 0, cols * out);
-        }
+        epilogue_alone(g, c, r->ldc, rows, col, cols, r->accumulate);
         return;
     }
-    isf_region reg = {r->a + row * r->lda * in, r->lda, c, r->ldc, rows, col, cols, r->accumulate};
-    isf_gemm_region(r->kern, &g->h, g->packed + g->h.panels, &reg);
+    isf_epilogue ep = g->ep;
+    if (ep.bias != NULL) {
+        ep.bias = g->kernel_bias + col * (r->kern->widened ? sizeof(float) : out);
+    }
+    isf_region reg = {r->a + row * r->lda * in, r->lda, c, r->ldc, rows, col, cols, r->accumulate, &ep};
+    isf_gemm_region(r->kern, r->row, &g->h, g->packed + g->h.panels, &reg);
 }
 
 static void run_range(void *task, size_t first, size_t count) {
@@ -219,8 +326,9 @@ static isf_status with_kernel(const isf_gemm *plan, size_t m, const void *a, siz
         return st;
     }
     const isf_selection *sel = isf_selection_enter();
-    run_args r = {plan, NULL, m, a, lda, c, ldc, (flags & ISF_ACCUMULATE) != 0};
+    run_args r = {plan, NULL, NULL, m, a, lda, c, ldc, (flags & ISF_ACCUMULATE) != 0};
     r.kern = plan->h.k ? isf_packed_reader(&plan->h, sel, plan->kern) : plan->kern;
+    r.row = r.kern != NULL && plan->h.k ? isf_row_kernel(r.kern, sel) : NULL;
     if (r.kern == NULL) {
         st = ISF_ERR_UNSUPPORTED;
     } else {
@@ -285,13 +393,31 @@ static uint64_t fnv1a64(uint64_t h, const unsigned char *p, size_t bytes) {
     return h;
 }
 
-/* FNV-1a over the plan header's fields before the checksum, then the packed buffer. */
+/* FNV-1a over the plan header's fields but the checksum, then the packed buffer and the bias; called once the
+ * sizes in the header are known to lie within the buffer. */
 static uint64_t checksum(const unsigned char *p) {
     uint64_t h = fnv1a64(0xcbf29ce484222325u, p, PH_CHECKSUM);
-    return fnv1a64(h, p + PLAN_HEADER_BYTES, (size_t)isf_get_le(p + PH_PACKED_BYTES, 8));
+    h = fnv1a64(h, p + PH_BIAS_BYTES, PH_END - PH_BIAS_BYTES);
+    size_t data = (size_t)isf_get_le(p + PH_PACKED_BYTES, 8) + (size_t)isf_get_le(p + PH_BIAS_BYTES, 8);
+    return fnv1a64(h, p + PLAN_HEADER_BYTES, data);
 }
 
-size_t isf_gemm_export_size(const isf_gemm *plan) { return plan != NULL ? PLAN_HEADER_BYTES + plan->packed_bytes : 0; }
+static uint32_t float_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static float bits_float(uint64_t u) {
+    uint32_t v = (uint32_t)u;
+    float f;
+    memcpy(&f, &v, sizeof f);
+    return f;
+}
+
+size_t isf_gemm_export_size(const isf_gemm *plan) {
+    return plan != NULL ? PLAN_HEADER_BYTES + plan->packed_bytes + plan->bias_bytes : 0;
+}
 
 isf_status isf_gemm_export(const isf_gemm *plan, void *dst, size_t size) {
     if (plan == NULL || dst == NULL || size < isf_gemm_export_size(plan)) {
@@ -301,9 +427,14 @@ isf_status isf_gemm_export(const isf_gemm *plan, void *dst, size_t size) {
     memset(p, 0, PLAN_HEADER_BYTES);
     isf_put_le(p + PH_MAGIC, PLAN_MAGIC, 4), isf_put_le(p + PH_VERSION, PLAN_VERSION, 4),
         isf_put_le(p + PH_OP, plan->op, 4);
-    isf_put_le(p + PH_FLAGS, 0, 4), isf_put_le(p + PH_TILE_ROWS, plan->tile_rows, 4);
+    isf_put_le(p + PH_FLAGS, plan->flags, 4), isf_put_le(p + PH_TILE_ROWS, plan->tile_rows, 4);
     isf_put_le(p + PH_TILE_COLS, plan->tile_cols, 4), isf_put_le(p + PH_PACKED_BYTES, plan->packed_bytes, 8);
+    isf_put_le(p + PH_BIAS_BYTES, plan->bias_bytes, 8);
+    isf_put_le(p + PH_OUT_MIN, float_bits(plan->out_min), 4), isf_put_le(p + PH_OUT_MAX, float_bits(plan->out_max), 4);
     memcpy(p + PLAN_HEADER_BYTES, plan->packed, plan->packed_bytes);
+    if (plan->bias_bytes) {
+        memcpy(p + PLAN_HEADER_BYTES + plan->packed_bytes, plan->bias, plan->bias_bytes);
+    }
     isf_put_le(p + PH_CHECKSUM, checksum(p), 8);
     return ISF_OK;
 }
@@ -311,7 +442,7 @@ isf_status isf_gemm_export(const isf_gemm *plan, void *dst, size_t size) {
 /* The plan header's fields and the packed-B header inside, checked as far as no kernel is needed. */
 static isf_status read_plan_header(const unsigned char *p, size_t size, isf_gemm *g) {
     if (size < 2 * PLAN_HEADER_BYTES || isf_get_le(p + PH_MAGIC, 4) != PLAN_MAGIC ||
-        isf_get_le(p + PH_VERSION, 4) != PLAN_VERSION || isf_get_le(p + PH_FLAGS, 4) != 0) {
+        isf_get_le(p + PH_VERSION, 4) != PLAN_VERSION || (isf_get_le(p + PH_FLAGS, 4) & ~(uint64_t)ISF_GEMM_CLAMP)) {
         return ISF_ERR_INVALID_ARG;
     }
     for (size_t i = PH_END; i < PLAN_HEADER_BYTES; i++) {
@@ -319,16 +450,25 @@ static isf_status read_plan_header(const unsigned char *p, size_t size, isf_gemm
             return ISF_ERR_INVALID_ARG;
         }
     }
-    uint64_t packed_bytes = isf_get_le(p + PH_PACKED_BYTES, 8);
+    uint64_t packed_bytes = isf_get_le(p + PH_PACKED_BYTES, 8), bias_bytes = isf_get_le(p + PH_BIAS_BYTES, 8);
     if (packed_bytes < PLAN_HEADER_BYTES || packed_bytes > size - PLAN_HEADER_BYTES ||
-        checksum(p) != isf_get_le(p + PH_CHECKSUM, 8) || !isf_packed_header_read(p + PLAN_HEADER_BYTES, &g->h) ||
-        g->h.op != isf_get_le(p + PH_OP, 4) || g->h.op >= isf_op_count || g->h.panels != PANEL_ALIGN) {
+        bias_bytes > size - PLAN_HEADER_BYTES - packed_bytes || checksum(p) != isf_get_le(p + PH_CHECKSUM, 8) ||
+        !isf_packed_header_read(p + PLAN_HEADER_BYTES, &g->h) || g->h.op != isf_get_le(p + PH_OP, 4) ||
+        g->h.op >= isf_op_count || g->h.panels != PANEL_ALIGN) {
         return ISF_ERR_INVALID_ARG;
     }
     g->op = (isf_op)g->h.op;
     g->packed_bytes = (size_t)packed_bytes;
     g->tile_rows = (size_t)isf_get_le(p + PH_TILE_ROWS, 4);
     g->tile_cols = (size_t)isf_get_le(p + PH_TILE_COLS, 4);
+    g->flags = (uint32_t)isf_get_le(p + PH_FLAGS, 4);
+    g->out_min = bits_float(isf_get_le(p + PH_OUT_MIN, 4)), g->out_max = bits_float(isf_get_le(p + PH_OUT_MAX, 4));
+    g->bias_bytes = (size_t)bias_bytes;
+    const isf_op_info *op = &isf_ops[g->op];
+    isf_gemm_desc d = {.op = g->op, .flags = g->flags, .out_min = g->out_min, .out_max = g->out_max};
+    if ((bias_bytes != 0 && bias_bytes != g->h.n * op->out_bytes) || check_clamp(&d) != ISF_OK) {
+        return ISF_ERR_INVALID_ARG;
+    }
     return ISF_OK;
 }
 
@@ -354,16 +494,30 @@ isf_status isf_gemm_import(const void *src, size_t size, isf_gemm **plan) {
     g.kern = isf_packed_reader(&g.h, sel, sel->kernel[g.op]);
     st = g.kern == NULL ? ISF_ERR_UNSUPPORTED : fits_kernel(&g);
     isf_selection_leave(sel);
-    isf_gemm *out = st == ISF_OK ? malloc(sizeof *out) : NULL;
-    g.packed = out != NULL ? aligned_alloc(PANEL_ALIGN, round_up(g.packed_bytes, PANEL_ALIGN)) : NULL;
-    if (st == ISF_OK && g.packed == NULL) {
-        free(out);
+    if (st != ISF_OK) {
+        return st;
+    }
+    isf_gemm *out = calloc(1, sizeof *out);
+    if (out == NULL) {
         return ISF_ERR_NO_MEMORY;
     }
-    if (st == ISF_OK) {
-        memcpy(g.packed, (const unsigned char *)src + PLAN_HEADER_BYTES, g.packed_bytes);
-        *out = g;
-        *plan = out;
+    *out = g;
+    const unsigned char *data = (const unsigned char *)src + PLAN_HEADER_BYTES;
+    out->packed = aligned_alloc(PANEL_ALIGN, round_up(g.packed_bytes, PANEL_ALIGN));
+    out->bias = g.bias_bytes ? malloc(g.bias_bytes) : NULL;
+    if (out->packed == NULL || (g.bias_bytes && out->bias == NULL)) {
+        free_plan(out);
+        return ISF_ERR_NO_MEMORY;
     }
-    return st;
+    memcpy(out->packed, data, g.packed_bytes);
+    if (g.bias_bytes) {
+        memcpy(out->bias, data + g.packed_bytes, g.bias_bytes);
+    }
+    st = set_epilogue(out);
+    if (st != ISF_OK) {
+        free_plan(out);
+        return st;
+    }
+    *plan = out;
+    return ISF_OK;
 }

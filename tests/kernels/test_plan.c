@@ -1,9 +1,9 @@
 /* Plans (isaforge.h isf_gemm_*): every runnable kernel of every op selected by name, weights in both layouts, m =
  * 1..17 and larger, checked exactly against a naive loop (operands are small integers, exact in every precision),
- * with and without ISF_ACCUMULATE; tiles run one at a time in a shuffled order and by a small pthread pool (1, 2, 3
- * and 8 threads) bit-identical to isf_gemm_run; export → import from a copy at another alignment → the same C; and
- * every bad input returning its status with the bytes around C (or the export buffer) untouched. Exit status: the
- * number of failed checks. */
+ * with and without ISF_ACCUMULATE; the fused epilogue (bias, clamp, both; NaN and ±Inf in the bias; k = 0); tiles
+ * run one at a time in a shuffled order and by a small pthread pool (1, 2, 3 and 8 threads) bit-identical to
+ * isf_gemm_run; export → import from a copy at another alignment → the same C; and every bad input returning its
+ * status with the bytes around C (or the export buffer) untouched. Exit status: the number of failed checks. */
 #include "test_util.h" /* first: it sets _GNU_SOURCE */
 
 #include <math.h>
@@ -50,28 +50,59 @@ static void fill_weights(isf_op op, void *w, size_t n, size_t k, size_t ldw, isf
     }
 }
 
+/* One element of C's type (int32, binary16 or fp32) at index i. */
+static void put_output(isf_op op, void *buf, size_t i, double v) {
+    if (isf_ops[op].out_kind == ISF_ELEM_INT) {
+        ((int32_t *)buf)[i] = (int32_t)v;
+    } else if (isf_ops[op].out_kind == ISF_ELEM_BINARY16) {
+        ((uint16_t *)buf)[i] = isf_f32_to_f16((float)v);
+    } else {
+        ((float *)buf)[i] = (float)v;
+    }
+}
+
+/* C's starting value for accumulation (salt 3). */
+static double c_at(size_t i, size_t j) { return small_value(i, j, 3); }
+
 static void fill_c(isf_op op, c_buf *b, size_t m, size_t n) {
     for (size_t i = 0; i < m; i++) {
         for (size_t j = 0; j < n; j++) {
-            if (isf_ops[op].out_kind == ISF_ELEM_INT) {
-                ((int32_t *)(void *)b->c)[i * b->ldc + j] = small_value(i, j, 3);
-            } else if (isf_ops[op].out_kind == ISF_ELEM_BINARY16) {
-                ((uint16_t *)(void *)b->c)[i * b->ldc + j] = isf_f32_to_f16((float)small_value(i, j, 3));
-            } else {
-                ((float *)(void *)b->c)[i * b->ldc + j] = (float)small_value(i, j, 3);
-            }
+            put_output(op, b->c, i * b->ldc + j, c_at(i, j));
         }
     }
 }
 
-static int c_exact(isf_op op, const c_buf *b, size_t m, size_t n, size_t k, int accumulated) {
+/* The epilogue of a problem: bias (n values, C's type) and clamp bounds; bias_at gives the oracle's values. */
+typedef struct {
+    int bias, clamp;
+    float lo, hi;
+    const double *special; /* NULL, or n bias values overriding the small integers (NaN, ±Inf) */
+} epilogue;
+
+static const epilogue no_epilogue = {0, 0, 0, 0, NULL};
+
+static double bias_at(const epilogue *e, size_t j) {
+    return !e->bias ? 0 : e->special != NULL ? e->special[j] : 3 * small_value(j, 0, 4);
+}
+
+/* What C must hold: (C + ) A·W + bias, clamped as FMAX then FMIN (a NaN stays NaN, ±Inf become the bounds). */
+static double expected(const epilogue *e, double sum, size_t j) {
+    double v = sum + bias_at(e, j);
+    if (e->clamp && v == v) {
+        v = v < e->lo ? e->lo : v > e->hi ? e->hi : v;
+    }
+    return v;
+}
+
+static int c_exact_with(isf_op op, const c_buf *b, size_t m, size_t n, size_t k, int accumulated, const epilogue *e) {
     for (size_t i = 0; i < m; i++) {
         for (size_t j = 0; j < n; j++) {
-            double sum = accumulated ? small_value(i, j, 3) : 0;
+            double sum = accumulated ? c_at(i, j) : 0;
             for (size_t p = 0; p < k; p++) {
                 sum += a_at(i, p) * w_at(p, j);
             }
-            if (isf_get_output(op, b->c, i * b->ldc + j) != sum) {
+            double want = expected(e, sum, j), got = isf_get_output(op, b->c, i * b->ldc + j);
+            if (want == want ? got != want : got == got) {
                 return 0;
             }
         }
@@ -85,10 +116,11 @@ typedef struct {
     isf_weights_layout layout;
     unsigned char *w, *a;
     size_t ldw, lda, m_max;
+    epilogue e;
 } problem;
 
-static problem problem_new(isf_op op, size_t m_max, size_t n, size_t k, isf_weights_layout layout) {
-    problem p = {op, n, k, layout, NULL, NULL, (layout == ISF_WEIGHTS_KN ? n : k) + 5, k + 2, m_max};
+static problem problem_with(isf_op op, size_t m_max, size_t n, size_t k, isf_weights_layout layout, epilogue e) {
+    problem p = {op, n, k, layout, NULL, NULL, (layout == ISF_WEIGHTS_KN ? n : k) + 5, k + 2, m_max, e};
     p.w = calloc((layout == ISF_WEIGHTS_KN ? k : n) * p.ldw, MAX_ELEM);
     p.a = calloc(m_max * p.lda, MAX_ELEM);
     fill_weights(op, p.w, n, k, p.ldw, layout);
@@ -96,10 +128,25 @@ static problem problem_new(isf_op op, size_t m_max, size_t n, size_t k, isf_weig
     return p;
 }
 
+static problem problem_new(isf_op op, size_t m_max, size_t n, size_t k, isf_weights_layout layout) {
+    return problem_with(op, m_max, n, k, layout, no_epilogue);
+}
+
 static isf_gemm *plan_of(const problem *p) {
     isf_gemm_desc d = {.op = p->op, .n = p->n, .k = p->k, .weights = p->w, .ldw = p->ldw, .layout = p->layout};
+    unsigned char *bias = p->e.bias ? malloc(p->n * MAX_ELEM) : NULL;
+    for (size_t j = 0; bias != NULL && j < p->n; j++) {
+        put_output(p->op, bias, j, bias_at(&p->e, j));
+    }
+    d.bias = bias;
+    d.flags = p->e.clamp ? ISF_GEMM_CLAMP : 0;
+    d.out_min = p->e.lo, d.out_max = p->e.hi;
     isf_gemm *g = NULL;
     CHECK(isf_gemm_create(&d, &g) == ISF_OK && g != NULL);
+    if (bias != NULL) { /* read only during create */
+        memset(bias, 0x7F, p->n * MAX_ELEM);
+        free(bias);
+    }
     return g;
 }
 
@@ -110,11 +157,12 @@ static void check_run(const char *name, const problem *p, isf_gemm *g, size_t m,
         fill_c(p->op, &b, m, p->n);
     }
     isf_status st = isf_gemm_run(g, m, p->a, p->lda, b.c, b.ldc, accumulate ? ISF_ACCUMULATE : 0);
-    int exact = st == ISF_OK && c_exact(p->op, &b, m, p->n, p->k, accumulate);
+    int exact = st == ISF_OK && c_exact_with(p->op, &b, m, p->n, p->k, accumulate, &p->e);
     int guarded = c_guarded(&b, m, p->n);
     if (!exact || !guarded) {
-        fprintf(stderr, "%s %s m=%zu n=%zu k=%zu%s: status %d, %s, %s\n", name,
-                p->layout == ISF_WEIGHTS_KN ? "KN" : "NK", m, p->n, p->k, accumulate ? " accumulate" : "", (int)st,
+        fprintf(stderr, "%s %s m=%zu n=%zu k=%zu%s%s%s%s: status %d, %s, %s\n", name,
+                p->layout == ISF_WEIGHTS_KN ? "KN" : "NK", m, p->n, p->k, accumulate ? " accumulate" : "",
+                p->e.bias ? " bias" : "", p->e.clamp ? " clamp" : "", p->e.special ? " (NaN/Inf)" : "", (int)st,
                 exact ? "exact" : "WRONG", guarded ? "guarded" : "wrote outside C");
     }
     CHECK(exact);
@@ -180,7 +228,7 @@ static void check_tiles(const problem *p, isf_gemm *g, size_t m, int accumulate)
         fill_c(p->op, &ref, m, p->n);
     }
     CHECK(isf_gemm_run(g, m, p->a, p->lda, ref.c, ref.ldc, flags) == ISF_OK);
-    CHECK(c_exact(p->op, &ref, m, p->n, p->k, accumulate));
+    CHECK(c_exact_with(p->op, &ref, m, p->n, p->k, accumulate, &p->e));
     size_t count = isf_gemm_tile_count(g, m), *order = malloc((count ? count : 1) * sizeof(size_t));
     CHECK(count >= 1);
     shuffle(order, count);
@@ -246,8 +294,55 @@ static void check_export(const problem *p, isf_gemm *g, size_t m) {
     free(ref.block), free(got.block), free(buf), free(copy);
 }
 
+/* Bias, clamp and both, alone and with ISF_ACCUMULATE, on rows that take every path (row kernel, full tiles,
+ * padded edge rows); then NaN and ±Inf in the bias, through the clamp and without it. */
+static void check_epilogues(isf_op op, const char *name) {
+    int is_int = isf_ops[op].out_kind == ISF_ELEM_INT;
+    static const size_t rows[] = {1, 2, 3, 5, 7, 9, 17, 70};
+    const epilogue kinds[] = {{1, 0, 0, 0, NULL}, {0, 1, -4, 5, NULL}, {1, 1, -3, 6, NULL}};
+    for (size_t e = 0; e < sizeof kinds / sizeof kinds[0]; e++) {
+        if (is_int && kinds[e].clamp) {
+            continue; /* int32 output: no clamp (check_bad_create) */
+        }
+        problem p = problem_with(op, 70, 37, 29, e % 2 ? ISF_WEIGHTS_NK : ISF_WEIGHTS_KN, kinds[e]);
+        isf_gemm *g = plan_of(&p);
+        for (size_t r = 0; g != NULL && r < sizeof rows / sizeof rows[0]; r++) {
+            check_run(name, &p, g, rows[r], 0);
+            check_run(name, &p, g, rows[r], 1);
+        }
+        isf_gemm_destroy(g);
+        free(p.w), free(p.a);
+    }
+    problem z = problem_with(op, 3, 37, 0, ISF_WEIGHTS_KN, (epilogue){1, !is_int, -1, 2, NULL}); /* bias alone */
+    isf_gemm *gz = plan_of(&z);
+    if (gz != NULL) {
+        check_run(name, &z, gz, 3, 0);
+        check_run(name, &z, gz, 3, 1);
+    }
+    isf_gemm_destroy(gz);
+    free(z.w), free(z.a);
+    if (is_int) {
+        return;
+    }
+    double special[37];
+    for (size_t j = 0; j < 37; j++) {
+        special[j] = j == 3 ? NAN : j == 20 ? INFINITY : j == 36 ? -INFINITY : j == 13 ? -7 : 3;
+    }
+    for (int clamp = 0; clamp < 2; clamp++) {
+        problem p = problem_with(op, 9, 37, 29, ISF_WEIGHTS_KN, (epilogue){1, clamp, -4, 5, special});
+        isf_gemm *g = plan_of(&p);
+        for (size_t m = 1; g != NULL && m <= 9; m += 8) {
+            check_run(name, &p, g, m, 0);
+            check_run(name, &p, g, m, 1);
+        }
+        isf_gemm_destroy(g);
+        free(p.w), free(p.a);
+    }
+}
+
 static void check_kernel(isf_op op, const char *name) {
     int is_int = isf_ops[op].out_kind == ISF_ELEM_INT;
+    check_epilogues(op, name);
     for (int l = 0; l < 2; l++) {
         isf_weights_layout layout = l ? ISF_WEIGHTS_NK : ISF_WEIGHTS_KN;
         problem p = problem_new(op, 70, 37, 29, layout);
@@ -264,8 +359,10 @@ static void check_kernel(isf_op op, const char *name) {
         isf_gemm_destroy(g);
         free(p.w), free(p.a);
     }
-    /* Across tiles both ways and across Kc (k ≤ 511 keeps every float sum exact; int8 is exact for any k). */
-    problem p = problem_new(op, 66, 132, is_int ? 1030 : 210, ISF_WEIGHTS_NK);
+    /* Across tiles both ways and across Kc (k ≤ 511 keeps every float sum exact; int8 is exact for any k), with
+     * bias (and clamp for float C): the epilogue only on the last k block, each tile's own bias columns. */
+    epilogue e = {1, !is_int, -40, 50, NULL};
+    problem p = problem_with(op, 66, 132, is_int ? 1030 : 210, ISF_WEIGHTS_NK, e);
     isf_gemm *g = plan_of(&p);
     if (g != NULL) {
         check_tiles(&p, g, 66, 0);
@@ -306,11 +403,12 @@ static void check_bad_create(isf_op op) {
     BAD((d.flags = ISF_GEMM_CLAMP, d.out_min = 1, d.out_max = 0), ISF_ERR_INVALID_ARG);
     BAD((d.flags = ISF_GEMM_CLAMP, d.out_min = NAN, d.out_max = 0), ISF_ERR_INVALID_ARG);
     BAD((d.flags = ISF_GEMM_CLAMP, d.out_min = 0, d.out_max = NAN), ISF_ERR_INVALID_ARG);
-    BAD((d.flags = ISF_GEMM_CLAMP, d.out_min = 0, d.out_max = 6), int_out ? ISF_ERR_INVALID_ARG : ISF_ERR_UNSUPPORTED);
-    BAD((d.flags = ISF_GEMM_CLAMP, d.out_min = -INFINITY, d.out_max = INFINITY),
-        int_out ? ISF_ERR_INVALID_ARG : ISF_ERR_UNSUPPORTED);
-    BAD(d.bias = w, ISF_ERR_UNSUPPORTED); /* not yet: needs the fused epilogue */
+    if (int_out) { /* clamping int32 C is not an operation of this op */
+        BAD((d.flags = ISF_GEMM_CLAMP, d.out_min = 0, d.out_max = 6), ISF_ERR_INVALID_ARG);
+        BAD((d.flags = ISF_GEMM_CLAMP, d.out_min = -INFINITY, d.out_max = INFINITY), ISF_ERR_INVALID_ARG);
+    }
     BAD((d.bias = w, d.flags = ISF_GEMM_CLAMP, d.out_min = 2, d.out_max = 1), ISF_ERR_INVALID_ARG);
+    BAD((d.bias = w, d.weights = NULL), ISF_ERR_INVALID_ARG);
 #undef BAD
     isf_gemm_desc zero = {0};
     g = NULL;

@@ -88,7 +88,7 @@ int main(void) {
     free(probe);
     static const size_t ms[] = {1, 17, 66};
     size_t n = 132, k = 24;
-    unsigned char *w = calloc(n * k, 4);
+    unsigned char *w = calloc(n * k, 4), *bias = calloc(n, 4); /* zero bias: the same bits in every type */
     for (int o = 0; o < ISF_OP_COUNT; o++) {
         isf_op op = (isf_op)o;
         fill_matrix(op, w, n, k, k, 2);
@@ -98,7 +98,10 @@ int main(void) {
                 continue;
             }
             CHECK(isf_select_kernel(op, d.name) == ISF_OK);
-            isf_gemm_desc desc = {.op = op, .n = n, .k = k, .weights = w, .ldw = k, .layout = ISF_WEIGHTS_NK};
+            /* With the whole epilogue the op has: bias, and clamp for float C. */
+            isf_gemm_desc desc = {
+                .op = op, .n = n, .k = k, .weights = w, .ldw = k, .layout = ISF_WEIGHTS_NK, .bias = bias};
+            desc.flags = isf_ops[op].out_kind == ISF_ELEM_INT ? 0 : ISF_GEMM_CLAMP, desc.out_min = -3, desc.out_max = 3;
             isf_gemm *g = NULL;
             CHECK(isf_gemm_create(&desc, &g) == ISF_OK);
             for (size_t j = 0; g != NULL && j < sizeof ms / sizeof ms[0]; j++) {
@@ -115,6 +118,6 @@ int main(void) {
         }
         CHECK(isf_select_kernel(op, NULL) == ISF_OK);
     }
-    free(w);
+    free(w), free(bias);
     return finish();
 }
