@@ -104,7 +104,7 @@ def test_quick_real_bench_run(tmp_path, capsys):
     out = tmp_path / "bench.json"
     md = tmp_path / "bench.md"
     argv = ["bench", "--cores", "neoverse-v2", "--ops", "f32", "--variants", "neon", "--shapes", "16x24x8",
-            "--json", str(out), "--markdown", str(md), "--quiet"]  # fmt: skip
+            "--no-plans", "--json", str(out), "--markdown", str(md), "--quiet"]  # fmt: skip
     assert main(argv) == 0, capsys.readouterr().err
     data = json.loads(out.read_text())
     (row,) = data["mca"]
@@ -122,3 +122,4 @@ def test_quick_real_bench_run(tmp_path, capsys):
     assert "Calls out of libisaforge (to libc; their instructions are not counted): " in text
     assert text.startswith("# libisaforge performance")
     assert "`isaforge bench --cores neoverse-v2 --ops f32 --variants neon --shapes 16x24x8" in text
+    assert "--no-plans" in text and "## Plans" not in text

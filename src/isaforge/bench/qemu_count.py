@@ -477,6 +477,7 @@ class StaticRunner:
         return self.tally(kernel, shape, log, mode)
 
     def tally(self, kernel: KernelName, shape: Shape, log: ExecLog, mode: str = PLAIN, status: int = 0) -> RunCount:
+        """The counts of one run from its log; a run the library refused (`status`) keeps zeros."""
         what = f"{kernel.name} at {shape.label} ({mode})"
         if log.unknown_traces:
             raise IsaforgeError(f"{log.unknown_traces} executed blocks of {what} had no translation in the log")
@@ -497,6 +498,8 @@ class StaticRunner:
             loop_kernel=loop.name,
             hot_loop_instructions_per_mac=self.hot_loop_ideal(loop),
         )
+        if status != 0:  # not counted: the report says why
+            return rc
         by_function: Counter[str] = Counter()
         mnemonics: Counter[str] = Counter()
         calls_out: Counter[str] = Counter()
