@@ -167,6 +167,19 @@ def test_epilogue_overhead_rows_and_goal():
     assert met is False and "≤ 2%" in title and detail == "1 of 2 pass; worst gemm_s8_8x8x8_i8mm +5.00%"
 
 
+def test_a_wrong_c_fails_the_goal_whatever_the_count():
+    runs = fabricated()
+    runs[1].wrong = "Case(...): C(0, 0) = 1.0, expected 3.0"  # a kernel that ignores the epilogue: cheap and wrong
+    rows = plans.epilogue_rows(runs, ["clang"], "256x256x64")
+    assert rows[0].overhead == pytest.approx(0.015) and rows[0].met is False
+    _title, met, detail = plans.epilogue_goal(rows, "256x256x64")
+    assert met is False and "wrong C" in detail and "gemm_f32_8x12_neon" in detail
+    res = result()
+    res.qemu = runs
+    text = report.markdown(res, report.evaluate_goals(res))
+    assert "**wrong C**: Case(...)" in text and "C was **wrong** (isaforge.gemmjob's oracle) in 1 of 8" in text
+
+
 def test_small_m_rows_and_goals():
     rows = plans.small_m_rows(fabricated(), ["clang"], list(plans.SMALL_M_GOALS))
     got = {(r.kernel, r.shape): r for r in rows}
@@ -265,6 +278,7 @@ def test_quick_real_plan_run(tmp_path, capsys):
     assert plan["instructions"] < plain["instructions"] and plan["macs_executed"] == plain["macs_executed"]
     assert not {"malloc", "memalign", "free", "calloc"} & set(plan["calls_out"])
     assert fused["status"] == 0 and fused["mac_check_ok"], "the fused epilogue is not supported by this build"
+    assert plain["wrong"] == plan["wrong"] == "" and fused["wrong"] == "", fused["wrong"]  # C checked by the oracle
     (row,) = data["plans"]["epilogue"]
     assert row["overhead"] == pytest.approx(fused["instructions"] / plan["instructions"] - 1)
     (small,) = data["plans"]["small_m"]

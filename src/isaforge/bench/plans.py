@@ -75,6 +75,7 @@ class EpilogueRow:
     without: int = 0  # executed instructions of the plan run
     fused: int = 0
     why_not: str = ""  # empty when both runs were counted
+    wrong: str = ""  # the oracle's complaint about either run's C: then the goal is not met, whatever the count
 
     @property
     def overhead(self) -> float | None:
@@ -82,7 +83,7 @@ class EpilogueRow:
 
     @property
     def met(self) -> bool | None:
-        return None if self.overhead is None else self.overhead <= EPILOGUE_GOAL
+        return None if self.overhead is None else self.overhead <= EPILOGUE_GOAL and not self.wrong
 
 
 def epilogue_rows(runs: Sequence[RunCount], compilers: Sequence[str], shape: str) -> list[EpilogueRow]:
@@ -97,6 +98,7 @@ def epilogue_rows(runs: Sequence[RunCount], compilers: Sequence[str], shape: str
             row.why_not = _not_counted(plain, fused)
             row.without = plain.instructions if plain is not None and plain.counted else 0
             row.fused = fused.instructions if fused is not None and fused.counted else 0
+            row.wrong = next((rc.wrong for rc in (fused, plain) if rc is not None and rc.wrong), "")
             out.append(row)
     return out
 
@@ -116,6 +118,7 @@ class SmallMRow:
     macs_by_kernel: dict[str, int] = field(default_factory=dict)
     calls_out: dict[str, int] = field(default_factory=dict)
     why_not: str = ""
+    wrong: str = ""  # the oracle's complaint about C: then the goal is not met
 
     @property
     def ratio(self) -> float | None:
@@ -124,7 +127,7 @@ class SmallMRow:
 
     @property
     def met(self) -> bool | None:
-        return None if self.ratio is None or self.goal is None else self.ratio <= self.goal
+        return None if self.ratio is None or self.goal is None else self.ratio <= self.goal and not self.wrong
 
     @property
     def bulk_kernel(self) -> str:
@@ -145,7 +148,7 @@ def small_m_rows(runs: Sequence[RunCount], compilers: Sequence[str], shapes: Seq
                     row.instructions, row.instructions_per_mac = rc.instructions, rc.instructions_per_mac
                     row.loop_kernel, row.loop_instructions_per_mac = rc.loop_kernel, rc.hot_loop_instructions_per_mac
                     row.mac_check, row.mac_check_ok = rc.mac_check, rc.mac_check_ok
-                    row.macs_by_kernel, row.calls_out = rc.macs_by_kernel, rc.calls_out
+                    row.macs_by_kernel, row.calls_out, row.wrong = rc.macs_by_kernel, rc.calls_out, rc.wrong
                 out.append(row)
     return out
 
@@ -196,6 +199,9 @@ def _tally(rows: Sequence[EpilogueRow] | Sequence[SmallMRow], worst: str) -> tup
         return None, "; ".join(reasons)
     failed = [r for r in judged if not r.met]
     detail = f"{len(judged) - len(failed)} of {len(judged)} pass; {worst}"
+    wrong = [r.kernel for r in rows if r.wrong]
+    if wrong:
+        detail += f"; wrong C (fails the oracle, so not met whatever the count): {', '.join(wrong)}"
     if len(judged) < len(rows):
         detail += f"; {len(rows) - len(judged)} not counted ({'; '.join(sorted({r.why_not for r in rows} - {''}))})"
     return not failed, detail
@@ -235,6 +241,10 @@ def _mark(met: bool | None) -> str:
     return {True: "met", False: "**NOT met**", None: "—"}[met]
 
 
+def _wrong(message: str) -> str:
+    return f" (**wrong C**: {message.replace('|', '/')})" if message else ""
+
+
 def _num(x: float | None, fmt: str) -> str:
     return format(x, fmt) if x is not None else "—"
 
@@ -242,7 +252,7 @@ def _num(x: float | None, fmt: str) -> str:
 def _epilogue_table(rows: Sequence[EpilogueRow]) -> str:
     cells = [
         [f"`{r.kernel}`", r.shape, r.epilogue, f"{r.without:,}" if r.without else r.why_not,
-         f"{r.fused:,}" if r.fused else r.why_not, _num(r.overhead, "+.2%"), _mark(r.met)]
+         f"{r.fused:,}" if r.fused else r.why_not, _num(r.overhead, "+.2%"), _mark(r.met) + _wrong(r.wrong)]
         for r in rows
     ]  # fmt: skip
     heads = ["Kernel", "M×N×K", "Fused", "Instructions, plain plan", "Instructions, fused", "Overhead", "≤ 2 %"]
@@ -260,7 +270,7 @@ def _small_m_table(rows: Sequence[SmallMRow]) -> str:
         if r.why_not:
             cells.append([f"`{r.kernel}`", r.shape, r.why_not, "", "", "", "", "", "", ""])
             continue
-        goal = f"≤ {r.goal:.2f}×: {_mark(r.met)}" if r.goal is not None else "—"
+        goal = (f"≤ {r.goal:.2f}×: {_mark(r.met)}" if r.goal is not None else "—") + _wrong(r.wrong)
         check = f"{r.mac_check:.4f}" + ("" if r.mac_check_ok else " ✗")
         cells.append(
             [f"`{r.kernel}`", r.shape, f"{r.instructions:,}", f"{r.instructions_per_mac:.4f}", f"`{r.loop_kernel}`",

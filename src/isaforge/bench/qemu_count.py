@@ -30,8 +30,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from isaforge import gemmjob, process, qemu
 from isaforge.bench import run_tool
 from isaforge.bench.mca import macs, objcode
@@ -297,6 +295,7 @@ class RunCount:
     mode: str = PLAIN  # PLAIN, PLAN or PLAN_EPILOGUE
     status: int = 0  # the library's: a plan the build cannot make yet (ISF_ERR_UNSUPPORTED) is reported, not counted
     loop_kernel: str = ""  # whose hot loop is the ideal: the kernel meant to do the bulk of this shape's MACs
+    wrong: str = ""  # the oracle's complaint about C (gemmjob.check_case), empty when C is right
     instructions: int = 0
     kernel_instructions: int = 0  # inside isf_ukernel_* functions
     mac_instructions: int = 0
@@ -463,18 +462,21 @@ class StaticRunner:
         chosen = json.loads(result.stdout.strip().splitlines()[-1])["kernel"]
         if chosen != kernel.name:
             raise IsaforgeError(f"mask {mask:#x} selected {chosen}, not {kernel.name}")
-        status = int(np.frombuffer(out.read_bytes()[:4], "<i4")[0])
-        if status == ISF_ERR_UNSUPPORTED and mode != PLAIN:  # a plan this build cannot make yet: say so, go on
+        (got,) = gemmjob.read_results(out, types, [case])
+        if got.status == ISF_ERR_UNSUPPORTED and mode != PLAIN:  # a plan this build cannot make yet: say so, go on
             for path in (job, out, log_path):
                 path.unlink()
-            return self.tally(kernel, shape, ExecLog(), mode, status)
-        if status != 0:
-            raise IsaforgeError(f"gemm {kernel.name} at {shape.label} ({mode}) returned status {status}")
+            return self.tally(kernel, shape, ExecLog(), mode, got.status)
+        if got.status != 0:
+            raise IsaforgeError(f"gemm {kernel.name} at {shape.label} ({mode}) returned status {got.status}")
         with log_path.open(errors="replace") as fh:
             log = parse_log(fh, self.window(mode))
         for path in (job, out, log_path):
             path.unlink()
-        return self.tally(kernel, shape, log, mode)
+        rc = self.tally(kernel, shape, log, mode)
+        # Counts of a GEMM that skipped work (an epilogue a kernel ignores) would flatter it: the oracle checks C.
+        rc.wrong = gemmjob.check_case(types, kernel.variant, a, b, case, got, epilogue) or ""
+        return rc
 
     def tally(self, kernel: KernelName, shape: Shape, log: ExecLog, mode: str = PLAIN, status: int = 0) -> RunCount:
         """The counts of one run from its log; a run the library refused (`status`) keeps zeros."""

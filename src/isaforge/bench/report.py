@@ -252,6 +252,15 @@ def _qemu_section(result: BenchResult, compiler: str) -> list[str]:
     return out
 
 
+def _oracle_sentence(runs: Sequence[RunCount]) -> str:
+    """Every counted run's C went through the tests' oracle: a count of a GEMM that skipped work means nothing."""
+    wrong = [rc for rc in runs if rc.wrong]
+    if not wrong:
+        return f"C was right (isaforge.gemmjob's oracle, epilogue applied) in all {len(runs)} counted runs."
+    names = ", ".join(f"{rc.kernel} {rc.shape} {rc.mode}" for rc in wrong)
+    return f"C was **wrong** (isaforge.gemmjob's oracle) in {len(wrong)} of {len(runs)} counted runs: {names}."
+
+
 def _calls_out_sentence(
     runs: Sequence[RunCount], lead: str = "Calls out of libisaforge (to libc; their instructions are not counted)"
 ) -> str:
@@ -300,7 +309,9 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
                 if bad
                 else ""
             )
-            + "; QEMU's instruction words matched llvm-objdump's at every executed address. "
+            + "; QEMU's instruction words matched llvm-objdump's at every executed address; "
+            + _oracle_sentence(counted)
+            + " "
             + _calls_out_sentence(result.plain),
             "",
         ]

@@ -239,6 +239,8 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         report.plot(result, args.plot)
     for rc in result.qemu:
+        if rc.wrong:
+            print(f"bench: warning: {rc.kernel} at {rc.shape} ({rc.mode}) gave a wrong C: {rc.wrong}", file=sys.stderr)
         if rc.counted and not rc.mac_check_ok:
             print(
                 f"bench: warning: {rc.kernel} at {rc.shape} ({rc.mode}) executed {rc.mac_check:.4f}× its tiles' MACs",
