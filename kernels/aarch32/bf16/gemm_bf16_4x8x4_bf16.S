@@ -2,8 +2,7 @@
  *
  * bfloat16 -> fp32 GEMM micro-kernel, A32: 4x8 tile, vmmla.bf16, 4 k steps per block (hand-written; ABI in
  * kernels/runtime/isf_internal.h: r0 k_blocks, r1 A panel, r2 B panel, r3 C, [sp] ldc in elements,
- * [sp, #4] accumulate, [sp, #8] epilogue (unused: no step is asked of it yet); AAPCS hard-float, q4-q7
- * callee-saved).
+ * [sp, #4] accumulate, [sp, #8] epilogue: BIAS and CLAMP; AAPCS hard-float, q4-q7 callee-saved).
  *
  * Per block A is 32 bytes (a01: rows 0, 1 x 4 k; a23: rows 2, 3) and B 64 bytes (b01, b23, b45, b67: two
  * columns x 4 k each): exactly vmmla.bf16's operands. Like bfmmla it flushes subnormals and rounds its
@@ -12,7 +11,10 @@
  * its low D register belongs to the even row, its high one to the odd row, so four vswp turn a row pair's
  * d(16 + 8i)..d(23 + 8i) into the two rows, each one vld1/vst1 of four D registers.
  * Accumulators start at zero and accumulate = 1 adds C at the store, as the C version does (same
- * results bit for bit).
+ * results bit for bit). The store takes one branch when accumulate or an epilogue step is asked: C, then the bias
+ * row, then the clamp (vmax/vmin with the bounds in every lane) on the rows, then the plain store. Advanced SIMD
+ * in A32 always runs with flush-to-zero and the default NaN (as vmmla and the C addition already do): a
+ * subnormal bias or C value counts as zero and a NaN comes out as the default NaN.
  *
  * Software pipelining: the 8 accumulators, 2 A and 4 B registers leave 2 for a second A set (A q0-q1 / q6-q7;
  * the loop is unrolled twice: E computes with q0-q1 and first loads the next block's A into q6-q7, O the other
@@ -107,17 +109,23 @@ isf_ukernel_gemm_bf16_4x8x4_bf16:
 	vswp	d26, d28
 	vswp	d27, d30
 	vswp	d30, d29
+	ldr	r2, [sp, #72]
+	ldr	r0, [r2]
 	ldr	r1, [sp, #68]
-	cmp	r1, #0
-	bne	.Laccumulate
+	orrs	r0, r0, r1
+	bne	.Lepilogue
+.Lstore_tile:
 	vst1.32	{d16-d19}, [r3], r12
 	vst1.32	{d20-d23}, [r3], r12
 	vst1.32	{d24-d27}, [r3], r12
 	vst1.32	{d28-d31}, [r3], r12
 	vpop	{d8-d15}
 	bx	lr
+	@ accumulate = 1 or epilogue steps (r0 = steps | accumulate, r2 = ep): C, bias and clamp on the rows
+.Lepilogue:
+	cmp	r1, #0
+	beq	.Lep_bias
 	@ accumulate = 1: C + A*B, in the order the C version adds
-.Laccumulate:
 	mov	r1, r3
 	vld1.32	{d0-d3}, [r1], r12
 	vld1.32	{d4-d7}, [r1], r12
@@ -125,18 +133,50 @@ isf_ukernel_gemm_bf16_4x8x4_bf16:
 	vadd.f32	q9, q9, q1
 	vadd.f32	q10, q10, q2
 	vadd.f32	q11, q11, q3
-	vst1.32	{d16-d19}, [r3], r12
-	vst1.32	{d20-d23}, [r3], r12
 	vld1.32	{d0-d3}, [r1], r12
 	vld1.32	{d4-d7}, [r1], r12
 	vadd.f32	q12, q12, q0
 	vadd.f32	q13, q13, q1
 	vadd.f32	q14, q14, q2
 	vadd.f32	q15, q15, q3
-	vst1.32	{d24-d27}, [r3], r12
-	vst1.32	{d28-d31}, [r3], r12
-	vpop	{d8-d15}
-	bx	lr
+.Lep_bias:
+	ldr	r0, [r2]
+	tst	r0, #1
+	beq	.Lep_clamp
+	ldr	r1, [r2, #16]
+	vld1.32	{d0-d3}, [r1]
+	vadd.f32	q8, q8, q0
+	vadd.f32	q9, q9, q1
+	vadd.f32	q10, q10, q0
+	vadd.f32	q11, q11, q1
+	vadd.f32	q12, q12, q0
+	vadd.f32	q13, q13, q1
+	vadd.f32	q14, q14, q0
+	vadd.f32	q15, q15, q1
+	@ clamp: vmax with min in every lane, then vmin with max
+.Lep_clamp:
+	tst	r0, #2
+	beq	.Lstore_tile
+	add	r1, r2, #4
+	vld1.32	{d4[], d5[]}, [r1]!
+	vld1.32	{d6[], d7[]}, [r1]
+	vmax.f32	q8, q8, q2
+	vmax.f32	q9, q9, q2
+	vmax.f32	q10, q10, q2
+	vmax.f32	q11, q11, q2
+	vmax.f32	q12, q12, q2
+	vmax.f32	q13, q13, q2
+	vmax.f32	q14, q14, q2
+	vmax.f32	q15, q15, q2
+	vmin.f32	q8, q8, q3
+	vmin.f32	q9, q9, q3
+	vmin.f32	q10, q10, q3
+	vmin.f32	q11, q11, q3
+	vmin.f32	q12, q12, q3
+	vmin.f32	q13, q13, q3
+	vmin.f32	q14, q14, q3
+	vmin.f32	q15, q15, q3
+	b	.Lstore_tile
 	@ k_blocks even: the first block goes into the second register set, enter at O
 .Leven:
 	vld1.16	{d12-d15}, [r1:256]!

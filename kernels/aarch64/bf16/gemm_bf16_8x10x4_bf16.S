@@ -2,7 +2,7 @@
  *
  * bfloat16 -> fp32 GEMM micro-kernel (FEAT_BF16): 8x10 tile, bfmmla, 4 k steps per block (hand-written; ABI in
  * kernels/runtime/isf_internal.h: x0 k_blocks, x1 A panel, x2 B panel, x3 C, x4 ldc in elements,
- * w5 accumulate, x6 epilogue: unused, no step is asked of it yet).
+ * w5 accumulate, x6 epilogue: BIAS and CLAMP).
  *
  * Per block A is 64 bytes (a<i>: rows 2i, 2i+1 x 4 k) and B 80 bytes (b<j>: columns 2j, 2j+1 x 4 k): exactly
  * bfmmla's operands. v(12 + 5i + j) accumulates the 2x2 block rows 2i, 2i+1 x columns 2j, 2j+1 laid out
@@ -10,6 +10,10 @@
  * 64-bit lanes rebuild rows at the store. Accumulators start at zero and accumulate = 1 adds C at the store, as
  * the C version does (same results bit for bit). bfmmla without FEAT_EBF16 flushes subnormals and rounds its
  * intermediate sums to odd: not bit-identical to fp32 fmla arithmetic.
+ * The epilogue works on the accumulators in block order, before the store's uzp, so it needs no register beyond
+ * v0-v11: C (accumulate = 1) is zipped into block order and added, sums first as .Laccumulate adds; in block
+ * order the bias of columns 2j, 2j+1 is the 64-bit pair bias[2j..2j+1] in both halves (ld4r + ld1r), and the
+ * clamp is elementwise. Then the plain store writes the tile. Without steps the cost is a load and a branch.
  *
  * Software pipelining with the 3 registers left (20 accumulators + 9 operands): a0-a2 are double-buffered
  * (v0-v2 / v9-v11; the loop is unrolled twice: E computes with v0-v2 and loads the next block's into v9-v11, O
@@ -142,7 +146,10 @@ isf_ukernel_gemm_bf16_8x10x4_bf16:
 	bfmmla	v26.4s, v2.8h, v8.8h
 	// write the MRxNR tile, row stride ldc
 .Lstore:
+	ldr	w9, [x6]
+	cbnz	w9, .Lepilogue
 	cbnz	w5, .Laccumulate
+.Lstore_tile:
 	uzp1	v0.2d, v12.2d, v13.2d
 	uzp1	v1.2d, v14.2d, v15.2d
 	uzp2	v2.2d, v12.2d, v13.2d
@@ -281,6 +288,140 @@ isf_ukernel_gemm_bf16_8x10x4_bf16:
 	ldr	q8, [x2], #16
 	lsr	x0, x0, #1
 	b	.Lmid
+	// epilogue steps asked: C, bias and clamp applied in block order, then the plain store
+.Lepilogue:
+	cbz	w5, .Lep_bias
+	mov	x10, x3
+	add	x11, x10, x4
+	ld1	{v0.4s, v1.4s}, [x10]
+	ldr	d4, [x10, #32]
+	ld1	{v2.4s, v3.4s}, [x11], #32
+	ld1	{v4.d}[1], [x11]
+	zip1	v5.2d, v0.2d, v2.2d
+	zip2	v6.2d, v0.2d, v2.2d
+	zip1	v7.2d, v1.2d, v3.2d
+	zip2	v0.2d, v1.2d, v3.2d
+	fadd	v12.4s, v12.4s, v5.4s
+	fadd	v13.4s, v13.4s, v6.4s
+	fadd	v14.4s, v14.4s, v7.4s
+	fadd	v15.4s, v15.4s, v0.4s
+	fadd	v16.4s, v16.4s, v4.4s
+	add	x10, x10, x4, lsl #1
+	add	x11, x10, x4
+	ld1	{v0.4s, v1.4s}, [x10]
+	ldr	d4, [x10, #32]
+	ld1	{v2.4s, v3.4s}, [x11], #32
+	ld1	{v4.d}[1], [x11]
+	zip1	v5.2d, v0.2d, v2.2d
+	zip2	v6.2d, v0.2d, v2.2d
+	zip1	v7.2d, v1.2d, v3.2d
+	zip2	v0.2d, v1.2d, v3.2d
+	fadd	v17.4s, v17.4s, v5.4s
+	fadd	v18.4s, v18.4s, v6.4s
+	fadd	v19.4s, v19.4s, v7.4s
+	fadd	v20.4s, v20.4s, v0.4s
+	fadd	v21.4s, v21.4s, v4.4s
+	add	x10, x10, x4, lsl #1
+	add	x11, x10, x4
+	ld1	{v0.4s, v1.4s}, [x10]
+	ldr	d4, [x10, #32]
+	ld1	{v2.4s, v3.4s}, [x11], #32
+	ld1	{v4.d}[1], [x11]
+	zip1	v5.2d, v0.2d, v2.2d
+	zip2	v6.2d, v0.2d, v2.2d
+	zip1	v7.2d, v1.2d, v3.2d
+	zip2	v0.2d, v1.2d, v3.2d
+	fadd	v22.4s, v22.4s, v5.4s
+	fadd	v23.4s, v23.4s, v6.4s
+	fadd	v24.4s, v24.4s, v7.4s
+	fadd	v25.4s, v25.4s, v0.4s
+	fadd	v26.4s, v26.4s, v4.4s
+	add	x10, x10, x4, lsl #1
+	add	x11, x10, x4
+	ld1	{v0.4s, v1.4s}, [x10]
+	ldr	d4, [x10, #32]
+	ld1	{v2.4s, v3.4s}, [x11], #32
+	ld1	{v4.d}[1], [x11]
+	zip1	v5.2d, v0.2d, v2.2d
+	zip2	v6.2d, v0.2d, v2.2d
+	zip1	v7.2d, v1.2d, v3.2d
+	zip2	v0.2d, v1.2d, v3.2d
+	fadd	v27.4s, v27.4s, v5.4s
+	fadd	v28.4s, v28.4s, v6.4s
+	fadd	v29.4s, v29.4s, v7.4s
+	fadd	v30.4s, v30.4s, v0.4s
+	fadd	v31.4s, v31.4s, v4.4s
+.Lep_bias:
+	tbz	w9, #0, .Lep_clamp
+	ldr	x10, [x6, #16]
+	ld4r	{v0.2d, v1.2d, v2.2d, v3.2d}, [x10], #32
+	ld1r	{v4.2d}, [x10]
+	fadd	v12.4s, v12.4s, v0.4s
+	fadd	v13.4s, v13.4s, v1.4s
+	fadd	v14.4s, v14.4s, v2.4s
+	fadd	v15.4s, v15.4s, v3.4s
+	fadd	v16.4s, v16.4s, v4.4s
+	fadd	v17.4s, v17.4s, v0.4s
+	fadd	v18.4s, v18.4s, v1.4s
+	fadd	v19.4s, v19.4s, v2.4s
+	fadd	v20.4s, v20.4s, v3.4s
+	fadd	v21.4s, v21.4s, v4.4s
+	fadd	v22.4s, v22.4s, v0.4s
+	fadd	v23.4s, v23.4s, v1.4s
+	fadd	v24.4s, v24.4s, v2.4s
+	fadd	v25.4s, v25.4s, v3.4s
+	fadd	v26.4s, v26.4s, v4.4s
+	fadd	v27.4s, v27.4s, v0.4s
+	fadd	v28.4s, v28.4s, v1.4s
+	fadd	v29.4s, v29.4s, v2.4s
+	fadd	v30.4s, v30.4s, v3.4s
+	fadd	v31.4s, v31.4s, v4.4s
+	// clamp: fmax with dup(min), then fmin with dup(max); a NaN stays NaN, -0 < +0
+.Lep_clamp:
+	tbz	w9, #1, .Lstore_tile
+	add	x10, x6, #4
+	ld2r	{v5.4s, v6.4s}, [x10]
+	fmax	v12.4s, v12.4s, v5.4s
+	fmax	v13.4s, v13.4s, v5.4s
+	fmax	v14.4s, v14.4s, v5.4s
+	fmax	v15.4s, v15.4s, v5.4s
+	fmax	v16.4s, v16.4s, v5.4s
+	fmax	v17.4s, v17.4s, v5.4s
+	fmax	v18.4s, v18.4s, v5.4s
+	fmax	v19.4s, v19.4s, v5.4s
+	fmax	v20.4s, v20.4s, v5.4s
+	fmax	v21.4s, v21.4s, v5.4s
+	fmax	v22.4s, v22.4s, v5.4s
+	fmax	v23.4s, v23.4s, v5.4s
+	fmax	v24.4s, v24.4s, v5.4s
+	fmax	v25.4s, v25.4s, v5.4s
+	fmax	v26.4s, v26.4s, v5.4s
+	fmax	v27.4s, v27.4s, v5.4s
+	fmax	v28.4s, v28.4s, v5.4s
+	fmax	v29.4s, v29.4s, v5.4s
+	fmax	v30.4s, v30.4s, v5.4s
+	fmax	v31.4s, v31.4s, v5.4s
+	fmin	v12.4s, v12.4s, v6.4s
+	fmin	v13.4s, v13.4s, v6.4s
+	fmin	v14.4s, v14.4s, v6.4s
+	fmin	v15.4s, v15.4s, v6.4s
+	fmin	v16.4s, v16.4s, v6.4s
+	fmin	v17.4s, v17.4s, v6.4s
+	fmin	v18.4s, v18.4s, v6.4s
+	fmin	v19.4s, v19.4s, v6.4s
+	fmin	v20.4s, v20.4s, v6.4s
+	fmin	v21.4s, v21.4s, v6.4s
+	fmin	v22.4s, v22.4s, v6.4s
+	fmin	v23.4s, v23.4s, v6.4s
+	fmin	v24.4s, v24.4s, v6.4s
+	fmin	v25.4s, v25.4s, v6.4s
+	fmin	v26.4s, v26.4s, v6.4s
+	fmin	v27.4s, v27.4s, v6.4s
+	fmin	v28.4s, v28.4s, v6.4s
+	fmin	v29.4s, v29.4s, v6.4s
+	fmin	v30.4s, v30.4s, v6.4s
+	fmin	v31.4s, v31.4s, v6.4s
+	b	.Lstore_tile
 	.size	isf_ukernel_gemm_bf16_8x10x4_bf16, .-isf_ukernel_gemm_bf16_8x10x4_bf16
 
 	.section	.note.GNU-stack,"",%progbits
