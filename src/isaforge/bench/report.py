@@ -337,11 +337,12 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
             "addresses. `-d in_asm,exec,nochain -dfilter <libisaforge's range>` logs every block translated and "
             "every block executed; executions × the instructions of each block (decoded by llvm-objdump-19) give "
             "the counts. Per MAC means per useful M·N·K. *Hot-loop instr/MAC* is the ideal: the selected "
-            "kernel's hot loop alone. *Packing+driver share*: instructions outside `isf_ukernel_*`. *MAC check*: "
-            "MACs executed by the MAC instructions / M·N·K rounded up to whole MR×NR×KR tiles (1.0000 = every "
-            "tile counted exactly once). Not counted: the libc code libisaforge calls (named, with how often, "
-            "above: each call out of its range is counted as a call) and the reference (`ref`) variant, unless "
-            "asked for with `--variants`.",
+            "kernel's hot loop alone (its variant's row kernel's, MR = 1, for M below MR when the build has one). "
+            "*Packing+driver share*: instructions outside `isf_ukernel_*`. *MAC check*: MACs executed by the MAC "
+            "instructions / M·N·K rounded up to whole MR×NR×KR tiles, M not rounded when the variant has a row "
+            "kernel (1.0000 = every tile counted exactly once). Not counted: the libc code libisaforge calls "
+            "(named, with how often, above: each call out of its range is counted as a call) and the reference "
+            "(`ref`) variant, unless asked for with `--variants`.",
             "",
         ]
         for compiler in result.compilers:
