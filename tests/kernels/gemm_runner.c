@@ -7,6 +7,12 @@
  * Job: "ISFJ", u32 op, u32 cases, u32 flags, u64 a_bytes, u64 b_bytes, A, B, [u64 bias_bytes, bias], [f32 lo, f32 hi],
  *   then per case u64 m n k lda ldb ldc.
  *   flags bit 0: go through isf_pack_b + isf_gemm_packed instead of the one-call API.
+ *   flags bit 1: guard pages. A, B, C and the packed-B buffer (sized exactly by isf_packed_b_size) each get their
+ *     own mapping; the last byte the operand spans ((rows-1)·ld + cols elements) ends exactly at a PROT_NONE page,
+ *     and a PROT_NONE page sits before the mapping, so reading past A/B or writing past C/packed faults (SIGSEGV).
+ *     Each case's A and B are copied from the job's buffers into their mappings, which then turn read-only (as
+ *     does the packed buffer once packed): the library must not write its inputs either. A plan's bias (its n
+ *     values) gets such a mapping too.
  *   flags bit 2: go through a plan instead: isf_gemm_create (the case's B as ISF_WEIGHTS_KN weights, ldw = ldb),
  *     isf_gemm_run (flags 0), isf_gemm_destroy. The status is create's, or run's. Not with bit 0.
  *   flags bit 3 (plan only): bias_bytes and the bias follow B: C's element type, at least the widest case's n
@@ -14,12 +20,6 @@
  *   flags bit 4 (plan only): lo and hi follow (the bias): the plan clamps C to [lo, hi] (ISF_GEMM_CLAMP).
  *   isaforge bench counts one plan run by the executions between isf_gemm_run's entry and isf_gemm_destroy's, so
  *   plan mode calls nothing else of the library in between.
- *   flags bit 1: guard pages. A, B, C and the packed-B buffer (sized exactly by isf_packed_b_size) each get their
- *     own mapping; the last byte the operand spans ((rows-1)·ld + cols elements) ends exactly at a PROT_NONE page,
- *     and a PROT_NONE page sits before the mapping, so reading past A/B or writing past C/packed faults (SIGSEGV).
- *     Each case's A and B are copied from the job's buffers into their mappings, which then turn read-only (as
- *     does the packed buffer once packed): the library must not write its inputs either. A plan's bias (its n
- *     values) gets such a mapping too.
  *
  * Out, per case: i32 status, then G guard elements, the m×ldc block of C, G guard elements, where
  *   G = 8·ldc + 512 / sizeof(output element)
