@@ -214,3 +214,12 @@ def test_an_int32_clamp_is_refused(tmp_path: Path) -> None:
     a, b = gemmjob.random_operands(types, [CASE], seed=1)
     with pytest.raises(ValueError, match="integer output"):
         gemmjob.write_job(tmp_path / "x.job", types, a, b, [CASE], plan=True, epilogue=Epilogue(None, (0, 1)))
+
+
+def test_the_bound_is_infinite_where_gamma_bounds_nothing() -> None:
+    """binary16 accumulation over 2304 terms: (k+1)·2^-11 > 1, so γ is no bound (it would be negative)."""
+    types = gemmjob.op_types("gemm_f16")
+    av, bv = np.ones((2, 2304)), np.ones((2304, 3))
+    narrow = load().ops["gemm_f16"].narrow_accumulation[0]
+    assert np.all(np.isinf(gemmjob.error_bound(types, narrow, av, bv, 2304)))
+    assert np.all(np.isfinite(gemmjob.error_bound(types, narrow, av[:, :1000], bv[:1000], 1000)))

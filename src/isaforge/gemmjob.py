@@ -211,7 +211,8 @@ def error_bound(
     blocks — so the classic recursive-summation bound holds for all, with u the unit roundoff of that type:
     2^-24 for fp32; 2^-11 for the variants the catalogue lists under the op's `narrow_accumulation`; bfloat16
     matrix instructions (BFMMLA) may round to odd inside, so bf16 gets u = 2^-23. A clamp moves no two values
-    further apart, so the bound holds after it too.
+    further apart, so the bound holds after it too. Past (t+1)·u ≥ 1 (binary16 sums of 2047 terms or more) γ
+    bounds nothing: the bound is infinite there, and only the NaN/Inf pattern is checked.
     """
     u = F32_UNIT_ROUNDOFF
     if variant in load().ops[types.op].narrow_accumulation:
@@ -220,6 +221,8 @@ def error_bound(
         u = 2 * F32_UNIT_ROUNDOFF
     terms = k + (bias is not None)
     j = (terms + 1) * u
+    if j >= 1:
+        return np.full((av.shape[0], bv.shape[1]), np.inf)
     magnitude = np.abs(av) @ np.abs(bv)
     value = av @ bv
     if bias is not None:

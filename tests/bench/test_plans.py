@@ -5,11 +5,13 @@ fabricated counts with known answers; then the command line's refusals and one q
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from isaforge.bench import plans, qemu_count, report
+from isaforge.bench.mca import macs
 from isaforge.bench.mca.objcode import Insn
 from isaforge.bench.qemu_count import PLAIN, PLAN, PLAN_EPILOGUE, CodeRange, RunCount, Shape, StaticRunner
 from isaforge.catalogue import load, parse_kernel_name
@@ -110,6 +112,30 @@ def test_the_bulk_kernel_is_the_row_kernel_below_mr_and_the_full_one_above():
     assert r.loop_kernel(full, Shape(49, 256, 2304)) == full
     assert r.hot_loop_ideal(row) == pytest.approx(8 / 64)  # not 8 / 128: the zero row's MACs do not count
     assert runner().row_kernel(kernel("gemm_f32_8x12_neon")) is None  # no row kernel built: the full one
+
+
+def test_a_row_kernel_run_counts_useful_macs_and_m_is_not_padded():
+    """m = 1 through the row kernel: 8 k blocks, one loop iteration each (4 smmla = 64 useful MACs = 1·8·8)."""
+    r = matrix_runner()
+    body = r.functions["isf_ukernel_gemm_s8_1x8x8_i8mm"]
+    r.insns = {i.addr: i for i in body}
+    r.code = CodeRange(0x10, 0x30, ((0x10, 0x30, "isf_ukernel_gemm_s8_1x8x8_i8mm"),))
+    ran = qemu_count.ExecLog(executions=Counter({i.addr: 8 for i in body}), window_opened=True, window_closed=True)
+    rc = r.tally(kernel("gemm_s8_8x8x8_i8mm"), Shape(1, 8, 64), ran, PLAN)
+    assert rc.macs_by_kernel == {"gemm_s8_1x8x8_i8mm": 512} and rc.macs_executed == 512
+    assert rc.padded_macs == 512 and rc.mac_check == 1.0  # not 8 rows: the row kernel took the one row
+    assert rc.loop_kernel == "gemm_s8_1x8x8_i8mm" and rc.over_hot_loop == pytest.approx(1.0)
+
+
+def test_the_hot_loop_is_an_innermost_loop():
+    """A jump back from out-of-line code to before the loop closes a range around it with more MACs: not a loop
+    the kernel spends its time in."""
+    fmla = [Insn(a, "fmla", ("v16.4s", "v0.4s", "v4.s[0]")) for a in (0x10, 0x14, 0x20, 0x24, 0x28)]
+    code = [Insn(0x8, "cbz", ("x0", "0x30"), target=0x30), *fmla[:2], Insn(0x18, "b.ne", ("0x10",), target=0x10),
+            Insn(0x1C, "ret", ()), *fmla[2:], Insn(0x2C, "b", ("0x8",), target=0x8)]  # fmt: skip
+    code.sort(key=lambda i: i.addr)
+    loop = macs.hot_loop(code, "fmla v.4s[i]")
+    assert loop is not None and (loop.start, loop.end) == (0x10, 0x18)
 
 
 def test_only_the_kernel_the_variant_runs_a_gemm_with_is_benchmarked():

@@ -320,11 +320,12 @@ def markdown(
             out += [
                 "*Bulk kernel*: the kernel meant to do most of the MACs, whose hot loop is the ideal: the variant's "
                 "row kernel (MR = 1, reading the full kernel's panels) for m below MR when the build has one, else "
-                "the full kernel. For a row kernel built on 2-row matrix instructions (smmla, bfmmla with a zero "
-                "second row) only the useful MACs count (MR·NR·KR per k block), half the instruction's nominal "
-                "ones. *MAC check*: useful MACs executed / M·N·K with N and K rounded up to whole tiles and M to "
-                "whole MR only when the variant has no row kernel (1.0000: no row of A padded). *Useful MACs by "
-                "kernel*: who did the work, as counted.",
+                "the full kernel. For a row kernel built on 2-row matrix instructions (smmla, bfmmla: a zero "
+                "second row, or another k block's A there) only the useful MACs count, MR·NR·KR per k block: half "
+                "the instruction's nominal ones, as a 1-row C can use at most half of a 2×2 tile. *MAC check*: "
+                "useful MACs executed / M·N·K with N and K rounded up to whole tiles, and M to whole MR unless the "
+                "row kernel ran (1.0000: every tile counted once). *Useful MACs by kernel*: who did the work, as "
+                "counted: a full kernel at m = 1 means A was padded to MR rows.",
                 "",
                 _small_m_table(small),
                 "",

@@ -357,8 +357,8 @@ def _round_up(x: int, to: int) -> int:
 
 
 def padded_macs(kernel: KernelName, shape: Shape, sve_bits: int, row_kernel: bool = False) -> int:
-    """M·N·K rounded up to whole tiles. `row_kernel`: the variant has a kernel of one row reading the same panels,
-    which the driver runs on the rows a full tile would pad (m below MR, the last m % MR): M is not rounded up."""
+    """M·N·K rounded up to whole tiles. `row_kernel`: the driver ran the variant's kernel of one row (reading the
+    same panels) on the rows a full tile would pad (m below MR, the last m % MR): M is not rounded up."""
     nr = kernel.nr * sve_bits // 128 if load().variant(kernel.variant).scalable else kernel.nr
     rows = shape.m if row_kernel else _round_up(shape.m, kernel.mr)
     return rows * _round_up(shape.n, nr) * _round_up(shape.k, kernel.kr)
@@ -493,7 +493,7 @@ class StaticRunner:
             shape.label,
             self.sve_bits,
             shape.macs,
-            padded_macs(kernel, shape, self.sve_bits, row_kernel=self.row_kernel(kernel) is not None),
+            padded_macs(kernel, shape, self.sve_bits),
             compiler=self.build.toolchain.compiler.name if self.build.toolchain else "",
             mode=mode,
             status=status,
@@ -532,6 +532,9 @@ class StaticRunner:
         rc.by_function = dict(by_function.most_common())
         rc.mac_mnemonics = dict(mnemonics.most_common())
         rc.macs_by_kernel = dict(by_kernel.most_common())
+        row = self.row_kernel(kernel)
+        if row is not None and by_kernel[row.name]:  # the rows a full tile would pad went to the row kernel
+            rc.padded_macs = padded_macs(kernel, shape, self.sve_bits, row_kernel=True)
         rc.calls_out = dict(sorted(calls_out.items()))
         return rc
 

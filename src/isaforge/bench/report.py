@@ -303,7 +303,7 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
         out += [
             f"Sanity: in {len(counted) - len(bad)} of {len(counted)} QEMU runs the MAC instructions "
             "executed exactly the MACs of M·N·K rounded up to whole MR×NR×KR tiles (e.g. smmla executions × 32; "
-            "M not rounded up where the variant has a row kernel)"
+            "M not rounded up where the variant's row kernel ran)"
             + (
                 ": " + ", ".join(f"{rc.kernel} {rc.shape} {rc.mode} ({rc.mac_check:.4f})" for rc in bad) + " do not"
                 if bad
@@ -339,8 +339,8 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
             "the counts. Per MAC means per useful M·N·K. *Hot-loop instr/MAC* is the ideal: the selected "
             "kernel's hot loop alone (its variant's row kernel's, MR = 1, for M below MR when the build has one). "
             "*Packing+driver share*: instructions outside `isf_ukernel_*`. *MAC check*: MACs executed by the MAC "
-            "instructions / M·N·K rounded up to whole MR×NR×KR tiles, M not rounded when the variant has a row "
-            "kernel (1.0000 = every tile counted exactly once). Not counted: the libc code libisaforge calls "
+            "instructions / M·N·K rounded up to whole MR×NR×KR tiles, M not rounded when the variant's row kernel "
+            "ran (1.0000 = every tile counted exactly once). Not counted: the libc code libisaforge calls "
             "(named, with how often, above: each call out of its range is counted as a call) and the reference "
             "(`ref`) variant, unless asked for with `--variants`.",
             "",
