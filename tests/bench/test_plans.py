@@ -218,7 +218,7 @@ def test_small_m_rows_and_goals():
     assert got["gemm_s8_8x8x8_i8mm", "49x256x2304"].why_not == "not supported by this build (status 3)"
     (m1, m1_met, m1_detail), (m49, m49_met, m49_detail) = plans.small_m_goals(rows)
     assert "1x1024x1024" in m1 and "1.30×" in m1 and m1_met is False
-    assert m1_detail.startswith("1 of 2 pass; worst gemm_s8_8x8x8_i8mm 8.00×")
+    assert m1_detail.startswith("1 of 2 pass; worst gemm_s8_8x8x8_i8mm 8.000×")
     assert "1.10×" in m49 and m49_met is True
     assert m49_detail.startswith("1 of 1 pass")
     assert "1 not counted (not supported by this build (status 3))" in m49_detail

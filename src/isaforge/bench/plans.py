@@ -255,7 +255,7 @@ def small_m_goals(rows: Sequence[SmallMRow]) -> list[tuple[str, bool | None, str
             continue
         judged = [r for r in mine if r.ratio is not None]
         worst = max(judged, key=lambda r: r.ratio or 0.0, default=None)
-        met, detail = _tally(mine, f"worst {worst.kernel} {worst.ratio:.2f}× ({worst.loop_kernel})" if worst else "")
+        met, detail = _tally(mine, f"worst {worst.kernel} {worst.ratio:.3f}× ({worst.loop_kernel})" if worst else "")
         out.append((title, met, detail))
     return out
 
@@ -300,7 +300,7 @@ def _small_m_table(rows: Sequence[SmallMRow]) -> str:
         check = f"{r.mac_check:.4f}" + ("" if r.mac_check_ok else " ✗")
         cells.append(
             [f"`{r.kernel}`", r.shape, f"{r.instructions:,}", f"{r.instructions_per_mac:.4f}", f"`{r.loop_kernel}`",
-             f"{r.loop_instructions_per_mac:.4f}", _num(r.ratio, ".2f") + "×", goal, check, _macs_split(r)]
+             f"{r.loop_instructions_per_mac:.4f}", _num(r.ratio, ".3f") + "×", goal, check, _macs_split(r)]
         )  # fmt: skip
     heads = ["Plan of", "M×N×K", "Run instructions", "Instr/MAC", "Bulk kernel", "Its hot loop instr/MAC", "Ratio",
              "Goal", "MAC check", "Useful MACs by kernel"]  # fmt: skip
