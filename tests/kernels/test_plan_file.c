@@ -23,14 +23,15 @@ static void put_output(isf_op op, void *buf, size_t i, int v) {
 
 static size_t c_bytes(isf_op op) { return (size_t)M * N * isf_ops[op].out_bytes; }
 
+/* Buffers aligned for their element type: AArch32 faults on misaligned multi-word accesses. */
 static int run(isf_op op, const isf_gemm *g, unsigned char *c) {
-    static unsigned char a[M * K * MAX_ELEM];
+    static _Alignas(16) unsigned char a[M * K * MAX_ELEM];
     fill_matrix(op, a, M, K, K, 1);
     return isf_gemm_run(g, M, a, K, c, N, 0) == ISF_OK;
 }
 
 static int export_plan(const char *path, isf_op op) {
-    static unsigned char w[N * K * MAX_ELEM], bias[N * MAX_ELEM], c[M * N * MAX_ELEM];
+    static _Alignas(16) unsigned char w[N * K * MAX_ELEM], bias[N * MAX_ELEM], c[M * N * MAX_ELEM];
     fill_matrix(op, w, N, K, K, 2); /* W[n][k] */
     for (size_t j = 0; j < N; j++) {
         put_output(op, bias, j, small_value(j, 0, 4));
@@ -71,7 +72,7 @@ static int import_plan(const char *path, isf_op op) {
     snprintf(out_path, sizeof out_path, "%s.c", path);
     size_t size = 0, c_size = 0;
     unsigned char *bytes = read_file(path, &size), *want = read_file(out_path, &c_size);
-    static unsigned char c[M * N * MAX_ELEM];
+    static _Alignas(16) unsigned char c[M * N * MAX_ELEM];
     isf_gemm *g = NULL;
     isf_status st = isf_gemm_import(bytes, size, &g);
     int ok = 0;

@@ -4,17 +4,80 @@
 
 #include "isf_internal.h"
 
-static inline void store_row(uint16_t *c, float16x8_t lo, float16x8_t hi, int accumulate) {
+static inline float16x8_t load_f16(const uint16_t *p) { return vreinterpretq_f16_u16(vld1q_u16(p)); }
+
+/* The epilogue's operands for the tile (binary16, as C): loaded once, not per row, and only for the steps it runs. */
+typedef struct {
+    float16x8_t bias_lo, bias_hi, min, max;
+} epilogue_regs;
+
+static inline __attribute__((always_inline)) epilogue_regs load_epilogue(const isf_epilogue *ep, uint32_t steps) {
+    epilogue_regs e = {0};
+    if (steps & ISF_EPILOGUE_BIAS) {
+        const uint16_t *bias = ep->bias;
+        e.bias_lo = load_f16(bias);
+        e.bias_hi = load_f16(bias + 8);
+    }
+    if (steps & ISF_EPILOGUE_CLAMP) {
+        e.min = vreinterpretq_f16_u16(vdupq_n_u16(ep->min_f16));
+        e.max = vreinterpretq_f16_u16(vdupq_n_u16(ep->max_f16));
+    }
+    return e;
+}
+
+/* VMAX then VMIN: a NaN stays NaN (the default NaN: A32 Advanced SIMD always runs with FPSCR.DN set). */
+static inline float16x8_t clamp(float16x8_t x, const epilogue_regs *e) {
+    return vminq_f16(vmaxq_f16(x, e->min), e->max);
+}
+
+/* The old C, then the epilogue, in binary16 like the accumulation. `steps` is a constant at every call, so each
+ * combination of steps is straight-line code. */
+static inline __attribute__((always_inline)) void store_row(uint16_t *c, float16x8_t lo, float16x8_t hi, int accumulate,
+                                                            uint32_t steps, const epilogue_regs *e) {
     if (accumulate) {
-        lo = vaddq_f16(lo, vreinterpretq_f16_u16(vld1q_u16(c)));
-        hi = vaddq_f16(hi, vreinterpretq_f16_u16(vld1q_u16(c + 8)));
+        lo = vaddq_f16(lo, load_f16(c));
+        hi = vaddq_f16(hi, load_f16(c + 8));
+    }
+    if (steps & ISF_EPILOGUE_BIAS) {
+        lo = vaddq_f16(lo, e->bias_lo);
+        hi = vaddq_f16(hi, e->bias_hi);
+    }
+    if (steps & ISF_EPILOGUE_CLAMP) {
+        lo = clamp(lo, e);
+        hi = clamp(hi, e);
     }
     vst1q_u16(c, vreinterpretq_u16_f16(lo));
     vst1q_u16(c + 8, vreinterpretq_u16_f16(hi));
 }
 
+#define TILE_STORE(steps, acc)                              \
+    do {                                                    \
+        const epilogue_regs e = load_epilogue(ep, (steps)); \
+        store_row(pc, c00, c01, acc, steps, &e);            \
+        store_row(pc + ldc, c10, c11, acc, steps, &e);      \
+        store_row(pc + 2 * ldc, c20, c21, acc, steps, &e);  \
+        store_row(pc + 3 * ldc, c30, c31, acc, steps, &e);  \
+    } while (0)
+
 /* The panels are binary16 bits (uint16_t); load them as such and reinterpret, which costs nothing. */
 static inline float16x8_t load_dup(const uint16_t *p) { return vreinterpretq_f16_u16(vld1q_dup_u16(p)); }
+
+/* The tile's store for the epilogue's `steps` with both steps and `acc` constants, so that each combination is
+ * straight-line code (clang tests `accumulate` per row otherwise); bits with no step here (int32 ones) are ignored. */
+#define TILE_STORE_STEPS(acc)                                            \
+    do {                                                                 \
+        if (steps & ISF_EPILOGUE_CLAMP) {                                \
+            if (steps & ISF_EPILOGUE_BIAS) {                             \
+                TILE_STORE(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP, acc); \
+            } else {                                                     \
+                TILE_STORE(ISF_EPILOGUE_CLAMP, acc);                     \
+            }                                                            \
+        } else if (steps & ISF_EPILOGUE_BIAS) {                          \
+            TILE_STORE(ISF_EPILOGUE_BIAS, acc);                          \
+        } else {                                                         \
+            TILE_STORE(ISF_EPILOGUE_NONE, acc);                          \
+        }                                                                \
+    } while (0)
 
 ISF_UKERNEL(gemm_f16_4x16_fp16) {
     const uint16_t *pa = __builtin_assume_aligned(a, 64);
@@ -46,8 +109,14 @@ ISF_UKERNEL(gemm_f16_4x16_fp16) {
         // isf-hot-loop-end
     }
 
-    store_row(pc, c00, c01, accumulate);
-    store_row(pc + ldc, c10, c11, accumulate);
-    store_row(pc + 2 * ldc, c20, c21, accumulate);
-    store_row(pc + 3 * ldc, c30, c31, accumulate);
+    /* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch, laid out as
+     * the fall-through path, where the compilers unswitch `accumulate` themselves as they did before. */
+    const uint32_t steps = ep->steps;
+    if (__builtin_expect(steps == ISF_EPILOGUE_NONE, 1)) {
+        TILE_STORE(ISF_EPILOGUE_NONE, accumulate);
+    } else if (accumulate) {
+        TILE_STORE_STEPS(1);
+    } else {
+        TILE_STORE_STEPS(0);
+    }
 }

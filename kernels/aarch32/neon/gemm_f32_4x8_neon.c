@@ -3,15 +3,77 @@
 
 #include "isf_internal.h"
 
-/* Adding C after the loop (not seeding the accumulators with it) keeps one code path for the k loop. */
-static inline void store_row(float *c, float32x4_t lo, float32x4_t hi, int accumulate) {
+/* The epilogue's operands for the tile, loaded once (not per row) and only for the steps it runs. */
+typedef struct {
+    float32x4_t bias_lo, bias_hi, min, max;
+} epilogue_regs;
+
+static inline __attribute__((always_inline)) epilogue_regs load_epilogue(const isf_epilogue *ep, uint32_t steps) {
+    epilogue_regs e = {0};
+    if (steps & ISF_EPILOGUE_BIAS) {
+        const float *bias = ep->bias;
+        e.bias_lo = vld1q_f32(bias);
+        e.bias_hi = vld1q_f32(bias + 4);
+    }
+    if (steps & ISF_EPILOGUE_CLAMP) {
+        e.min = vdupq_n_f32(ep->min);
+        e.max = vdupq_n_f32(ep->max);
+    }
+    return e;
+}
+
+/* VMAX then VMIN: a NaN stays NaN (the default NaN: A32 Advanced SIMD always runs with FPSCR.DN set). */
+static inline float32x4_t clamp(float32x4_t x, const epilogue_regs *e) {
+    return vminq_f32(vmaxq_f32(x, e->min), e->max);
+}
+
+/*
+ * Adding C after the loop (not seeding the accumulators with it) keeps one code path for the k loop; the epilogue
+ * follows. `steps` is a constant at every call, so each combination of steps is straight-line code.
+ */
+static inline __attribute__((always_inline)) void store_row(float *c, float32x4_t lo, float32x4_t hi, int accumulate,
+                                                            uint32_t steps, const epilogue_regs *e) {
     if (accumulate) {
         lo = vaddq_f32(lo, vld1q_f32(c));
         hi = vaddq_f32(hi, vld1q_f32(c + 4));
     }
+    if (steps & ISF_EPILOGUE_BIAS) {
+        lo = vaddq_f32(lo, e->bias_lo);
+        hi = vaddq_f32(hi, e->bias_hi);
+    }
+    if (steps & ISF_EPILOGUE_CLAMP) {
+        lo = clamp(lo, e);
+        hi = clamp(hi, e);
+    }
     vst1q_f32(c, lo);
     vst1q_f32(c + 4, hi);
 }
+
+#define TILE_STORE(steps, acc)                              \
+    do {                                                    \
+        const epilogue_regs e = load_epilogue(ep, (steps)); \
+        store_row(pc, c00, c01, acc, steps, &e);            \
+        store_row(pc + ldc, c10, c11, acc, steps, &e);      \
+        store_row(pc + 2 * ldc, c20, c21, acc, steps, &e);  \
+        store_row(pc + 3 * ldc, c30, c31, acc, steps, &e);  \
+    } while (0)
+
+/* The tile's store for the epilogue's `steps` with both steps and `acc` constants, so that each combination is
+ * straight-line code (clang tests `accumulate` per row otherwise); bits with no step here (int32 ones) are ignored. */
+#define TILE_STORE_STEPS(acc)                                            \
+    do {                                                                 \
+        if (steps & ISF_EPILOGUE_CLAMP) {                                \
+            if (steps & ISF_EPILOGUE_BIAS) {                             \
+                TILE_STORE(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP, acc); \
+            } else {                                                     \
+                TILE_STORE(ISF_EPILOGUE_CLAMP, acc);                     \
+            }                                                            \
+        } else if (steps & ISF_EPILOGUE_BIAS) {                          \
+            TILE_STORE(ISF_EPILOGUE_BIAS, acc);                          \
+        } else {                                                         \
+            TILE_STORE(ISF_EPILOGUE_NONE, acc);                          \
+        }                                                                \
+    } while (0)
 
 ISF_UKERNEL(gemm_f32_4x8_neon) {
     const float *pa = __builtin_assume_aligned(a, 64);
@@ -43,8 +105,14 @@ ISF_UKERNEL(gemm_f32_4x8_neon) {
         // isf-hot-loop-end
     }
 
-    store_row(pc, c00, c01, accumulate);
-    store_row(pc + ldc, c10, c11, accumulate);
-    store_row(pc + 2 * ldc, c20, c21, accumulate);
-    store_row(pc + 3 * ldc, c30, c31, accumulate);
+    /* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch, laid out as
+     * the fall-through path, where the compilers unswitch `accumulate` themselves as they did before. */
+    const uint32_t steps = ep->steps;
+    if (__builtin_expect(steps == ISF_EPILOGUE_NONE, 1)) {
+        TILE_STORE(ISF_EPILOGUE_NONE, accumulate);
+    } else if (accumulate) {
+        TILE_STORE_STEPS(1);
+    } else {
+        TILE_STORE_STEPS(0);
+    }
 }

@@ -28,12 +28,49 @@
 
 static inline float16x8_t load_f16(const uint16_t *p) { return vreinterpretq_f16_u16(vld1q_u16(p)); }
 
-/* The old C is added only here, after the k loop, so the loop touches no memory but the panels. */
-static inline void store_row(uint16_t *c, float16x8_t x0, float16x8_t x1, float16x8_t x2, int accumulate) {
+/* The epilogue's operands for the tile (binary16, as C): loaded once, not per row, and only for the steps it runs. */
+typedef struct {
+    float16x8_t bias0, bias1, bias2, lo, hi;
+} epilogue_regs;
+
+static inline __attribute__((always_inline)) epilogue_regs load_epilogue(const isf_epilogue *ep, uint32_t steps) {
+    epilogue_regs e = {0};
+    if (steps & ISF_EPILOGUE_BIAS) {
+        const uint16_t *bias = ep->bias;
+        e.bias0 = load_f16(bias);
+        e.bias1 = load_f16(bias + 8);
+        e.bias2 = load_f16(bias + 16);
+    }
+    if (steps & ISF_EPILOGUE_CLAMP) {
+        e.lo = vreinterpretq_f16_u16(vdupq_n_u16(ep->min_f16));
+        e.hi = vreinterpretq_f16_u16(vdupq_n_u16(ep->max_f16));
+    }
+    return e;
+}
+
+/* FMAX then FMIN (not FMAXNM/FMINNM): a NaN stays NaN, as the epilogue contract says. */
+static inline float16x8_t clamp(float16x8_t x, const epilogue_regs *e) { return vminq_f16(vmaxq_f16(x, e->lo), e->hi); }
+
+/*
+ * The old C is added only here, after the k loop, so the loop touches no memory but the panels; then the epilogue,
+ * in binary16 like the accumulation. `steps` is a constant at every call: each combination is straight-line code.
+ */
+static inline __attribute__((always_inline)) void store_row(uint16_t *c, float16x8_t x0, float16x8_t x1, float16x8_t x2,
+                                                            int accumulate, uint32_t steps, const epilogue_regs *e) {
     if (accumulate) {
         x0 = vaddq_f16(x0, load_f16(c));
         x1 = vaddq_f16(x1, load_f16(c + 8));
         x2 = vaddq_f16(x2, load_f16(c + 16));
+    }
+    if (steps & ISF_EPILOGUE_BIAS) {
+        x0 = vaddq_f16(x0, e->bias0);
+        x1 = vaddq_f16(x1, e->bias1);
+        x2 = vaddq_f16(x2, e->bias2);
+    }
+    if (steps & ISF_EPILOGUE_CLAMP) {
+        x0 = clamp(x0, e);
+        x1 = clamp(x1, e);
+        x2 = clamp(x2, e);
     }
     vst1q_u16(c, vreinterpretq_u16_f16(x0));
     vst1q_u16(c + 8, vreinterpretq_u16_f16(x1));
@@ -63,7 +100,36 @@ static inline float16_t load_scalar_f16(const uint16_t *p) {
     c##r##1 = vfmaq_laneq_f16(c##r##1, b1, a0, r); \
     c##r##2 = vfmaq_laneq_f16(c##r##2, b2, a0, r)
 #endif
-#define ACC_STORE(r) store_row(out + (r) * ldc, c##r##0, c##r##1, c##r##2, accumulate)
+#define ACC_STORE(r, steps, acc) store_row(out + (r) * ldc, c##r##0, c##r##1, c##r##2, acc, steps, &e)
+#define TILE_STORE(steps, acc)                              \
+    do {                                                    \
+        const epilogue_regs e = load_epilogue(ep, (steps)); \
+        ACC_STORE(0, steps, acc);                           \
+        ACC_STORE(1, steps, acc);                           \
+        ACC_STORE(2, steps, acc);                           \
+        ACC_STORE(3, steps, acc);                           \
+        ACC_STORE(4, steps, acc);                           \
+        ACC_STORE(5, steps, acc);                           \
+        ACC_STORE(6, steps, acc);                           \
+        ACC_STORE(7, steps, acc);                           \
+    } while (0)
+
+/* The tile's store for the epilogue's `steps` with both steps and `acc` constants, so that each combination is
+ * straight-line code (clang tests `accumulate` per row otherwise); bits with no step here (int32 ones) are ignored. */
+#define TILE_STORE_STEPS(acc)                                            \
+    do {                                                                 \
+        if (steps & ISF_EPILOGUE_CLAMP) {                                \
+            if (steps & ISF_EPILOGUE_BIAS) {                             \
+                TILE_STORE(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP, acc); \
+            } else {                                                     \
+                TILE_STORE(ISF_EPILOGUE_CLAMP, acc);                     \
+            }                                                            \
+        } else if (steps & ISF_EPILOGUE_BIAS) {                          \
+            TILE_STORE(ISF_EPILOGUE_BIAS, acc);                          \
+        } else {                                                         \
+            TILE_STORE(ISF_EPILOGUE_NONE, acc);                          \
+        }                                                                \
+    } while (0)
 
 ISF_UKERNEL(gemm_f16_8x24_fp16) {
     const uint16_t *pa = a;
@@ -95,12 +161,14 @@ ISF_UKERNEL(gemm_f16_8x24_fp16) {
         // isf-hot-loop-end
     }
 
-    ACC_STORE(0);
-    ACC_STORE(1);
-    ACC_STORE(2);
-    ACC_STORE(3);
-    ACC_STORE(4);
-    ACC_STORE(5);
-    ACC_STORE(6);
-    ACC_STORE(7);
+    /* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch, laid out as
+     * the fall-through path, where the compilers unswitch `accumulate` themselves as they did before. */
+    const uint32_t steps = ep->steps;
+    if (__builtin_expect(steps == ISF_EPILOGUE_NONE, 1)) {
+        TILE_STORE(ISF_EPILOGUE_NONE, accumulate);
+    } else if (accumulate) {
+        TILE_STORE_STEPS(1);
+    } else {
+        TILE_STORE_STEPS(0);
+    }
 }

@@ -3,11 +3,16 @@
 
 #include "isf_internal.h"
 
-/* Folds the four partial sums of each (row, column) accumulator into one int32x4 row of C. */
-static inline void store_row(int32_t *c, int32x4_t s0, int32x4_t s1, int32x4_t s2, int32x4_t s3, int accumulate) {
+/* Folds the four partial sums of each (row, column) accumulator into one int32x4 row of C, adds the old C, then
+ * the bias (the only step of int32 output; it wraps, as int32 addition does here). */
+static inline __attribute__((always_inline)) void store_row(int32_t *c, int32x4_t s0, int32x4_t s1, int32x4_t s2,
+                                                            int32x4_t s3, int accumulate, int has_bias,
+                                                            int32x4_t bias) {
     int32x4_t row = vpaddq_s32(vpaddq_s32(s0, s1), vpaddq_s32(s2, s3));
     if (accumulate)
         row = vaddq_s32(row, vld1q_s32(c));
+    if (has_bias)
+        row = vaddq_s32(row, bias);
     vst1q_s32(c, row);
 }
 
@@ -24,7 +29,17 @@ static inline void store_row(int32_t *c, int32x4_t s0, int32x4_t s1, int32x4_t s
     MAC(r, 1);     \
     MAC(r, 2);     \
     MAC(r, 3)
-#define ACC_STORE(r) store_row(out + (r) * ldc, c##r##0, c##r##1, c##r##2, c##r##3, accumulate)
+#define ACC_STORE(r, has_bias) \
+    store_row(out + (r) * ldc, c##r##0, c##r##1, c##r##2, c##r##3, accumulate, has_bias, bias)
+/* `has_bias` a constant, so the store without it is the same code as before the epilogue existed. */
+#define TILE_STORE(has_bias)                                                      \
+    do {                                                                          \
+        const int32x4_t bias = (has_bias) ? vld1q_s32(ep->bias) : vdupq_n_s32(0); \
+        ACC_STORE(0, has_bias);                                                   \
+        ACC_STORE(1, has_bias);                                                   \
+        ACC_STORE(2, has_bias);                                                   \
+        ACC_STORE(3, has_bias);                                                   \
+    } while (0)
 
 /* GCC's pre-allocation scheduler hoists all 32 smull above the sadalps and then spills accumulators in the
  * k loop (seen with GCC 12 -O2); clang needs no help. */
@@ -57,8 +72,10 @@ ISF_NO_PRE_RA_SCHED ISF_UKERNEL(gemm_s8_4x4x16_neon) {
         // isf-hot-loop-end
     }
 
-    ACC_STORE(0);
-    ACC_STORE(1);
-    ACC_STORE(2);
-    ACC_STORE(3);
+    /* CLAMP is never asked of int32 output: only BIAS is looked at, for a load and a branch per tile. */
+    if (ep->steps & ISF_EPILOGUE_BIAS) {
+        TILE_STORE(1);
+    } else {
+        TILE_STORE(0);
+    }
 }

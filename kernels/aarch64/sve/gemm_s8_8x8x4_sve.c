@@ -22,7 +22,7 @@ static inline void store_row(int32_t *c, svbool_t pg, svint32_t x0, svint32_t x1
  * ld1rq replicates rows 0..3 (a0) or 4..7 (a1) into every 128-bit segment and sdot by element broadcasts one row
  * against all the columns of a B vector. Row r, columns [0, VL/32) in c<r>0, [VL/32, 2 VL/32) in c<r>1.
  */
-#define ACC_DECL(r) svint32_t c##r##0 = svdup_n_s32(0), c##r##1 = c##r##0
+#define ACC_DECL(r) svint32_t c##r##0 = seed0, c##r##1 = seed1
 #define ACC_DOT(r, av, lane)                         \
     c##r##0 = svdot_lane_s32(c##r##0, b0, av, lane); \
     c##r##1 = svdot_lane_s32(c##r##1, b1, av, lane)
@@ -34,6 +34,16 @@ ISF_UKERNEL(gemm_s8_8x8x4_sve) {
     int32_t *out = c;
     const svbool_t pg = svptrue_b8(); /* the tile is always full */
     const size_t nb = 2 * svcntb();   /* B bytes per block */
+    /*
+     * The epilogue's BIAS (the only step of int32 output) seeds the accumulators instead of zero: int32 addition
+     * wraps, so bias + sums (+ old C) is bit for bit the contract's sums (+ old C) + bias, and the step costs a load
+     * and a branch per tile, not 16 additions. CLAMP is never asked of int32 output.
+     */
+    svint32_t seed0 = svdup_n_s32(0), seed1 = seed0;
+    if (ep->steps & ISF_EPILOGUE_BIAS) {
+        seed0 = svld1_s32(pg, ep->bias);
+        seed1 = svld1_vnum_s32(pg, ep->bias, 1);
+    }
     /* 16 accumulators + 2 A + 2 B = 20 of 32 Z registers; 4 loads per 16 sdot. */
     ACC_DECL(0);
     ACC_DECL(1);
