@@ -12,7 +12,7 @@ import pytest
 
 from isaforge import gemmjob
 from isaforge.catalogue import load
-from isaforge.gemmjob import Case, OpTypes
+from isaforge.gemmjob import NO_EPILOGUE, Case, Epilogue, OpTypes
 
 OPS = tuple(load().ops)
 CASE = Case(m=3, n=5, k=7, lda=9, ldb=6, ldc=8)  # padding after every row, the last one included
@@ -20,28 +20,43 @@ CASE = Case(m=3, n=5, k=7, lda=9, ldb=6, ldc=8)  # padding after every row, the 
 Spoil = Callable[[np.ndarray, np.ndarray], None]  # (flat result with guards, m×ldc view of C)
 
 
-def runner_output(types: OpTypes, a: np.ndarray, b: np.ndarray, case: Case, spoil: Spoil | None) -> bytes:
-    """One case as a correct runner writes it (sentinel everywhere but the m×n window, which holds A·B), then
-    `spoil`ed."""
+def runner_output(
+    types: OpTypes, a: np.ndarray, b: np.ndarray, case: Case, spoil: Spoil | None, epilogue: Epilogue = NO_EPILOGUE
+) -> bytes:
+    """One case as a correct runner writes it (sentinel everywhere but the m×n window, which holds A·B, or, with an
+    epilogue, clamp(A·B + bias) computed independently of the oracle), then `spoil`ed."""
     guard = gemmjob.guard_elements(types, case)
     count = 2 * guard + case.m * case.ldc
     flat = np.frombuffer(bytes([gemmjob.SENTINEL_BYTE]) * count * types.out_dtype.itemsize, types.out_dtype).copy()
     block = flat[guard:-guard].reshape(case.m, case.ldc)
     av, bv = (gemmjob.to_float64(types, x) for x in gemmjob.operand_views(a, b, case))
-    block[:, : case.n] = av @ bv
+    window = av @ bv
+    if epilogue.bias is not None:
+        window = window + epilogue.bias[: case.n].astype(np.float64)
+    if epilogue.clamp is not None:
+        window = np.clip(window, *epilogue.clamp)
+    block[:, : case.n] = window
     if spoil is not None:
         spoil(flat, block)
     return struct.pack("<i", 0) + flat.tobytes()
 
 
-def check(op: str, tmp_path: Path, spoil: Spoil | None = None, status: int = 0) -> str | None:
+def check(
+    op: str,
+    tmp_path: Path,
+    spoil: Spoil | None = None,
+    status: int = 0,
+    written: Epilogue = NO_EPILOGUE,
+    checked: Epilogue = NO_EPILOGUE,
+) -> str | None:
+    """The case written with the `written` epilogue applied, checked by an oracle told `checked`."""
     types = gemmjob.op_types(op)
     a, b = gemmjob.random_operands(types, [CASE], seed=5)
-    data = runner_output(types, a, b, CASE, spoil)
+    data = runner_output(types, a, b, CASE, spoil, written)
     path = tmp_path / "case.out"
     path.write_bytes(struct.pack("<i", status) + data[4:])
     (result,) = gemmjob.read_results(path, types, [CASE])
-    return gemmjob.check_case(types, "ref", a, b, CASE, result)
+    return gemmjob.check_case(types, "ref", a, b, CASE, result, checked)
 
 
 def fails(op: str, tmp_path: Path, spoil: Spoil, *words: str) -> None:
@@ -129,3 +144,82 @@ def test_trailing_bytes_in_a_result_file_are_an_error(tmp_path: Path) -> None:
     path.write_bytes(runner_output(types, a, b, CASE, None) + b"\0")
     with pytest.raises(ValueError, match="trailing"):
         gemmjob.read_results(path, types, [CASE])
+
+
+# -- plans and their epilogue -------------------------------------------------------------------------------------
+def epilogue(op: str) -> Epilogue:
+    return gemmjob.random_epilogue(gemmjob.op_types(op), CASE.n, seed=9, clamp=(-0.75, 1.5))
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_an_epilogue_applied_passes_and_one_left_out_fails(op: str, tmp_path: Path) -> None:
+    ep = epilogue(op)
+    assert check(op, tmp_path, written=ep, checked=ep) is None
+    assert check(op, tmp_path, written=NO_EPILOGUE, checked=ep) is not None, "a missing bias passed"
+    assert check(op, tmp_path, written=ep, checked=NO_EPILOGUE) is not None, "an unexpected bias passed"
+    if ep.clamp is not None:
+        unclamped = Epilogue(ep.bias, None)
+        assert check(op, tmp_path, written=unclamped, checked=ep) is not None, "a missing clamp passed"
+        bias_only = check(op, tmp_path, written=Epilogue(None, ep.clamp), checked=ep)
+        assert bias_only is not None, "a clamp without the bias passed"
+
+
+def test_the_clamp_keeps_nan_and_turns_infinities_into_bounds() -> None:
+    types = gemmjob.op_types("gemm_f16")
+    x = np.array([np.nan, np.inf, -np.inf, 0.3, -0.3, 0.125])
+    got = gemmjob.clamped(types, x, -0.1, 0.2)  # bounds rounded to binary16, as the plan rounds them
+    assert np.isnan(got[0])
+    assert got[1] == got[3] == float(np.float16(0.2)) and got[2] == got[4] == float(np.float16(-0.1))
+    assert got[5] == 0.125
+
+
+def test_an_int32_bias_wraps_modulo_2_to_the_32() -> None:
+    assert gemmjob.wrap_int32(np.array([2.0**31, -(2.0**31) - 1, 5.0])).tolist() == [-(2.0**31), 2.0**31 - 1, 5.0]
+
+
+def test_the_job_file_carries_the_plan_flag_bias_and_bounds(tmp_path: Path) -> None:
+    types = gemmjob.op_types("gemm_f32")
+    a, b = gemmjob.random_operands(types, [CASE], seed=1)
+    ep = Epilogue(np.arange(6, dtype=np.float32), (-1.0, 2.0))
+    path = tmp_path / "plan.job"
+    gemmjob.write_job(path, types, a, b, [CASE], plan=True, epilogue=ep)
+    data = path.read_bytes()
+    flags = gemmjob.PLAN_FLAG | gemmjob.BIAS_FLAG | gemmjob.CLAMP_FLAG
+    assert data[:16] == b"ISFJ" + struct.pack("<III", types.index, 1, flags)
+    at = 32 + a.nbytes + b.nbytes
+    assert struct.unpack_from("<Q", data, at) == (24,)
+    assert np.array_equal(np.frombuffer(data, np.float32, 6, at + 8), ep.bias)
+    assert struct.unpack_from("<ff", data, at + 32) == (-1.0, 2.0)
+    assert len(data) == at + 40 + 6 * 8
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"epilogue": Epilogue(None, (0.0, 1.0))}, "needs plan"),
+        ({"plan": True, "packed": True}, "choose one"),
+        ({"plan": True, "epilogue": Epilogue(np.zeros(2, np.float32))}, "the widest case"),
+    ],
+)
+def test_job_files_the_runner_would_refuse_are_not_written(kwargs: dict, words: str, tmp_path: Path) -> None:
+    types = gemmjob.op_types("gemm_f32")
+    a, b = gemmjob.random_operands(types, [CASE], seed=1)
+    with pytest.raises(ValueError, match=words):
+        gemmjob.write_job(tmp_path / "x.job", types, a, b, [CASE], **kwargs)
+    assert not (tmp_path / "x.job").exists()
+
+
+def test_an_int32_clamp_is_refused(tmp_path: Path) -> None:
+    types = gemmjob.op_types("gemm_s8")
+    a, b = gemmjob.random_operands(types, [CASE], seed=1)
+    with pytest.raises(ValueError, match="integer output"):
+        gemmjob.write_job(tmp_path / "x.job", types, a, b, [CASE], plan=True, epilogue=Epilogue(None, (0, 1)))
+
+
+def test_the_bound_is_infinite_where_gamma_bounds_nothing() -> None:
+    """binary16 accumulation over 2304 terms: (k+1)·2^-11 > 1, so γ is no bound (it would be negative)."""
+    types = gemmjob.op_types("gemm_f16")
+    av, bv = np.ones((2, 2304)), np.ones((2304, 3))
+    narrow = load().ops["gemm_f16"].narrow_accumulation[0]
+    assert np.all(np.isinf(gemmjob.error_bound(types, narrow, av, bv, 2304)))
+    assert np.all(np.isfinite(gemmjob.error_bound(types, narrow, av[:, :1000], bv[:1000], 1000)))

@@ -3,6 +3,10 @@
 One job file holds one A and one B buffer shared by every case (each case reads a leading submatrix with its own
 leading dimensions), so thousands of shapes cost one QEMU start.
 
+A job may run its cases through a plan (PLAN_FLAG: isf_gemm_create with the case's B as ISF_WEIGHTS_KN weights,
+then isf_gemm_run) and give the plan an epilogue (Epilogue: a bias of C's element type, of which each case takes
+its first n values, and a clamp [lo, hi] for float outputs); check_case applies the same epilogue to the oracle.
+
 Result file (the format is documented at the top of tests/kernels/gemm_runner.c too), per case: i32 status, then
 G guard elements, the m×ldc block of C, G guard elements, with G = guard_elements(): room for a whole 8-row tile
 of the widest SVE vectors landing past either end. Everything outside C's m×n window must still hold the sentinel
@@ -24,6 +28,9 @@ F32_UNIT_ROUNDOFF = 2.0**-24
 F16_UNIT_ROUNDOFF = 2.0**-11
 PACKED_FLAG = 1
 GUARD_PAGES_FLAG = 2
+PLAN_FLAG = 4  # through isf_gemm_create + isf_gemm_run
+BIAS_FLAG = 8  # plan only: u64 bias bytes and the bias follow B in the job
+CLAMP_FLAG = 16  # plan only: f32 lo, f32 hi follow (the bias): ISF_GEMM_CLAMP to [lo, hi]
 GUARD_ROWS = 8
 GUARD_TAIL_BYTES = 512
 
@@ -53,6 +60,30 @@ class OpTypes:
 def op_types(op: str) -> OpTypes:
     spec = load().ops[op]
     return OpTypes(op, spec.index, np.dtype(spec.a.numpy), np.dtype(spec.c.numpy), spec.a.kind == "bfloat16")
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """What a plan applies to C on top of A·W: `bias` (C's element type, at least n values; each case uses its
+    first n) and `clamp` (lo, hi), float outputs only. Applied as the kernels do: C = clamp(A·W + bias)."""
+
+    bias: np.ndarray | None = None
+    clamp: tuple[float, float] | None = None
+
+    def __bool__(self) -> bool:
+        return self.bias is not None or self.clamp is not None
+
+
+NO_EPILOGUE = Epilogue()
+
+
+def random_epilogue(types: OpTypes, n: int, seed: int, clamp: tuple[float, float] | None = (-2.5, 3.0)) -> Epilogue:
+    """A bias of n values exactly representable in C's type, and (float outputs only) `clamp`: bounds that cut
+    both tails of A·B + bias for the standard-normal operands random_operands makes."""
+    rng = np.random.default_rng(seed)
+    if types.out_dtype == np.int32:
+        return Epilogue(rng.integers(-(2**20), 2**20, n, dtype=np.int32), None)
+    return Epilogue(rng.standard_normal(n).astype(types.out_dtype), clamp)
 
 
 def bf16_bits(x: np.ndarray) -> np.ndarray:
@@ -106,12 +137,31 @@ def write_job(
     cases: list[Case],
     packed: bool = False,
     guard_pages: bool = False,
+    plan: bool = False,
+    epilogue: Epilogue = NO_EPILOGUE,
 ) -> None:
-    """`guard_pages`: the runner puts every operand in its own mapping, ending exactly at a PROT_NONE page."""
-    flags = (PACKED_FLAG if packed else 0) | (GUARD_PAGES_FLAG if guard_pages else 0)
+    """`guard_pages`: the runner puts every operand in its own mapping, ending exactly at a PROT_NONE page.
+    `plan`: the cases run through a plan, with `epilogue` (which needs a plan)."""
+    if epilogue and not plan:
+        raise ValueError("an epilogue needs plan=True")
+    if packed and plan:
+        raise ValueError("packed and plan are two different paths: choose one")
+    if epilogue.clamp is not None and types.out_dtype == np.int32:
+        raise ValueError(f"{types.op} has integer output: no clamp")
+    flags = (PACKED_FLAG if packed else 0) | (GUARD_PAGES_FLAG if guard_pages else 0) | (PLAN_FLAG if plan else 0)
+    tail = b""
+    if epilogue.bias is not None:
+        bias = np.ascontiguousarray(epilogue.bias, types.out_dtype)
+        if bias.size < max((c.n for c in cases), default=0):
+            raise ValueError(f"the bias has {bias.size} values; the widest case needs n")
+        flags |= BIAS_FLAG
+        tail += struct.pack("<Q", bias.nbytes) + bias.tobytes()
+    if epilogue.clamp is not None:
+        flags |= CLAMP_FLAG
+        tail += struct.pack("<ff", *epilogue.clamp)
     header = b"ISFJ" + struct.pack("<III", types.index, len(cases), flags) + struct.pack("<QQ", a.nbytes, b.nbytes)
     table = np.array([[c.m, c.n, c.k, c.lda, c.ldb, c.ldc] for c in cases], dtype="<u8")
-    path.write_bytes(header + a.tobytes() + b.tobytes() + table.tobytes())
+    path.write_bytes(header + a.tobytes() + b.tobytes() + tail + table.tobytes())
 
 
 @dataclass(frozen=True)
@@ -151,24 +201,35 @@ def operand_views(a: np.ndarray, b: np.ndarray, c: Case) -> tuple[np.ndarray, np
     return av, bv
 
 
-def error_bound(types: OpTypes, variant: str, av: np.ndarray, bv: np.ndarray, k: int) -> np.ndarray:
-    """|computed − exact| ≤ γ(k+1)·Σ|a||b| (+ the final rounding to binary16), γ(j) = j·u/(1 − j·u).
+def error_bound(
+    types: OpTypes, variant: str, av: np.ndarray, bv: np.ndarray, k: int, bias: np.ndarray | None = None
+) -> np.ndarray:
+    """|computed − exact| ≤ γ(t+1)·Σ|terms| (+ the final rounding to binary16), γ(j) = j·u/(1 − j·u), over the t
+    terms summed: the k products, and the bias when there is one (one more addition, in the output type).
 
     Every float variant sums k products in its accumulation type — fused or not, in any order, split into Kc
     blocks — so the classic recursive-summation bound holds for all, with u the unit roundoff of that type:
     2^-24 for fp32; 2^-11 for the variants the catalogue lists under the op's `narrow_accumulation`; bfloat16
-    matrix instructions (BFMMLA) may round to odd inside, so bf16 gets u = 2^-23.
+    matrix instructions (BFMMLA) may round to odd inside, so bf16 gets u = 2^-23. A clamp moves no two values
+    further apart, so the bound holds after it too. Past (t+1)·u ≥ 1 (binary16 sums of 2047 terms or more) γ
+    bounds nothing: the bound is infinite there, and only the NaN/Inf pattern is checked.
     """
     u = F32_UNIT_ROUNDOFF
     if variant in load().ops[types.op].narrow_accumulation:
         u = F16_UNIT_ROUNDOFF
     elif types.bfloat16:
         u = 2 * F32_UNIT_ROUNDOFF
-    j = (k + 1) * u
+    terms = k + (bias is not None)
+    j = (terms + 1) * u
+    if j >= 1:
+        return np.full((av.shape[0], bv.shape[1]), np.inf)
     magnitude = np.abs(av) @ np.abs(bv)
+    value = av @ bv
+    if bias is not None:
+        magnitude, value = magnitude + np.abs(bias), value + bias
     bound = j / (1 - j) * magnitude + np.finfo(np.float32).tiny
     if types.out_dtype == np.float16:
-        bound = bound + F16_UNIT_ROUNDOFF * (np.abs(av @ bv) + bound) + 2.0**-25
+        bound = bound + F16_UNIT_ROUNDOFF * (np.abs(value) + bound) + 2.0**-25
     return bound
 
 
@@ -187,7 +248,7 @@ def _wrong_int(c: Case, result: np.ndarray, exact: np.ndarray) -> str | None:
 
 
 def _wrong_float(types: OpTypes, variant: str, c: Case, av: np.ndarray, bv: np.ndarray, result: np.ndarray,
-                 exact: np.ndarray) -> str | None:  # fmt: skip
+                 exact: np.ndarray, bias: np.ndarray | None) -> str | None:  # fmt: skip
     if not _same_non_finite(result, exact):
         return f"{c}: NaN/Inf pattern differs from IEEE arithmetic"
     finite = np.isfinite(exact)
@@ -195,7 +256,7 @@ def _wrong_float(types: OpTypes, variant: str, c: Case, av: np.ndarray, bv: np.n
         err = np.where(finite, np.abs(result - exact), 0.0)
         # Only finite results are bounded, and no NaN or Inf reaches those: zero them for the magnitudes.
         fa, fb = np.where(np.isfinite(av), av, 0.0), np.where(np.isfinite(bv), bv, 0.0)
-        bound = np.where(finite, error_bound(types, variant, fa, fb, c.k), 1.0)
+        bound = np.where(finite, error_bound(types, variant, fa, fb, c.k, bias), 1.0)
     if np.all(err <= bound):
         return None
     bad = tuple(np.argwhere(err > bound)[0])
@@ -223,16 +284,47 @@ def stray_write(c: Case, result: Result) -> str | None:
     return None
 
 
-def check_case(types: OpTypes, variant: str, a: np.ndarray, b: np.ndarray, c: Case, result: Result) -> str | None:
-    """None when the result is right, else one line saying what is wrong (stray writes first: they are worse)."""
+def _bias_row(types: OpTypes, c: Case, epilogue: Epilogue) -> np.ndarray | None:
+    """The case's n bias values as float64 (bfloat16 ops have fp32 C, so their bias is fp32 too)."""
+    if epilogue.bias is None:
+        return None
+    return np.asarray(epilogue.bias[: c.n], types.out_dtype).astype(np.float64)
+
+
+def clamped(types: OpTypes, x: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """FMAX then FMIN, as the kernels clamp: NaN stays NaN, ±Inf become the bounds; the bounds in C's type."""
+    lo, hi = (float(np.asarray(v, np.float32).astype(types.out_dtype)) for v in (lo, hi))
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+def wrap_int32(x: np.ndarray) -> np.ndarray:
+    """Exact integers (as float64) reduced modulo 2^32 into int32's range, as int32 additions wrap."""
+    as_int = np.rint(x).astype(np.int64)
+    return ((as_int + 2**31) % 2**32 - 2**31).astype(np.float64)
+
+
+def check_case(
+    types: OpTypes,
+    variant: str,
+    a: np.ndarray,
+    b: np.ndarray,
+    c: Case,
+    result: Result,
+    epilogue: Epilogue = NO_EPILOGUE,
+) -> str | None:
+    """None when the result is right, else one line saying what is wrong (stray writes first: they are worse).
+    The oracle is clamp(A·B + bias) for a plan's `epilogue`."""
     if (stray := stray_write(c, result)) is not None:
         return stray
     if result.status != 0:
         return f"{c}: status {result.status}"
     av, bv = (to_float64(types, x) for x in operand_views(a, b, c))
+    bias = _bias_row(types, c, epilogue)
     with np.errstate(invalid="ignore", over="ignore"):
-        exact = av @ bv
+        exact = av @ bv if bias is None else av @ bv + bias
     got = result.c[:, : c.n].astype(np.float64)
     if types.out_dtype == np.int32:
-        return _wrong_int(c, got, exact)
-    return _wrong_float(types, variant, c, av, bv, got, exact)
+        return _wrong_int(c, got, wrap_int32(exact))
+    if epilogue.clamp is not None:
+        exact = clamped(types, exact, *epilogue.clamp)
+    return _wrong_float(types, variant, c, av, bv, got, exact, bias)

@@ -104,11 +104,13 @@ def test_quick_real_bench_run(tmp_path, capsys):
     out = tmp_path / "bench.json"
     md = tmp_path / "bench.md"
     argv = ["bench", "--cores", "neoverse-v2", "--ops", "f32", "--variants", "neon", "--shapes", "16x24x8",
-            "--json", str(out), "--markdown", str(md), "--quiet"]  # fmt: skip
+            "--no-plans", "--json", str(out), "--markdown", str(md), "--quiet"]  # fmt: skip
     assert main(argv) == 0, capsys.readouterr().err
     data = json.loads(out.read_text())
-    (row,) = data["mca"]
-    assert (row["kernel"], row["core"], row["status"]) == ("gemm_f32_8x12_neon", "neoverse-v2", "ok")
+    rows = {r["kernel"]: r for r in data["mca"]}  # the variant's kernels: the full one and its row kernel
+    assert set(rows) == {"gemm_f32_8x12_neon", "gemm_f32_1x12_neon"}
+    row = rows["gemm_f32_8x12_neon"]
+    assert (row["core"], row["status"]) == ("neoverse-v2", "ok")
     assert 95.0 <= row["percent_of_peak"] <= 100.5
     (run,) = data["qemu"]
     assert run["kernel"] == "gemm_f32_8x12_neon" and run["shape"] == "16x24x8"
@@ -122,3 +124,4 @@ def test_quick_real_bench_run(tmp_path, capsys):
     assert "Calls out of libisaforge (to libc; their instructions are not counted): " in text
     assert text.startswith("# libisaforge performance")
     assert "`isaforge bench --cores neoverse-v2 --ops f32 --variants neon --shapes 16x24x8" in text
+    assert "--no-plans" in text and "## Plans" not in text

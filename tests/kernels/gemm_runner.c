@@ -4,13 +4,22 @@
  * Usage: gemm_runner JOB OUT [ALLOWED_MASK] [kernel=NAME] [vl=MAIN:THREAD] [probe=[-]a|b|c|packed]
  * Prints {"kernel": ..., "active": ...} on stdout. Exit 0 when every case ran (statuses are in OUT), 2 on bad use.
  *
- * Job: "ISFJ", u32 op, u32 cases, u32 flags, u64 a_bytes, u64 b_bytes, A, B, then per case u64 m n k lda ldb ldc.
+ * Job: "ISFJ", u32 op, u32 cases, u32 flags, u64 a_bytes, u64 b_bytes, A, B, [u64 bias_bytes, bias], [f32 lo, f32 hi],
+ *   then per case u64 m n k lda ldb ldc.
  *   flags bit 0: go through isf_pack_b + isf_gemm_packed instead of the one-call API.
  *   flags bit 1: guard pages. A, B, C and the packed-B buffer (sized exactly by isf_packed_b_size) each get their
  *     own mapping; the last byte the operand spans ((rows-1)·ld + cols elements) ends exactly at a PROT_NONE page,
  *     and a PROT_NONE page sits before the mapping, so reading past A/B or writing past C/packed faults (SIGSEGV).
  *     Each case's A and B are copied from the job's buffers into their mappings, which then turn read-only (as
- *     does the packed buffer once packed): the library must not write its inputs either.
+ *     does the packed buffer once packed): the library must not write its inputs either. A plan's bias (its n
+ *     values) gets such a mapping too.
+ *   flags bit 2: go through a plan instead: isf_gemm_create (the case's B as ISF_WEIGHTS_KN weights, ldw = ldb),
+ *     isf_gemm_run (flags 0), isf_gemm_destroy. The status is create's, or run's. Not with bit 0.
+ *   flags bit 3 (plan only): bias_bytes and the bias follow B: C's element type, at least the widest case's n
+ *     values; each case's plan gets the first n as isf_gemm_desc.bias.
+ *   flags bit 4 (plan only): lo and hi follow (the bias): the plan clamps C to [lo, hi] (ISF_GEMM_CLAMP).
+ *   isaforge bench counts one plan run by the executions between isf_gemm_run's entry and isf_gemm_destroy's, so
+ *   plan mode calls nothing else of the library in between.
  *
  * Out, per case: i32 status, then G guard elements, the m×ldc block of C, G guard elements, where
  *   G = 8·ldc + 512 / sizeof(output element)
@@ -45,7 +54,16 @@
 
 #include "isf_internal.h"
 
-enum { SENTINEL = 0xA5, PACKED_FLAG = 1, GUARD_PAGES_FLAG = 2, GUARD_ROWS = 8, GUARD_TAIL_BYTES = 512 };
+enum {
+    SENTINEL = 0xA5,
+    PACKED_FLAG = 1,
+    GUARD_PAGES_FLAG = 2,
+    PLAN_FLAG = 4,
+    BIAS_FLAG = 8,
+    CLAMP_FLAG = 16,
+    GUARD_ROWS = 8,
+    GUARD_TAIL_BYTES = 512
+};
 
 typedef struct {
     uint64_t m, n, k, lda, ldb, ldc;
@@ -53,7 +71,8 @@ typedef struct {
 
 typedef struct {
     uint32_t op, cases, flags;
-    const unsigned char *a, *b;
+    const unsigned char *a, *b, *bias;
+    float lo, hi; /* CLAMP_FLAG */
     const job_case *cases_table;
     FILE *out;
     const char *probe;
@@ -140,7 +159,7 @@ static void region_close(region *r) {
 
 /* The operands of one case, where the GEMM sees them. */
 typedef struct {
-    region a, b, c, packed;
+    region a, b, c, packed, bias;
     size_t a_span, b_span, c_span, packed_span;
 } operands;
 
@@ -171,18 +190,43 @@ static isf_status run_packed(const job *j, const job_case *jc, operands *o) {
     return st;
 }
 
-/* A and B: the job's own buffers, or, under guard pages, copies ending at a PROT_NONE page. */
+/* The plan's C = clamp(A·W + bias) in one create and one run, nothing else of the library in between (bench). */
+static isf_status run_plan(const job *j, const job_case *jc, operands *o) {
+    isf_gemm_desc d = {.op = (isf_op)j->op,
+                       .n = jc->n,
+                       .k = jc->k,
+                       .weights = o->b.p,
+                       .ldw = jc->ldb,
+                       .layout = ISF_WEIGHTS_KN,
+                       .bias = j->flags & BIAS_FLAG ? o->bias.p : NULL};
+    if (j->flags & CLAMP_FLAG) {
+        d.flags = ISF_GEMM_CLAMP, d.out_min = j->lo, d.out_max = j->hi;
+    }
+    isf_gemm *plan = NULL;
+    isf_status st = isf_gemm_create(&d, &plan);
+    if (st == ISF_OK) {
+        st = isf_gemm_run(plan, jc->m, o->a.p, jc->lda, o->c.p, jc->ldc, 0);
+    }
+    isf_gemm_destroy(plan);
+    return st;
+}
+
+/* A, B and a plan's bias: the job's own buffers, or, under guard pages, copies ending at a PROT_NONE page. */
 static void place_inputs(const job *j, const job_case *jc, operands *o) {
-    size_t in_bytes = isf_ops[j->op].in_bytes;
+    size_t in_bytes = isf_ops[j->op].in_bytes, bias_span = j->flags & BIAS_FLAG ? jc->n * isf_ops[j->op].out_bytes : 0;
     o->a_span = span_elems(jc->m, jc->k, jc->lda) * in_bytes;
     o->b_span = span_elems(jc->k, jc->n, jc->ldb) * in_bytes;
     if (!(j->flags & GUARD_PAGES_FLAG)) {
-        o->a.p = (unsigned char *)j->a, o->b.p = (unsigned char *)j->b;
+        o->a.p = (unsigned char *)j->a, o->b.p = (unsigned char *)j->b, o->bias.p = (unsigned char *)j->bias;
         return;
     }
     memcpy(region_open(&o->a, 0, o->a_span, 0, 1), j->a, o->a_span);
     memcpy(region_open(&o->b, 0, o->b_span, 0, 1), j->b, o->b_span);
     region_seal(&o->a), region_seal(&o->b);
+    if (bias_span) {
+        memcpy(region_open(&o->bias, 0, bias_span, 0, 1), j->bias, bias_span);
+        region_seal(&o->bias);
+    }
 }
 
 static void write_sentinels(FILE *out, size_t bytes) {
@@ -218,8 +262,9 @@ static void run_case(const job *j, uint32_t i, int write) {
     size_t beyond = jc->m * jc->ldc * out_bytes - o.c_span + guard;
     unsigned char *c = region_open(&o.c, guard, o.c_span, beyond, guard_pages);
     memset(c - guard, SENTINEL, guard + o.c_span + (guard_pages ? 0 : beyond));
-    int32_t st = j->flags & PACKED_FLAG
-                     ? run_packed(j, jc, &o)
+    int32_t st = j->flags & PACKED_FLAG ? run_packed(j, jc, &o)
+                 : j->flags & PLAN_FLAG
+                     ? run_plan(j, jc, &o)
                      : isf_gemm_op((isf_op)j->op, jc->m, jc->n, jc->k, o.a.p, jc->lda, o.b.p, jc->ldb, c, jc->ldc);
     if (j->probe != NULL) {
         probe(&o, j->probe);
@@ -230,6 +275,9 @@ static void run_case(const job *j, uint32_t i, int write) {
     region_close(&o.c);
     if (guard_pages) {
         region_close(&o.a), region_close(&o.b);
+        if (o.bias.base != NULL) {
+            region_close(&o.bias);
+        }
     }
     if (j->flags & PACKED_FLAG && o.packed.base != NULL) {
         region_close(&o.packed);
@@ -297,6 +345,33 @@ static int probe_is_valid(const job *j) {
     return (j->flags & GUARD_PAGES_FLAG) && (known || packed);
 }
 
+/* Flags that go together: packed or plan, an epilogue only with a plan, a clamp only for float C. */
+static int flags_are_valid(uint32_t op, uint32_t flags) {
+    uint32_t known = PACKED_FLAG | GUARD_PAGES_FLAG | PLAN_FLAG | BIAS_FLAG | CLAMP_FLAG;
+    int plan = (flags & PLAN_FLAG) != 0, epilogue = (flags & (BIAS_FLAG | CLAMP_FLAG)) != 0;
+    int int_clamp = (flags & CLAMP_FLAG) && isf_ops[op].out_kind == ISF_ELEM_INT;
+    return !(flags & ~known) && !(plan && (flags & PACKED_FLAG)) && (plan || !epilogue) && !int_clamp;
+}
+
+/* The bias and bounds after B, when the flags say so. Returns the bias's bytes. */
+static uint64_t read_epilogue(FILE *in, job *j) {
+    uint64_t bias_bytes = 0;
+    if (j->flags & BIAS_FLAG) {
+        if (fread(&bias_bytes, sizeof bias_bytes, 1, in) != 1) {
+            die("short job file");
+        }
+        j->bias = read_exact(in, bias_bytes);
+    }
+    float bounds[2];
+    if (j->flags & CLAMP_FLAG) {
+        if (fread(bounds, sizeof bounds, 1, in) != 1) {
+            die("short job file");
+        }
+        j->lo = bounds[0], j->hi = bounds[1];
+    }
+    return bias_bytes;
+}
+
 static void read_job(FILE *in, job *j) {
     uint32_t head[4];
     uint64_t sizes[2];
@@ -305,11 +380,17 @@ static void read_job(FILE *in, job *j) {
         die("not a job file");
     }
     j->op = head[1], j->cases = head[2], j->flags = head[3];
-    if (j->op >= ISF_OP_COUNT || (j->flags & ~(uint32_t)(PACKED_FLAG | GUARD_PAGES_FLAG)) != 0) {
+    if (j->op >= ISF_OP_COUNT || !flags_are_valid(j->op, j->flags)) {
         die("unknown op or flags in the job file");
     }
     j->a = read_exact(in, sizes[0]), j->b = read_exact(in, sizes[1]);
+    uint64_t bias_bytes = read_epilogue(in, j);
     j->cases_table = read_exact(in, j->cases * sizeof *j->cases_table);
+    for (uint32_t i = 0; (j->flags & BIAS_FLAG) && i < j->cases; i++) {
+        if (j->cases_table[i].n * isf_ops[j->op].out_bytes > bias_bytes) {
+            die("the bias is shorter than a case's n");
+        }
+    }
 }
 
 int main(int argc, char **argv) {
@@ -351,6 +432,6 @@ int main(int argc, char **argv) {
     printf("{\"kernel\": \"%s\", \"active\": %u}\n", name ? name : "", isf_active_features());
     fclose(j.out);
     fclose(in);
-    free((void *)j.a), free((void *)j.b), free((void *)j.cases_table);
+    free((void *)j.a), free((void *)j.b), free((void *)j.bias), free((void *)j.cases_table);
     return 0;
 }

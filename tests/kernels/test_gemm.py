@@ -2,7 +2,8 @@
 
 int8 must be exact; float variants must stay within isaforge.gemmjob.error_bound (γ(k+1)·Σ|a||b| in the variant's
 accumulation precision) and give NaN/Inf where IEEE arithmetic does. Shapes: every m, n in 1..17 × k in 1..33, the
-same with padded leading dimensions, and large shapes that cross the Kc/Nc blocks.
+same with padded leading dimensions, and large shapes that cross the Kc/Nc blocks. Plans (isf_gemm_create + run)
+with and without a fused bias and clamp, against the same oracle with the epilogue applied.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 
 from isaforge import gemmjob
 from isaforge.catalogue import KernelName, load
-from isaforge.gemmjob import Case
+from isaforge.gemmjob import NO_EPILOGUE, Case, Epilogue
 from isaforge.pytest_plugin import QemuRunner, TargetCpu
 from tests.conftest import ROOT
 
@@ -48,21 +49,23 @@ def run_batch(
     packed: bool = False,
     guard_pages: bool = False,
     vl: tuple[int, int] | None = None,
+    plan: bool = False,
+    epilogue: Epilogue = NO_EPILOGUE,
 ) -> str:
     """Run the cases with `kernel` (None: dispatch's choice), assert every result (guard bytes included), and return
     the kernel the runner reports it used. `vl`: (main thread's, worker thread's) SVE vector length in bytes (see
-    gemm_runner.c)."""
+    gemm_runner.c). `plan`: through isf_gemm_create + isf_gemm_run, with `epilogue`."""
     types = gemmjob.op_types(op)
     a, b = operands or gemmjob.random_operands(types, cases, seed=len(cases) + types.index)
     job, out = tmp / f"{op}.job", tmp / f"{op}.out"
-    gemmjob.write_job(job, types, a, b, cases, packed=packed, guard_pages=guard_pages)
+    gemmjob.write_job(job, types, a, b, cases, packed=packed, guard_pages=guard_pages, plan=plan, epilogue=epilogue)
     args = [str(job), str(out)] + ([f"kernel={kernel}"] if kernel else []) + ([f"vl={vl[0]}:{vl[1]}"] if vl else [])
     result = qemu_run(tc.build, tc.cpu, "tests/kernels/gemm_runner", args)
     assert result.returncode == 0, result.describe()
     kernel = json.loads(result.stdout)["kernel"]
     variant = kernel.rsplit("_", 1)[1]
     results = list(zip(cases, gemmjob.read_results(out, types, cases), strict=True))
-    failures = [msg for case, got in results if (msg := gemmjob.check_case(types, variant, a, b, case, got))]
+    failures = [msg for case, got in results if (msg := gemmjob.check_case(types, variant, a, b, case, got, epilogue))]
     # Wrong values usually come first; a stray write elsewhere in the batch is the worse news, so name it too.
     strays = [msg for case, got in results if (msg := gemmjob.stray_write(case, got))]
     stray_note = f"; {len(strays)} wrote outside C, first: {strays[0]}" if strays else ""
@@ -230,3 +233,38 @@ def test_vector_length_option_is_refused_without_sve(target_cpu: TargetCpu, qemu
     args = [str(job), str(tmp_path / "vl.out"), "vl=16:16"]
     result = qemu_run(target_cpu.build, target_cpu.cpu, "tests/kernels/gemm_runner", args)
     assert result.returncode == 2 and "aarch64 only" in result.stderr, result.describe()
+
+
+def plan_cases() -> list[Case]:
+    """Edge tiles on both sides of MR and NR, a shape crossing the plan's own tiles of C (64 rows × 128 columns) and
+    one crossing Kc blocks: the plan's paths, far fewer than the plain API's sweep (the driver is the same)."""
+    edges = [Case(m, n, k, k + 1, n + 2, n + 3) for m in (1, 3, 9, 17) for n in (1, 13, 33) for k in (1, 17)]
+    return [*edges, Case(67, 131, 9, 10, 133, 135), Case(9, 29, 1000, 1000, 29, 29)]
+
+
+@pytest.mark.cpus(["max"])
+@pytest.mark.parametrize("fused", [False, True], ids=["plain", "bias_clamp"])
+@pytest.mark.parametrize("op", OPS)
+def test_plans_give_the_same_results(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op, fused) -> None:
+    """A plan of every kernel, alone and with its epilogue fused (bias and clamp; bias only for int32 C). The
+    epilogue comes on a tile's last k block only, so the fused runs also cross Kc and the plan's tiles; without
+    one, the edge tiles suffice here (tests/kernels/test_plan.c checks every kernel's plans exactly too, on small
+    integers; this is the random-operand oracle with its error bound)."""
+    cases = plan_cases() if fused else plan_cases()[:-2]
+    types = gemmjob.op_types(op)
+    epilogue = gemmjob.random_epilogue(types, max(c.n for c in cases), seed=3) if fused else NO_EPILOGUE
+    every_kernel(qemu_run, target_cpu, tmp_path, op, cases, plan=True, epilogue=epilogue)
+
+
+@pytest.mark.cpus(["max"])
+@pytest.mark.parametrize("op", FLOAT_OPS)
+def test_nan_and_inf_go_through_a_plans_bias_and_clamp(
+    target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op
+) -> None:
+    """A NaN row stays NaN through bias and clamp; an infinite column becomes a bound."""
+    types = gemmjob.op_types(op)
+    case = Case(9, 13, 7, 7, 13, 13)
+    a, b = gemmjob.random_operands(types, [case], seed=7)
+    gemmjob.plant_non_finite(types, a, b, case)
+    epilogue = gemmjob.random_epilogue(types, case.n, seed=4)
+    every_kernel(qemu_run, target_cpu, tmp_path, op, [case], operands=(a, b), plan=True, epilogue=epilogue)

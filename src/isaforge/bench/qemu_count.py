@@ -12,6 +12,11 @@ Only libisaforge's own code is counted. The calls it makes out of its range (lib
 GEMM; memcpy or memset would show here too) are counted as calls, per callee, from the executions of its own `bl`
 instructions, so a run that hands work to libc is visible: `calls_out`. IFUNC callees (static glibc's string
 functions) are named through their .iplt stub, GOT slot and R_AARCH64_IRELATIVE resolver.
+
+Plans (gemm_runner's plan mode: isf_gemm_create, isf_gemm_run, isf_gemm_destroy) are counted over the run alone:
+the executions from the first of isf_gemm_run's entry block to the first of isf_gemm_destroy's, so packing the
+weights at create is left out. MACs are counted as useful ones: a kernel of one row (MR = 1) built on 2×2 matrix
+instructions (smmla, bfmmla: the second row zero) does half the MACs the instruction nominally does.
 """
 
 from __future__ import annotations
@@ -24,8 +29,6 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
 
 from isaforge import gemmjob, process, qemu
 from isaforge.bench import run_tool
@@ -42,6 +45,13 @@ CPU = "max"
 DEFAULT_SVE_BITS = 128
 MAX_ALIGN_GAP = 64  # bytes of padding tolerated between the library's functions
 MAC_CHECK_TOLERANCE = 0.02
+ISF_ERR_UNSUPPORTED = 3
+# How a GEMM is called: the one-call API, a plan (counted over isf_gemm_run only), a plan with its epilogue fused
+# (bias and clamp; bias alone for int32 C).
+PLAIN, PLAN, PLAN_EPILOGUE = "plain", "plan", "plan+epilogue"
+MODES = (PLAIN, PLAN, PLAN_EPILOGUE)
+RUN_ENTRY, RUN_EXIT = "isf_gemm_run", "isf_gemm_destroy"  # a plan run's window in the log
+MATRIX_MACS = frozenset({"smmla", "ummla", "usmmla", "bfmmla"})  # 2×2 tiles of C per (128-bit) segment
 
 
 @dataclass(frozen=True)
@@ -204,11 +214,36 @@ class ExecLog:
     blocks: int = 0  # translations logged
     traces: int = 0  # block executions logged
     unknown_traces: int = 0  # executions of a block whose translation was not in the log
+    window_opened: bool = False  # with a window: its start block ran
+    window_closed: bool = False  # with a window: its stop block ran after it
 
 
-def parse_log(lines: Iterable[str]) -> ExecLog:
-    """Executions per instruction address from `-d in_asm,exec,nochain` output."""
+@dataclass
+class _Window:
+    """Which block executions count: from the first starting at `start` to the first after it starting at `stop`;
+    every one when `start` is None."""
+
+    start: int | None = None
+    stop: int | None = None
+    opened: bool = False
+    closed: bool = False
+
+    def counts(self, pc: int) -> bool:
+        if self.start is None:
+            return True
+        if not self.opened and pc == self.start:
+            self.opened = True
+        elif self.opened and not self.closed and pc == self.stop:
+            self.closed = True
+        return self.opened and not self.closed
+
+
+def parse_log(lines: Iterable[str], window: tuple[int, int] | None = None) -> ExecLog:
+    """Executions per instruction address from `-d in_asm,exec,nochain` output. `window` (start, stop): count only
+    the block executions from the first one starting at `start` up to (not including) the first one after it
+    starting at `stop`; translations are read throughout."""
     log = ExecLog()
+    span = _Window(*window) if window is not None else _Window()
     current: dict[int, tuple[int, ...]] = {}  # block start → addresses of its latest translation
     runs: Counter[tuple[int, ...]] = Counter()
     block: list[int] | None = None
@@ -228,10 +263,10 @@ def parse_log(lines: Iterable[str]) -> ExecLog:
             block = []
         elif line.startswith("Trace "):
             t = TRACE.match(line)
-            if t is None:
+            if t is None or not span.counts(pc := int(t[1], 16)):
                 continue
             log.traces += 1
-            tb = current.get(int(t[1], 16))
+            tb = current.get(pc)
             if tb is None:
                 log.unknown_traces += 1
             else:
@@ -242,6 +277,7 @@ def parse_log(lines: Iterable[str]) -> ExecLog:
     for tb, n in runs.items():
         for addr in tb:
             log.executions[addr] += n
+    log.window_opened, log.window_closed = span.opened, span.closed
     return log
 
 
@@ -256,19 +292,34 @@ class RunCount:
     useful_macs: int  # M·N·K
     padded_macs: int  # rounded up to whole MR×NR×KR tiles: what the kernels must execute
     compiler: str = ""
+    mode: str = PLAIN  # PLAIN, PLAN or PLAN_EPILOGUE
+    status: int = 0  # the library's: a plan the build cannot make yet (ISF_ERR_UNSUPPORTED) is reported, not counted
+    loop_kernel: str = ""  # whose hot loop is the ideal: the kernel meant to do the bulk of this shape's MACs
+    wrong: str = ""  # the oracle's complaint about C (gemmjob.check_case), empty when C is right
     instructions: int = 0
     kernel_instructions: int = 0  # inside isf_ukernel_* functions
     mac_instructions: int = 0
     macs_executed: int = 0
     loads: int = 0
-    hot_loop_instructions_per_mac: float = 0.0  # the selected kernel's hot loop, as compiled
+    hot_loop_instructions_per_mac: float = 0.0  # loop_kernel's hot loop, as compiled, per useful MAC
+    macs_by_kernel: dict[str, int] = field(default_factory=dict)  # useful MACs executed per micro-kernel
     by_function: dict[str, int] = field(default_factory=dict)
     mac_mnemonics: dict[str, int] = field(default_factory=dict)
     calls_out: dict[str, int] = field(default_factory=dict)  # calls out of libisaforge (libc), per callee
 
     @property
+    def counted(self) -> bool:
+        return self.status == 0
+
+    @property
     def instructions_per_mac(self) -> float:
         return self.instructions / self.useful_macs
+
+    @property
+    def over_hot_loop(self) -> float:
+        """Instructions per useful MAC over the ideal (loop_kernel's hot loop alone); 0 when there is no ideal."""
+        ideal = self.hot_loop_instructions_per_mac
+        return self.instructions_per_mac / ideal if ideal and self.counted else 0.0
 
     @property
     def mac_share(self) -> float:
@@ -294,7 +345,8 @@ class RunCount:
 
     def as_dict(self) -> dict[str, object]:
         out = dict(self.__dict__)
-        for name in ("instructions_per_mac", "mac_share", "loads_per_mac", "packing_share", "mac_check"):
+        for name in ("instructions_per_mac", "mac_share", "loads_per_mac", "packing_share", "mac_check",
+                     "over_hot_loop"):  # fmt: skip
             out[name] = round(getattr(self, name), 6)
         out["mac_check_ok"] = self.mac_check_ok
         return out
@@ -304,9 +356,21 @@ def _round_up(x: int, to: int) -> int:
     return (x + to - 1) // to * to
 
 
-def padded_macs(kernel: KernelName, shape: Shape, sve_bits: int) -> int:
+def padded_macs(kernel: KernelName, shape: Shape, sve_bits: int, row_kernel: bool = False) -> int:
+    """M·N·K rounded up to whole tiles. `row_kernel`: the driver ran the variant's kernel of one row (reading the
+    same panels) on the rows a full tile would pad (m below MR, the last m % MR): M is not rounded up."""
     nr = kernel.nr * sve_bits // 128 if load().variant(kernel.variant).scalable else kernel.nr
-    return _round_up(shape.m, kernel.mr) * _round_up(shape.n, nr) * _round_up(shape.k, kernel.kr)
+    rows = shape.m if row_kernel else _round_up(shape.m, kernel.mr)
+    return rows * _round_up(shape.n, nr) * _round_up(shape.k, kernel.kr)
+
+
+def useful_macs(kernel: KernelName | None, insn: objcode.Insn, sve_bits: int) -> int:
+    """MACs of one execution of `insn` in `kernel` that land in C: a 2×2 matrix instruction in a kernel of an odd
+    number of rows (1) multiplies a zero row too, so only MR of its MR rounded up to even rows count."""
+    n = macs.macs_of(insn, sve_bits)
+    if kernel is not None and kernel.mr % 2 and macs.base_mnemonic(insn.mnemonic) in MATRIX_MACS:
+        return n * kernel.mr // (kernel.mr + 1)
+    return n
 
 
 @dataclass
@@ -341,25 +405,54 @@ class StaticRunner:
         return sorted((parse_kernel_name(n, cat.ops) for n in names), key=lambda k: (k.op, cat.variant(k.variant).rank))
 
     def hot_loop_ideal(self, kernel: KernelName) -> float:
+        """Instructions per useful MAC of the kernel's hot loop alone."""
         body = self.functions.get(objcode.KERNEL_PREFIX + kernel.name, [])
         loop = macs.hot_loop(body, macs.kernel_kind(body))
         if loop is None:
             return 0.0
-        return len(loop.body) / max(1, sum(macs.macs_of(i, self.sve_bits) for i in loop.body))
+        return len(loop.body) / max(1, sum(useful_macs(kernel, i, self.sve_bits) for i in loop.body))
+
+    def row_kernel(self, kernel: KernelName) -> KernelName | None:
+        """The variant's kernel of one row that reads `kernel`'s panels (same op, NR and KR), if built."""
+        rows = [k for k in self.kernels() if (k.op, k.variant, k.nr, k.kr, k.mr) == (kernel.op, kernel.variant,
+                kernel.nr, kernel.kr, 1) and k != kernel]  # fmt: skip
+        return rows[0] if rows else None
+
+    def loop_kernel(self, kernel: KernelName, shape: Shape) -> KernelName:
+        """The kernel meant to do the bulk of the shape's MACs: the row kernel for m below MR when built (the
+        driver runs it instead of padding A), else the full kernel."""
+        row = self.row_kernel(kernel) if shape.m < kernel.mr else None
+        return row or kernel
+
+    def function_kernel(self, function: str) -> KernelName | None:
+        if not function.startswith(objcode.KERNEL_PREFIX):
+            return None
+        return parse_kernel_name(function.removeprefix(objcode.KERNEL_PREFIX), load().ops)
+
+    def window(self, mode: str) -> tuple[int, int] | None:
+        """A plan run's window in the log (isf_gemm_run's entry to isf_gemm_destroy's); None for the plain API."""
+        if mode == PLAIN:
+            return None
+        entries = {name: start for start, _end, name in self.code.functions}
+        missing = [f for f in (RUN_ENTRY, RUN_EXIT) if f not in entries]
+        if missing:
+            raise IsaforgeError(f"the static gemm_runner has no {', '.join(missing)}: cannot count a plan run alone")
+        return entries[RUN_ENTRY], entries[RUN_EXIT]
 
     @property
     def cpu(self) -> str:
         return f"{CPU},sve-default-vector-length={self.sve_bits // 8}"
 
-    def run(self, kernel: KernelName, shape: Shape, workdir: Path) -> RunCount:
+    def run(self, kernel: KernelName, shape: Shape, workdir: Path, mode: str = PLAIN) -> RunCount:
         cat = load()
         arch = self.build.arch
         types = gemmjob.op_types(kernel.op)
         case = gemmjob.Case(shape.m, shape.n, shape.k, shape.k, shape.n, shape.n)
         a, b = gemmjob.random_operands(types, [case], seed=1)
-        stem = f"{kernel.name}-{shape.label}"
+        stem = f"{kernel.name}-{shape.label}-{mode}"
         job, out, log_path = (workdir / f"{stem}.{ext}" for ext in ("job", "out", "log"))
-        gemmjob.write_job(job, types, a, b, [case])
+        epilogue = gemmjob.random_epilogue(types, shape.n, seed=2) if mode == PLAN_EPILOGUE else gemmjob.NO_EPILOGUE
+        gemmjob.write_job(job, types, a, b, [case], plan=mode != PLAIN, epilogue=epilogue)
         mask = cat.mask(cat.variant_features(arch.name, kernel.variant))
         cmd = qemu.qemu_command(arch, self.cpu, self.exe, [str(job), str(out), str(mask)])
         at = cmd.index(str(self.exe))
@@ -369,18 +462,30 @@ class StaticRunner:
         chosen = json.loads(result.stdout.strip().splitlines()[-1])["kernel"]
         if chosen != kernel.name:
             raise IsaforgeError(f"mask {mask:#x} selected {chosen}, not {kernel.name}")
-        status = int(np.frombuffer(out.read_bytes()[:4], "<i4")[0])
-        if status != 0:
-            raise IsaforgeError(f"gemm {kernel.name} at {shape.label} returned status {status}")
+        (got,) = gemmjob.read_results(out, types, [case])
+        if got.status == ISF_ERR_UNSUPPORTED and mode != PLAIN:  # a plan this build cannot make yet: say so, go on
+            for path in (job, out, log_path):
+                path.unlink()
+            return self.tally(kernel, shape, ExecLog(), mode, got.status)
+        if got.status != 0:
+            raise IsaforgeError(f"gemm {kernel.name} at {shape.label} ({mode}) returned status {got.status}")
         with log_path.open(errors="replace") as fh:
-            log = parse_log(fh)
+            log = parse_log(fh, self.window(mode))
         for path in (job, out, log_path):
             path.unlink()
-        return self.tally(kernel, shape, log)
+        rc = self.tally(kernel, shape, log, mode)
+        # Counts of a GEMM that skipped work (an epilogue a kernel ignores) would flatter it: the oracle checks C.
+        rc.wrong = gemmjob.check_case(types, kernel.variant, a, b, case, got, epilogue) or ""
+        return rc
 
-    def tally(self, kernel: KernelName, shape: Shape, log: ExecLog) -> RunCount:
+    def tally(self, kernel: KernelName, shape: Shape, log: ExecLog, mode: str = PLAIN, status: int = 0) -> RunCount:
+        """The counts of one run from its log; a run the library refused (`status`) keeps zeros."""
+        what = f"{kernel.name} at {shape.label} ({mode})"
         if log.unknown_traces:
-            raise IsaforgeError(f"{log.unknown_traces} executed blocks of {kernel.name} had no translation in the log")
+            raise IsaforgeError(f"{log.unknown_traces} executed blocks of {what} had no translation in the log")
+        if status == 0 and mode != PLAIN and not (log.window_opened and log.window_closed):
+            raise IsaforgeError(f"{what}: the log has no {RUN_ENTRY} … {RUN_EXIT} window: not a plan run")
+        loop = self.loop_kernel(kernel, shape)
         rc = RunCount(
             kernel.op,
             kernel.variant,
@@ -390,11 +495,17 @@ class StaticRunner:
             shape.macs,
             padded_macs(kernel, shape, self.sve_bits),
             compiler=self.build.toolchain.compiler.name if self.build.toolchain else "",
-            hot_loop_instructions_per_mac=self.hot_loop_ideal(kernel),
+            mode=mode,
+            status=status,
+            loop_kernel=loop.name,
+            hot_loop_instructions_per_mac=self.hot_loop_ideal(loop),
         )
+        if status != 0:  # not counted: the report says why
+            return rc
         by_function: Counter[str] = Counter()
         mnemonics: Counter[str] = Counter()
         calls_out: Counter[str] = Counter()
+        by_kernel: Counter[str] = Counter()
         for addr, n in log.executions.items():
             insn = self.insns.get(addr)
             if insn is None:
@@ -410,13 +521,20 @@ class StaticRunner:
                 rc.loads += n
             if macs.mac_kind(insn):
                 rc.mac_instructions += n
-                rc.macs_executed += n * macs.macs_of(insn, self.sve_bits)
+                owner = self.function_kernel(function)
+                done = n * useful_macs(owner, insn, self.sve_bits)
+                rc.macs_executed += done
+                by_kernel[owner.name if owner else function] += done
                 mnemonics[insn.mnemonic] += n
             callee = self.call_out(insn)
             if callee is not None:
                 calls_out[callee] += n
         rc.by_function = dict(by_function.most_common())
         rc.mac_mnemonics = dict(mnemonics.most_common())
+        rc.macs_by_kernel = dict(by_kernel.most_common())
+        row = self.row_kernel(kernel)
+        if row is not None and by_kernel[row.name]:  # the rows a full tile would pad went to the row kernel
+            rc.padded_macs = padded_macs(kernel, shape, self.sve_bits, row_kernel=True)
         rc.calls_out = dict(sorted(calls_out.items()))
         return rc
 
@@ -436,12 +554,17 @@ class StaticRunner:
 def select(
     kernels: Sequence[KernelName], ops: Sequence[str] | None, variants: Sequence[str] | None
 ) -> list[KernelName]:
-    """Kernels of the chosen ops and variants (default: every variant but the portable reference)."""
-    return [
-        k
-        for k in kernels
-        if (not ops or k.op in ops) and (k.variant in variants if variants else k.variant != REFERENCE)
-    ]
+    """The kernel each chosen op and variant runs a GEMM with (the variant's most preferred: its row kernels and
+    any smaller tiles are the driver's, run inside that GEMM), for the chosen ops and variants (default: every
+    variant but the portable reference)."""
+    cat = load()
+    best: dict[tuple[str, str], KernelName] = {}
+    for k in kernels:
+        if (not ops or k.op in ops) and (k.variant in variants if variants else k.variant != REFERENCE):
+            key = (k.op, k.variant)
+            if key not in best or cat.preference(k) > cat.preference(best[key]):
+                best[key] = k
+    return [k for k in kernels if best.get((k.op, k.variant)) == k]
 
 
 def count_all(
@@ -453,19 +576,22 @@ def count_all(
     sve_bits: int = DEFAULT_SVE_BITS,
     jobs: int = 2,
     progress: Callable[[int, int, str], None] | None = None,
+    plans: Sequence[tuple[Shape, str]] = (),
 ) -> tuple[list[RunCount], StaticRunner]:
+    """One plain GEMM per kernel and shape, then the `plans` runs (shape, PLAN or PLAN_EPILOGUE) per kernel."""
     with tempfile.TemporaryDirectory(prefix="isaforge-bench-") as tmp:
         work = Path(tmp)
         counter = StaticRunner.prepare(build, directory, work, sve_bits)
-        todo = [(k, s) for k in select(counter.kernels(), ops, variants) for s in shapes]
+        chosen = select(counter.kernels(), ops, variants)
+        todo = [(k, s, PLAIN) for k in chosen for s in shapes] + [(k, s, m) for k in chosen for s, m in plans]
 
-        def one(item: tuple[KernelName, Shape]) -> RunCount:
-            return counter.run(item[0], item[1], work)
+        def one(item: tuple[KernelName, Shape, str]) -> RunCount:
+            return counter.run(item[0], item[1], work, item[2])
 
         out = []
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             for n, rc in enumerate(pool.map(one, todo), 1):
                 out.append(rc)
                 if progress:
-                    progress(n, len(todo), f"{rc.kernel} {rc.shape}")
+                    progress(n, len(todo), f"{rc.kernel} {rc.shape}{'' if rc.mode == PLAIN else f' {rc.mode}'}")
     return out, counter

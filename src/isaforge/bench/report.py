@@ -8,9 +8,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from isaforge import ui
+from isaforge.bench import plans
 from isaforge.bench.mca.analyse import GOAL_PERCENT, CoreResult, KernelLoop, Peak
 from isaforge.bench.mca.cores import CORES, SVE_BITS
-from isaforge.bench.qemu_count import RunCount
+from isaforge.bench.qemu_count import PLAIN, RunCount
 from isaforge.errors import IsaforgeError
 
 RATIO_GOAL = 0.55
@@ -65,6 +66,15 @@ class BenchResult:
     ran_mca: bool = True
     ran_qemu: bool = True
     seconds: float = 0.0
+    ran_plans: bool = False
+    plan_shapes: list[str] = field(default_factory=list)
+    epilogue_shape: str = plans.DEFAULT_EPILOGUE_SHAPE
+    before: plans.Before | None = None
+
+    @property
+    def plain(self) -> list[RunCount]:
+        """The one-call API's runs (the plan runs are in the Plans section)."""
+        return [rc for rc in self.qemu if rc.mode == PLAIN]
 
 
 @dataclass
@@ -81,7 +91,7 @@ class Goal:
 
 # -- goals --------------------------------------------------------------------------------------------------------
 def _run(result: BenchResult, compiler: str, op: str, variant: str, shape: str) -> RunCount | None:
-    for rc in result.qemu:
+    for rc in result.plain:
         if (rc.op, rc.variant, rc.shape, rc.compiler) == (op, variant, shape, compiler):
             return rc
     return None
@@ -170,7 +180,19 @@ def evaluate_goals(result: BenchResult) -> list[Goal]:
                 f"+{tiles:.0%}, edge-tile padding +{padding:.0%}"
             )
             goals.append(Goal(compiler, title, over <= IDEAL_TOLERANCE, detail))
+        goals += _plan_goals(result, compiler)
     return goals
+
+
+def _plan_goals(result: BenchResult, compiler: str) -> list[Goal]:
+    runs = [rc for rc in result.qemu if rc.compiler == compiler]
+    ep = plans.epilogue_rows(runs, [compiler], result.epilogue_shape)
+    small = plans.small_m_rows(runs, [compiler], result.plan_shapes)
+    found = [plans.epilogue_goal(ep, result.epilogue_shape), *plans.small_m_goals(small)]
+    if not result.ran_plans:
+        why = "QEMU counts were not run (--no-qemu)" if not result.ran_qemu else "plans were not run (--no-plans)"
+        return [Goal(compiler, title, None, why) for title, _met, _detail in found]
+    return [Goal(compiler, title, met, detail) for title, met, detail in found]
 
 
 # -- markdown -----------------------------------------------------------------------------------------------------
@@ -216,7 +238,7 @@ def _mca_section(result: BenchResult, compiler: str) -> list[str]:
 
 
 def _qemu_section(result: BenchResult, compiler: str) -> list[str]:
-    runs = [rc for rc in result.qemu if rc.compiler == compiler]
+    runs = [rc for rc in result.plain if rc.compiler == compiler]
     out = [f"### Executed instructions, {compiler}", ""]
     rows = [
         [f"`{rc.kernel}`", rc.shape, f"{rc.instructions:,}", f"{rc.instructions_per_mac:.4f}",
@@ -230,7 +252,18 @@ def _qemu_section(result: BenchResult, compiler: str) -> list[str]:
     return out
 
 
-def _calls_out_sentence(runs: Sequence[RunCount]) -> str:
+def _oracle_sentence(runs: Sequence[RunCount]) -> str:
+    """Every counted run's C went through the tests' oracle: a count of a GEMM that skipped work means nothing."""
+    wrong = [rc for rc in runs if rc.wrong]
+    if not wrong:
+        return f"C was right (isaforge.gemmjob's oracle, epilogue applied) in all {len(runs)} counted runs."
+    names = ", ".join(f"{rc.kernel} {rc.shape} {rc.mode}" for rc in wrong)
+    return f"C was **wrong** (isaforge.gemmjob's oracle) in {len(wrong)} of {len(runs)} counted runs: {names}."
+
+
+def _calls_out_sentence(
+    runs: Sequence[RunCount], lead: str = "Calls out of libisaforge (to libc; their instructions are not counted)"
+) -> str:
     """What libisaforge called outside its own code, grouped by runs that called the same: the instructions of those
     calls are not in the counts, so this says how much was left out."""
     groups: dict[tuple[tuple[str, int], ...], list[RunCount]] = {}
@@ -244,9 +277,9 @@ def _calls_out_sentence(runs: Sequence[RunCount]) -> str:
         elif len(rcs) > 3:
             who = f"in {len(rcs)} runs"
         else:
-            who = "in " + ", ".join(f"{rc.kernel} {rc.shape} ({rc.compiler})" for rc in rcs)
+            who = "in " + ", ".join(f"{rc.kernel} {rc.shape} {rc.mode} ({rc.compiler})" for rc in rcs)
         parts.append(f"{what} {who}")
-    return "Calls out of libisaforge (to libc; their instructions are not counted): " + "; ".join(parts) + "."
+    return f"{lead}: " + "; ".join(parts) + "."
 
 
 def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
@@ -265,17 +298,21 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
     rows = [[g.compiler, g.title, f"**{g.status}**", g.detail] for g in goals]
     out += [ui.markdown_table(["Build", "Goal", "Status", "Figures"], rows), ""]
     if result.ran_qemu:
-        bad = [rc for rc in result.qemu if not rc.mac_check_ok]
+        counted = [rc for rc in result.qemu if rc.counted]
+        bad = [rc for rc in counted if not rc.mac_check_ok]
         out += [
-            f"Sanity: in {len(result.qemu) - len(bad)} of {len(result.qemu)} QEMU runs the MAC instructions "
-            "executed exactly the MACs of M·N·K rounded up to whole MR×NR×KR tiles (e.g. smmla executions × 32)"
+            f"Sanity: in {len(counted) - len(bad)} of {len(counted)} QEMU runs the MAC instructions "
+            "executed exactly the MACs of M·N·K rounded up to whole MR×NR×KR tiles (e.g. smmla executions × 32; "
+            "M not rounded up where the variant's row kernel ran)"
             + (
-                ": " + ", ".join(f"{rc.kernel} {rc.shape} ({rc.mac_check:.4f})" for rc in bad) + " do not"
+                ": " + ", ".join(f"{rc.kernel} {rc.shape} {rc.mode} ({rc.mac_check:.4f})" for rc in bad) + " do not"
                 if bad
                 else ""
             )
-            + "; QEMU's instruction words matched llvm-objdump's at every executed address. "
-            + _calls_out_sentence(result.qemu),
+            + "; QEMU's instruction words matched llvm-objdump's at every executed address; "
+            + _oracle_sentence(counted)
+            + " "
+            + _calls_out_sentence(result.plain),
             "",
         ]
     if result.ran_mca:
@@ -300,15 +337,22 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
             "addresses. `-d in_asm,exec,nochain -dfilter <libisaforge's range>` logs every block translated and "
             "every block executed; executions × the instructions of each block (decoded by llvm-objdump-19) give "
             "the counts. Per MAC means per useful M·N·K. *Hot-loop instr/MAC* is the ideal: the selected "
-            "kernel's hot loop alone. *Packing+driver share*: instructions outside `isf_ukernel_*`. *MAC check*: "
-            "MACs executed by the MAC instructions / M·N·K rounded up to whole MR×NR×KR tiles (1.0000 = every "
-            "tile counted exactly once). Not counted: the libc code libisaforge calls (named, with how often, "
-            "above: each call out of its range is counted as a call) and the reference (`ref`) variant, unless "
-            "asked for with `--variants`.",
+            "kernel's hot loop alone (its variant's row kernel's, MR = 1, for M below MR when the build has one). "
+            "*Packing+driver share*: instructions outside `isf_ukernel_*`. *MAC check*: MACs executed by the MAC "
+            "instructions / M·N·K rounded up to whole MR×NR×KR tiles, M not rounded when the variant's row kernel "
+            "ran (1.0000 = every tile counted exactly once). Not counted: the libc code libisaforge calls "
+            "(named, with how often, above: each call out of its range is counted as a call) and the reference "
+            "(`ref`) variant, unless asked for with `--variants`.",
             "",
         ]
         for compiler in result.compilers:
             out += _qemu_section(result, compiler)
+    if result.ran_plans:
+        out += plans.markdown(result.qemu, result.compilers, result.plan_shapes, result.epilogue_shape, result.before)
+        counted = [rc for rc in result.qemu if rc.mode != PLAIN and rc.counted]
+        if counted:  # runs allocate nothing: a malloc or memcpy here would show
+            lead = "Calls out of libisaforge during the counted plan runs (isf_gemm_run alone)"
+            out += [_calls_out_sentence(counted, lead), ""]
     out += _notes(result)
     return "\n".join(out).rstrip() + "\n"
 
@@ -363,6 +407,10 @@ def _notes(result: BenchResult) -> list[str]:
         out.append("- llvm-mca was not run (`--no-mca`).")
     if not result.ran_qemu:
         out.append("- QEMU counts were not run (`--no-qemu`).")
+    elif not result.ran_plans:
+        out.append("- Plans were not run (`--no-plans`).")
+    out.append("- Only aarch64 is benchmarked (QEMU counts and llvm-mca); the arm (AArch32) kernels are tested, not "
+               "measured.")  # fmt: skip
     return [*out, ""]
 
 
@@ -385,6 +433,9 @@ def to_json(result: BenchResult, goals: Sequence[Goal]) -> dict[str, object]:
         "hot_loops": [asdict(h) for h in result.hot_loops],
         "mca": [{**asdict(r), "meets_goal": r.meets_goal} for r in result.mca],
         "qemu": [rc.as_dict() for rc in result.qemu],
+        "plans": plans.to_json(result.qemu, result.compilers, result.plan_shapes, result.epilogue_shape, result.before)
+        if result.ran_plans
+        else None,
         "goals": [{**asdict(g), "status": g.status} for g in goals],
         "seconds": round(result.seconds, 1),
     }

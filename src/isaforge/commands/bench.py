@@ -3,8 +3,10 @@
 Builds libisaforge for aarch64-linux-gnu with the chosen compilers (clang by default), then (1) times every
 micro-kernel's hot loop on Neoverse N1/N2/V1/V2 scheduling models against the peak of its MAC instruction, and
 (2) runs one GEMM per op, variant and shape under qemu-aarch64 and counts the instructions executed inside
-libisaforge. Prints a markdown report (or writes it with --markdown), checks the performance goals, and can write
-the figures as JSON (--json) and a bar chart (--plot).
+libisaforge, and (3) counts plan runs (isf_gemm_run alone, the weights packed at create): with and without a fused
+bias and clamp (--epilogue-shape), and at small M (--plan-shapes), next to the plain API's figures of an earlier
+run (--before). Prints a markdown report (or writes it with --markdown), checks the performance goals, and can
+write the figures as JSON (--json) and a bar chart (--plot). Only aarch64 is benchmarked.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from isaforge.catalogue import REFERENCE, load
 from isaforge.errors import IsaforgeError
 
 try:  # numpy (job files) is an optional dependency: without it, `run` says in one line how to get it
-    from isaforge.bench import qemu_count, report
-    from isaforge.bench.qemu_count import Shape
+    from isaforge.bench import plans, qemu_count, report
+    from isaforge.bench.qemu_count import PLAN, PLAN_EPILOGUE, Shape
 except ImportError as exc:  # pragma: no cover - depends on the environment
     MISSING: str | None = exc.name
 else:
@@ -35,6 +37,9 @@ else:
 ARCH = "aarch64"
 DEFAULT_SHAPES = "64x64x64,128x128x128,256x256x64"
 DEFAULT_CORES = ",".join(cores.CORES)
+# as bench.plans has them; spelled out so --help works without numpy
+DEFAULT_PLAN_SHAPES = "1x1024x1024,49x256x2304"
+DEFAULT_EPILOGUE_SHAPE = "256x256x64"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,6 +55,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sve-bits", type=int, default=128, help="SVE vector length under QEMU (default: 128)")
     parser.add_argument("--no-qemu", action="store_true", help="skip the executed-instruction counts")
     parser.add_argument("--no-mca", action="store_true", help="skip the llvm-mca models")
+    parser.add_argument(
+        "--plan-shapes",
+        default=DEFAULT_PLAN_SHAPES,
+        help=f"MxNxK of the small-M plan runs, goals at 1x1024x1024 and 49x256x2304 (default: {DEFAULT_PLAN_SHAPES})",
+    )
+    parser.add_argument(
+        "--epilogue-shape",
+        default=DEFAULT_EPILOGUE_SHAPE,
+        help=f"MxNxK of the plan runs with and without fused bias + clamp (default: {DEFAULT_EPILOGUE_SHAPE})",
+    )
+    parser.add_argument("--no-plans", action="store_true", help="skip the plan runs (the Plans section)")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="JSON of an earlier run (--json) whose plain-API figures at the plan shapes the report shows as before",
+    )
     parser.add_argument("--markdown", type=Path, help="write the markdown report here instead of stdout")
     parser.add_argument("--json", type=Path, help="also write every figure as JSON here")
     parser.add_argument("--plot", type=Path, help="also draw %% of peak per kernel and core as a PNG here")
@@ -78,15 +99,16 @@ def command_line(args: argparse.Namespace) -> str:
     """The command that reproduces this run: `isaforge bench` and the options that differ from the defaults."""
     parts = ["isaforge", "bench"]
     defaults = {"compiler": "clang", "cores": DEFAULT_CORES, "ops": "", "variants": "", "shapes": DEFAULT_SHAPES,
-                "sve_bits": 128}  # fmt: skip
+                "sve_bits": 128, "plan_shapes": DEFAULT_PLAN_SHAPES,
+                "epilogue_shape": DEFAULT_EPILOGUE_SHAPE}  # fmt: skip
     for name, default in defaults.items():
         value = getattr(args, name)
         if value != default:
             parts += [f"--{name.replace('_', '-')}", str(value)]
-    for flag in ("no_qemu", "no_mca"):
+    for flag in ("no_qemu", "no_mca", "no_plans"):
         if getattr(args, flag):
             parts.append(f"--{flag.replace('_', '-')}")
-    for name in ("markdown", "json", "plot"):
+    for name in ("before", "markdown", "json", "plot"):
         if getattr(args, name):
             parts += [f"--{name}", str(getattr(args, name))]
     return " ".join(parts)
@@ -108,6 +130,20 @@ class Choice:
     ops: list[str]
     variants: list[str]
     shapes: list[Shape]
+    plans: list[tuple[Shape, str]]  # (shape, PLAN or PLAN_EPILOGUE)
+    before: plans.Before | None
+
+
+def _plan_runs(args: argparse.Namespace) -> list[tuple[Shape, str]]:
+    """The epilogue shape without and with the fused epilogue, then every small-M shape (its plain plan run shared
+    with the epilogue's when the shapes coincide)."""
+    if args.no_plans or args.no_qemu:
+        return []
+    epilogue = qemu_count.parse_shapes(args.epilogue_shape)
+    if len(epilogue) != 1:
+        raise IsaforgeError(f"--epilogue-shape {args.epilogue_shape}: give one shape MxNxK")
+    runs = [(epilogue[0], PLAN), (epilogue[0], PLAN_EPILOGUE)]
+    return runs + [(s, PLAN) for s in qemu_count.parse_shapes(args.plan_shapes) if (s, PLAN) not in runs]
 
 
 def choose(args: argparse.Namespace) -> Choice:
@@ -121,6 +157,8 @@ def choose(args: argparse.Namespace) -> Choice:
         _ops(args.ops),
         _choose("variant", _split(args.variants), [v.name for v in cat.arch_variants(ARCH)]),
         qemu_count.parse_shapes(args.shapes),
+        _plan_runs(args),
+        plans.load_before(args.before) if args.before else None,
     )
     if args.sve_bits % 128 or not 128 <= args.sve_bits <= 2048:
         raise IsaforgeError(f"--sve-bits {args.sve_bits}: choose a multiple of 128 from 128 to 2048")
@@ -147,7 +185,9 @@ def collect(args: argparse.Namespace, choice: Choice, status: ui.StatusLine) -> 
     cat = load()
     result = report.BenchResult(
         command_line(args), choice.compilers, choice.cores, [s.label for s in choice.shapes], args.sve_bits,
-        ran_mca=not args.no_mca, ran_qemu=not args.no_qemu,
+        ran_mca=not args.no_mca, ran_qemu=not args.no_qemu, ran_plans=bool(choice.plans),
+        plan_shapes=[s.label for s in qemu_count.parse_shapes(args.plan_shapes)],
+        epilogue_shape=qemu_count.parse_shapes(args.epilogue_shape)[0].label, before=choice.before,
     )  # fmt: skip
     if not args.no_mca:
         result.tools["llvm-mca"] = _version([llvm_mca.LLVM_MCA], r"LLVM version [\w.]+")
@@ -172,7 +212,7 @@ def collect(args: argparse.Namespace, choice: Choice, status: ui.StatusLine) -> 
         if not args.no_qemu:
             counts, _ = qemu_count.count_all(
                 build, directory, choice.ops, choice.variants, choice.shapes, args.sve_bits, args.jobs,
-                _stage(status, f"qemu ({compiler})"),
+                _stage(status, f"qemu ({compiler})"), choice.plans,
             )  # fmt: skip
             result.qemu += counts
     return result
@@ -199,9 +239,11 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         report.plot(result, args.plot)
     for rc in result.qemu:
-        if not rc.mac_check_ok:
+        if rc.wrong:
+            print(f"bench: warning: {rc.kernel} at {rc.shape} ({rc.mode}) gave a wrong C: {rc.wrong}", file=sys.stderr)
+        if rc.counted and not rc.mac_check_ok:
             print(
-                f"bench: warning: {rc.kernel} at {rc.shape} executed {rc.mac_check:.4f}× its tiles' MACs",
+                f"bench: warning: {rc.kernel} at {rc.shape} ({rc.mode}) executed {rc.mac_check:.4f}× its tiles' MACs",
                 file=sys.stderr,
             )
     if REFERENCE in choice.variants and not args.no_mca:

@@ -91,10 +91,21 @@ def kernel_kind(insns: Iterable[Insn]) -> str | None:
     return counts.most_common(1)[0][0] if counts else None
 
 
+def innermost(found: Sequence[Loop]) -> list[Loop]:
+    """The loops that hold no other loop: a backward jump into shared code (an epilogue's set-up placed out of line
+    that jumps back to the loop's entry) closes a range around the real loop, which is not the hot loop."""
+    return [
+        loop
+        for loop in found
+        if not any(o is not loop and loop.start <= o.start and o.end <= loop.end and o != loop for o in found)
+    ]
+
+
 def hot_loop(insns: Sequence[Insn], kind: str | None) -> Loop | None:
-    """The loop with the most MAC instructions of `kind` (the smaller body on a tie); None when no loop has any."""
+    """Among the innermost loops, the one with the most MAC instructions of `kind` (the smaller body on a tie); None
+    when no loop has any."""
     best, best_key = None, (0, 0)
-    for loop in loops(insns):
+    for loop in innermost(loops(insns)):
         n = sum(1 for i in loop.body if mac_kind(i) == kind)
         key = (n, -len(loop.body))
         if n and (best is None or key > best_key):
