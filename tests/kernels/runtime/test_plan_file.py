@@ -41,7 +41,7 @@ def test_an_exported_plan_gives_the_same_c_in_another_process(
 ) -> None:
     arch = target_cpu.build.arch_name
     plain = PLAIN[arch]
-    for source, reader in (("max", "max"), (plain, "max"), ("max", plain)):
+    for source, reader in ((plain, "max"), ("max", plain)):
         path = tmp_path / f"{op}-{source}-{reader}.plan"
         kernel = exported(qemu_run, target_cpu, source, path, op)
         want = "same C" if runs_on(arch, kernel, reader) else "unsupported"
