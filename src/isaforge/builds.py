@@ -114,6 +114,10 @@ def ensure_built(build: Build) -> Path:
     configured = (build.directory / "build.ninja").is_file() and stamp.is_file() and stamp.read_text() == wanted
     if not configured:
         fresh = not (build.directory / "build.ninja").exists()
+        # The generated kernel and packer tables depend on which kernel files exist, which Ninja cannot see: drop
+        # them so that the compile after this reconfigure writes them again.
+        for stale in [*build.directory.glob("isf_catalogue.c"), *build.directory.glob("isf_pack_*.c")]:
+            stale.unlink()
         setup = [*_meson(), "setup", *([] if fresh else ["--reconfigure"])]
         if build.toolchain is not None:
             setup += ["--cross-file", str(build.root / build.toolchain.cross_file)]
