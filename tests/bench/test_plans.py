@@ -291,6 +291,7 @@ def test_a_bad_before_file_is_refused(capsys, tmp_path: Path):
     assert f"--before {missing}" in err
 
 
+@pytest.mark.slow  # a real QEMU bench run (15 s): in make ci; the plan runner itself is tested in test_gemm.py
 def test_quick_real_plan_run(tmp_path, capsys):
     """One small plan of the neon fp32 kernel under QEMU, with and without its epilogue, end to end: the run alone
     is counted (no packing of W, no create), and nothing is allocated in it."""

@@ -88,14 +88,21 @@ def kernels_of(tc: TargetCpu, op: str) -> list[KernelName]:
 
 
 def every_kernel(
-    qemu_run: QemuRunner, tc: TargetCpu, tmp: Path, op: str, cases: list[Case], scalable_only: bool = False, **kw
+    qemu_run: QemuRunner,
+    tc: TargetCpu,
+    tmp: Path,
+    op: str,
+    cases: list[Case],
+    scalable_only: bool = False,
+    row_kernels: bool = True,
+    **kw,
 ) -> list[str]:
     """Every kernel of the op this model can run, most preferred first, each selected by name
     (isf_select_kernel): the runner must report that kernel, and its results must be right."""
     cat = load()
     seen = []
     for kernel in kernels_of(tc, op):
-        if scalable_only and not cat.variant(kernel.variant).scalable:
+        if (scalable_only and not cat.variant(kernel.variant).scalable) or (kernel.mr == 1 and not row_kernels):
             continue
         # A row kernel (MR = 1) does every row on its own: the large shapes' extra rows add time, not paths (k past
         # Kc is kept: Case(33, 29, 1000)).
@@ -115,9 +122,11 @@ def test_default_kernel_is_right_on_every_model(target_cpu: TargetCpu, qemu_run:
 
 @pytest.mark.parametrize("op", OPS)
 def test_every_kernel_by_name_down_to_ref(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op) -> None:
-    """Every kernel runs on every model that has its features (the full sweep on `max`, a lighter one elsewhere)."""
-    cases = gemmjob.sweep_cases() if target_cpu.cpu == "max" else gemmjob.sweep_cases(9, 17, pad=1)
-    seen = every_kernel(qemu_run, target_cpu, tmp_path, op, cases + LARGE)
+    """Every kernel runs on every model that has its features (the full sweep on `max`, a lighter one elsewhere;
+    row kernels, compiled with their full kernels' flags, on `max` and on a real core in the test below)."""
+    on_max = target_cpu.cpu == "max"
+    cases = gemmjob.sweep_cases() if on_max else gemmjob.sweep_cases(9, 17, pad=1)
+    seen = every_kernel(qemu_run, target_cpu, tmp_path, op, cases + LARGE, row_kernels=on_max)
     assert seen[-1].endswith("_ref") and len(seen) >= 2
 
 
@@ -155,7 +164,8 @@ def test_scalable_kernels_at_every_vector_length(
 ) -> None:
     tc = TargetCpu(target_cpu.build, f"max,sve-default-vector-length={vector_bytes}")
     cases = gemmjob.sweep_cases(17, 19) + LARGE[1:]
-    every_kernel(qemu_run, tc, tmp_path, op, cases, scalable_only=True)
+    # Row kernels at the extreme vector lengths (their NR spans 8..128 there).
+    every_kernel(qemu_run, tc, tmp_path, op, cases, scalable_only=True, row_kernels=vector_bytes in (16, 256))
 
 
 @pytest.mark.cpus(["max"])
