@@ -25,6 +25,24 @@ static inline void isf_put_input(isf_op op, void *buf, size_t i, int v) {
 }
 
 /* Element i of a buffer of op's output type, as a double. */
+/* One element of C's type from a double (NaN and ±Inf included for the float kinds; a small integer for int32). */
+static inline void isf_put_output(isf_op op, void *buf, size_t i, double v) {
+    switch (isf_ops[op].out_kind) {
+    case ISF_ELEM_BINARY16:
+        ((uint16_t *)buf)[i] = isf_f32_to_f16((float)v);
+        return;
+    case ISF_ELEM_BFLOAT16:
+        ((uint16_t *)buf)[i] = (uint16_t)(isf_f32_to_bits((float)v) >> 16);
+        return;
+    case ISF_ELEM_INT:
+        ((int32_t *)buf)[i] = (int32_t)v;
+        return;
+    case ISF_ELEM_FLOAT:
+        break;
+    }
+    ((float *)buf)[i] = (float)v;
+}
+
 static inline double isf_get_output(isf_op op, const void *buf, size_t i) {
     switch (isf_ops[op].out_kind) {
     case ISF_ELEM_BINARY16:

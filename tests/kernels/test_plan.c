@@ -51,24 +51,13 @@ static void fill_weights(isf_op op, void *w, size_t n, size_t k, size_t ldw, isf
     }
 }
 
-/* One element of C's type (int32, binary16 or fp32) at index i. */
-static void put_output(isf_op op, void *buf, size_t i, double v) {
-    if (isf_ops[op].out_kind == ISF_ELEM_INT) {
-        ((int32_t *)buf)[i] = (int32_t)v;
-    } else if (isf_ops[op].out_kind == ISF_ELEM_BINARY16) {
-        ((uint16_t *)buf)[i] = isf_f32_to_f16((float)v);
-    } else {
-        ((float *)buf)[i] = (float)v;
-    }
-}
-
 /* C's starting value for accumulation (salt 3). */
 static double c_at(size_t i, size_t j) { return small_value(i, j, 3); }
 
 static void fill_c(isf_op op, c_buf *b, size_t m, size_t n) {
     for (size_t i = 0; i < m; i++) {
         for (size_t j = 0; j < n; j++) {
-            put_output(op, b->c, i * b->ldc + j, c_at(i, j));
+            isf_put_output(op, b->c, i * b->ldc + j, c_at(i, j));
         }
     }
 }
@@ -137,7 +126,7 @@ static isf_gemm *plan_of(const problem *p) {
     isf_gemm_desc d = {.op = p->op, .n = p->n, .k = p->k, .weights = p->w, .ldw = p->ldw, .layout = p->layout};
     unsigned char *bias = p->e.bias ? malloc(p->n * MAX_ELEM) : NULL;
     for (size_t j = 0; bias != NULL && j < p->n; j++) {
-        put_output(p->op, bias, j, bias_at(&p->e, j));
+        isf_put_output(p->op, bias, j, bias_at(&p->e, j));
     }
     d.bias = bias;
     d.flags = p->e.clamp ? ISF_GEMM_CLAMP : 0;

@@ -11,16 +11,6 @@
 
 enum { M = 9, N = 37, K = 29, MAX_ELEM = 4 };
 
-static void put_output(isf_op op, void *buf, size_t i, int v) {
-    if (isf_ops[op].out_kind == ISF_ELEM_INT) {
-        ((int32_t *)buf)[i] = v;
-    } else if (isf_ops[op].out_kind == ISF_ELEM_BINARY16) {
-        ((uint16_t *)buf)[i] = isf_f32_to_f16((float)v);
-    } else {
-        ((float *)buf)[i] = (float)v;
-    }
-}
-
 static size_t c_bytes(isf_op op) { return (size_t)M * N * isf_ops[op].out_bytes; }
 
 /* Buffers aligned for their element type: AArch32 faults on misaligned multi-word accesses. */
@@ -34,7 +24,7 @@ static int export_plan(const char *path, isf_op op) {
     static _Alignas(16) unsigned char w[N * K * MAX_ELEM], bias[N * MAX_ELEM], c[M * N * MAX_ELEM];
     fill_matrix(op, w, N, K, K, 2); /* W[n][k] */
     for (size_t j = 0; j < N; j++) {
-        put_output(op, bias, j, small_value(j, 0, 4));
+        isf_put_output(op, bias, j, small_value(j, 0, 4));
     }
     int is_int = isf_ops[op].out_kind == ISF_ELEM_INT;
     isf_gemm_desc d = {.op = op, .n = N, .k = K, .weights = w, .ldw = K, .layout = ISF_WEIGHTS_NK, .bias = bias};
