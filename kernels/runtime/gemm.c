@@ -390,13 +390,9 @@ static isf_status run_gemm(const isf_kernel *kern, const gemm_args *g) {
     return ISF_OK;
 }
 
-/* 0 with *ok cleared when rows×cols with leading dimension ld, in elem-byte elements, overflows size_t. */
+/* *ok cleared when rows×cols with leading dimension ld, in elem-byte elements, overflows size_t. */
 static void check_span(size_t rows, size_t cols, size_t ld, size_t elem, int *ok) {
-    if (rows == 0 || cols == 0) {
-        return;
-    }
-    size_t max_elems = SIZE_MAX / elem;
-    if (cols > max_elems || (ld != 0 && rows - 1 > (max_elems - cols) / ld)) {
+    if (!isf_span_fits(rows, cols, ld, elem)) {
         *ok = 0;
     }
 }

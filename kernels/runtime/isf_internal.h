@@ -270,6 +270,15 @@ uint32_t isf_features_from_midr_text(const char *cpuinfo_text);
  * whether /proc/cpuinfo has a Features line with any word on it. */
 const char *isf_detect_order(const char *mode, uint64_t hwcap1, int features_line);
 
+/* 0 when rows × cols elements of `elem` bytes at row stride ld (the last row stops at cols) overflow size_t. */
+static inline int isf_span_fits(size_t rows, size_t cols, size_t ld, size_t elem) {
+    if (rows == 0 || cols == 0) {
+        return 1;
+    }
+    size_t max_elems = SIZE_MAX / elem;
+    return cols <= max_elems && (ld == 0 || rows - 1 <= (max_elems - cols) / ld);
+}
+
 /* Little-endian fields of the storable formats (packed B, exported plans): the same bytes on every host. */
 static inline void isf_put_le(unsigned char *p, uint64_t v, size_t bytes) {
     for (size_t i = 0; i < bytes; i++) {

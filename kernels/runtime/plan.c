@@ -48,15 +48,6 @@ struct isf_gemm {
 
 /* ---- descriptor checks ---------------------------------------------------------------------------------------- */
 
-/* 0 when rows × cols elements of `elem` bytes at row stride ld overflow size_t. */
-static int span_fits(size_t rows, size_t cols, size_t ld, size_t elem) {
-    if (rows == 0 || cols == 0) {
-        return 1;
-    }
-    size_t max_elems = SIZE_MAX / elem;
-    return cols <= max_elems && (ld == 0 || rows - 1 <= (max_elems - cols) / ld);
-}
-
 static isf_status check_clamp(const isf_gemm_desc *d) {
     if (!(d->flags & ISF_GEMM_CLAMP)) {
         return ISF_OK;
@@ -76,7 +67,8 @@ static isf_status check_desc(const isf_gemm_desc *d) {
     if (d->n && d->k && (d->weights == NULL || d->ldw < cols)) {
         return ISF_ERR_INVALID_ARG;
     }
-    if (!span_fits(rows, cols, d->ldw, isf_ops[d->op].in_bytes) || !span_fits(d->k, d->n, d->n, sizeof(float))) {
+    if (!isf_span_fits(rows, cols, d->ldw, isf_ops[d->op].in_bytes) ||
+        !isf_span_fits(d->k, d->n, d->n, sizeof(float))) {
         return ISF_ERR_INVALID_ARG;
     }
     return check_clamp(d);
@@ -249,7 +241,8 @@ static isf_status check_run(const isf_gemm *plan, size_t m, const void *a, size_
     if ((needs_a && (a == NULL || lda < k)) || (needs_c && (c == NULL || ldc < n))) {
         return ISF_ERR_INVALID_ARG;
     }
-    return span_fits(m, k, lda, op->in_bytes) && span_fits(m, n, ldc, op->out_bytes) ? ISF_OK : ISF_ERR_INVALID_ARG;
+    return isf_span_fits(m, k, lda, op->in_bytes) && isf_span_fits(m, n, ldc, op->out_bytes) ? ISF_OK
+                                                                                             : ISF_ERR_INVALID_ARG;
 }
 
 /* One element of C when k = 0: (C's value when accumulating, else 0) + bias, clamped, in C's type. */
