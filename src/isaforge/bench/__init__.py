@@ -19,6 +19,7 @@ from isaforge.errors import IsaforgeError
 # The tools and the Debian package each comes from: a missing tool is one line naming the package.
 TOOL_PACKAGES = {
     "llvm-mca-19": "llvm-19",
+    "llvm-mc-19": "llvm-19",
     "llvm-objdump-19": "llvm-19",
     "llvm-nm-19": "llvm-19",
     "llvm-readelf-19": "llvm-19",

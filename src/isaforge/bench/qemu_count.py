@@ -211,6 +211,7 @@ TRACE = re.compile(r"^Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/")
 class ExecLog:
     executions: Counter[int] = field(default_factory=Counter)  # guest address → times executed
     encodings: dict[int, str] = field(default_factory=dict)  # guest address → instruction word as QEMU read it
+    runs: Counter[tuple[int, ...]] = field(default_factory=Counter)  # a translation's addresses → its executions
     blocks: int = 0  # translations logged
     traces: int = 0  # block executions logged
     unknown_traces: int = 0  # executions of a block whose translation was not in the log
@@ -245,7 +246,7 @@ def parse_log(lines: Iterable[str], window: tuple[int, int] | None = None) -> Ex
     log = ExecLog()
     span = _Window(*window) if window is not None else _Window()
     current: dict[int, tuple[int, ...]] = {}  # block start → addresses of its latest translation
-    runs: Counter[tuple[int, ...]] = Counter()
+    runs = log.runs
     block: list[int] | None = None
     for line in lines:
         if block is not None:
