@@ -111,15 +111,11 @@ int main(int argc, char **argv) {
     if (data == NULL || size < HEADER_BYTES || memcmp(data, "ISFP", MAGIC_BYTES) != 0 || u32_at(data + 4) != VERSION) {
         return usage("the input is not an ISFP version 1 file");
     }
-    isf_bench_problem p = {(isf_bench_precision)precision,
-                           (isf_bench_mode)mode,
-                           u32_at(data + 8),
-                           u32_at(data + 12),
-                           u32_at(data + 16),
-                           0.0f,
-                           0,
-                           NULL,
-                           NULL};
+    isf_bench_problem p = {.precision = (isf_bench_precision)precision,
+                           .mode = (isf_bench_mode)mode,
+                           .m = u32_at(data + 8),
+                           .n = u32_at(data + 12),
+                           .k = u32_at(data + 16)};
     uint32_t scale_bits = u32_at(data + 20), zp_bits = u32_at(data + 24);
     memcpy(&p.scale, &scale_bits, sizeof p.scale);
     memcpy(&p.zero_point, &zp_bits, sizeof p.zero_point);
