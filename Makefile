@@ -6,6 +6,7 @@ ISAFORGE  := $(VENV)/bin/isaforge
 QEMU_CPUS ?=
 TARGETS ?=
 TOOLCHAINS ?=
+BENCH_ARGS ?=
 # `make test` runs a representative slice: every toolchain (both arches, both compilers) on the baseline-only
 # models (cortex-a53, cortex-a7: nothing may raise SIGILL) and on `max` (every variant, every SVE vector length),
 # without the tests marked slow. The rest (every other CPU model, the debug + UBSan builds, the slow tests) is in
@@ -16,7 +17,7 @@ PYTEST_ARGS ?= --isaforge-qemu-cpu $(SLICE_CPUS) -m "not slow"
 JOBS ?= 1
 ONLY ?=
 
-.PHONY: all install build test test-qemu ci ci-suite ci-matrix docker-image docker-test lint format clean
+.PHONY: all install build test bench test-qemu ci ci-suite ci-matrix docker-image docker-test lint format clean
 
 all: build
 
@@ -27,9 +28,17 @@ install:
 build: install
 	$(ISAFORGE) build
 
-## Lint, then the pytest suite's representative slice (PYTEST_ARGS above; PYTEST_ARGS= for all of it).
+## Lint, then the pytest suite's representative slice (PYTEST_ARGS above; PYTEST_ARGS= for all of it). The peer
+## libraries are installed first so that their smoke tests (tests/bench/test_peers.py) run rather than skip.
 test: install lint
+	@bash ci/install-toolchains.sh --peers
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
+
+## libisaforge against the libraries engines use today (OpenBLAS, BLIS, XNNPACK from Debian's arm64 packages,
+## installed first): one whole call of each under QEMU (make bench [BENCH_ARGS='...'] for more isaforge bench options).
+bench: install
+	@bash ci/install-toolchains.sh --peers
+	$(ISAFORGE) bench --peers $(BENCH_ARGS)
 
 ## libisaforge's kernels proven under QEMU the way an engine proves its own (isaforge test-qemu --project .): the Meson
 ## suite on every CPU model and down the cap walk on max, a kernel × CPU-model coverage matrix per toolchain:

@@ -10,6 +10,13 @@
 #   install-toolchains.sh --lock            rewrite ci/constraints.txt from the venv's packages
 #   install-toolchains.sh --docker          a Docker engine and debootstrap, for make docker-image
 #   install-toolchains.sh --apt-uri SUITE   the URI this machine's apt sources use for SUITE
+#   install-toolchains.sh --peers           the peer libraries `isaforge bench --peers` compares libisaforge with:
+#                                           Debian's arm64 OpenBLAS (serial), BLIS (serial) and XNNPACK, with
+#                                           libc6:arm64 (the harnesses run under QEMU without -L); armhf OpenBLAS
+#                                           and BLIS too, best effort. Adds the arm64 and armhf architectures. Each
+#                                           peer installs on its own: one that cannot is reported by name and the
+#                                           others still install; exits 0 either way (the bench reports a missing
+#                                           peer itself)
 #
 # ISAFORGE_VENV puts the venv elsewhere (the image keeps it outside the mounted checkout); ISAFORGE_WHEELHOUSE also
 # saves every wheel the venv needs there, plus the build backend, so pip works with no index (the image is offline).
@@ -142,6 +149,93 @@ install_docker() {
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends "${need[@]}"
 }
 
+# The peers, one group each (name:packages), installed per architecture. armhf gets OpenBLAS and BLIS only: Debian
+# 12's libxnnpack-dev and libpthreadpool-dev are not Multi-Arch: same, so the armhf ones would replace the arm64 ones
+# (and apt-get runs with --no-remove, so that nothing installed is ever taken away).
+peer_groups=(
+  "libc:libc6"
+  "openblas:libopenblas-serial-dev libopenblas-dev"
+  "blis:libblis-serial-dev"
+  "xnnpack:libxnnpack-dev libcpuinfo-dev libpthreadpool-dev"
+)
+peer_armhf_groups=" libc openblas blis "
+
+# Outputs are read whole before they are matched: under pipefail, a `grep -q` or `awk … exit` that stops reading
+# early can kill the writer with SIGPIPE and turn a match into a failure.
+installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" = "install ok installed" ]; }
+
+# apt knows a version of the package it could install.
+has_candidate() {
+  local policy
+  policy=$(apt-cache policy "$1" 2>/dev/null || true)
+  [[ $policy == *"Candidate:"* && $policy != *"Candidate: (none)"* ]]
+}
+
+# The packages of one group (name:packages) missing for one architecture, on one line.
+peer_missing() {
+  local arch=$1 group=$2 p out=()
+  for p in ${group#*:}; do installed "$p:$arch" || out+=("$p:$arch"); done
+  echo "${out[*]}"
+}
+
+# One mirror index that fails to download (a foreign architecture mid-sync) makes apt-get update fail while every
+# other index is fresh: go on with what it has.
+apt_update_tolerant() {
+  as_root apt-get update -q || log "apt-get update reported errors (an index mid-sync?); going on with the indexes it has"
+}
+
+install_peers() {
+  local arch group name what missing p unavailable foreign need_update=0 updated=0 todo=()
+  for arch in arm64 armhf; do
+    for group in "${peer_groups[@]}"; do
+      name=${group%%:*}
+      [ "$arch" = arm64 ] || [[ $peer_armhf_groups == *" $name "* ]] || continue
+      [ -z "$(peer_missing "$arch" "$group")" ] || todo+=("$arch|$group")
+    done
+  done
+  [ "${#todo[@]}" -gt 0 ] || return 0
+  # Best effort, so never a password prompt (make test runs this in the CI image as a user without sudo).
+  if [ "$(id -u)" -ne 0 ] && ! sudo -n true 2>/dev/null; then
+    log "peers not installed: installing them needs root or password-less sudo"
+    return 0
+  fi
+  foreign=" $(dpkg --print-foreign-architectures | tr '\n' ' ') "
+  for arch in arm64 armhf; do
+    if [[ $foreign != *" $arch "* ]]; then
+      log "adding the $arch architecture (peer libraries)"
+      as_root dpkg --add-architecture "$arch"
+      need_update=1
+    fi
+    compgen -G "/var/lib/apt/lists/*binary-${arch}_Packages*" >/dev/null || need_update=1
+  done
+  if [ "$need_update" -eq 1 ]; then apt_update_tolerant; updated=1; fi
+  for what in "${todo[@]}"; do
+    arch=${what%%|*}; group=${what#*|}; name=${group%%:*}
+    [ "$arch" = arm64 ] || name="$name ($arch)"
+    missing=$(peer_missing "$arch" "$group")
+    unavailable=
+    for p in $missing; do has_candidate "$p" || { unavailable=$p; break; }; done
+    if [ -n "$unavailable" ]; then
+      log "peer $name not installed: $unavailable is not available here"
+      continue
+    fi
+    log "installing peer $name: $missing"
+    # shellcheck disable=SC2086
+    if ! DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends --no-remove $missing; then
+      # Stale indexes name versions the mirror no longer has: refresh them once, then try again.
+      if [ "$updated" -eq 0 ]; then
+        apt_update_tolerant
+        updated=1
+        # shellcheck disable=SC2086
+        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends --no-remove $missing \
+          && continue
+      fi
+      log "peer $name not installed: apt-get install $missing failed (above)"
+    fi
+  done
+  return 0
+}
+
 lock() {
   {
     echo "# The versions of every Python package isaforge's venv holds, for ci/install-toolchains.sh (pip -c): the"
@@ -166,6 +260,7 @@ case "${1:-}" in
   --docker) install_docker ;;
   --apt-uri) debian_mirror_uri "${2:-bookworm}" || { log "no apt source serves '${2:-bookworm}'"; exit 1; } ;;
   --python-only) install_python_env ;;
+  --peers) install_peers ;;
   "") install_system_packages; install_python_env ;;
-  *) log "unknown option $1 (options: --python-only, --versions, --lock, --docker, --apt-uri SUITE)"; exit 2 ;;
+  *) log "unknown option $1 (options: --python-only, --peers, --versions, --lock, --docker, --apt-uri SUITE)"; exit 2 ;;
 esac

@@ -240,27 +240,27 @@ def _same_non_finite(result: np.ndarray, exact: np.ndarray) -> bool:
     return bool(np.array_equal(result[np.isinf(exact)], exact[np.isinf(exact)]) and np.all(np.isfinite(result[finite])))
 
 
-def _wrong_int(c: Case, result: np.ndarray, exact: np.ndarray) -> str | None:
+def _wrong_int(label: str, result: np.ndarray, exact: np.ndarray) -> str | None:
     if np.array_equal(result, exact):
         return None
     bad = tuple(np.argwhere(result != exact)[0])
-    return f"{c}: C{bad} = {result[bad]:.0f}, expected {exact[bad]:.0f}"
+    return f"{label}: C{bad} = {result[bad]:.0f}, expected {exact[bad]:.0f}"
 
 
-def _wrong_float(types: OpTypes, variant: str, c: Case, av: np.ndarray, bv: np.ndarray, result: np.ndarray,
+def _wrong_float(types: OpTypes, variant: str, label: str, av: np.ndarray, bv: np.ndarray, result: np.ndarray,
                  exact: np.ndarray, bias: np.ndarray | None) -> str | None:  # fmt: skip
     if not _same_non_finite(result, exact):
-        return f"{c}: NaN/Inf pattern differs from IEEE arithmetic"
+        return f"{label}: NaN/Inf pattern differs from IEEE arithmetic"
     finite = np.isfinite(exact)
     with np.errstate(invalid="ignore"):
         err = np.where(finite, np.abs(result - exact), 0.0)
         # Only finite results are bounded, and no NaN or Inf reaches those: zero them for the magnitudes.
         fa, fb = np.where(np.isfinite(av), av, 0.0), np.where(np.isfinite(bv), bv, 0.0)
-        bound = np.where(finite, error_bound(types, variant, fa, fb, c.k, bias), 1.0)
+        bound = np.where(finite, error_bound(types, variant, fa, fb, av.shape[1], bias), 1.0)
     if np.all(err <= bound):
         return None
     bad = tuple(np.argwhere(err > bound)[0])
-    return f"{c}: C{bad} = {result[bad]!r}, expected {exact[bad]!r} (error {err[bad]:.3g} > bound {bound[bad]:.3g})"
+    return f"{label}: C{bad} = {result[bad]!r}, expected {exact[bad]!r} (error {err[bad]:.3g} > bound {bound[bad]:.3g})"
 
 
 def _first_overwrite(x: np.ndarray) -> int | None:
@@ -284,11 +284,11 @@ def stray_write(c: Case, result: Result) -> str | None:
     return None
 
 
-def _bias_row(types: OpTypes, c: Case, epilogue: Epilogue) -> np.ndarray | None:
-    """The case's n bias values as float64 (bfloat16 ops have fp32 C, so their bias is fp32 too)."""
+def _bias_row(types: OpTypes, n: int, epilogue: Epilogue) -> np.ndarray | None:
+    """The first n bias values as float64 (bfloat16 ops have fp32 C, so their bias is fp32 too)."""
     if epilogue.bias is None:
         return None
-    return np.asarray(epilogue.bias[: c.n], types.out_dtype).astype(np.float64)
+    return np.asarray(epilogue.bias[:n], types.out_dtype).astype(np.float64)
 
 
 def clamped(types: OpTypes, x: np.ndarray, lo: float, hi: float) -> np.ndarray:
@@ -318,13 +318,29 @@ def check_case(
         return stray
     if result.status != 0:
         return f"{c}: status {result.status}"
-    av, bv = (to_float64(types, x) for x in operand_views(a, b, c))
-    bias = _bias_row(types, c, epilogue)
+    av, bv = operand_views(a, b, c)
+    return check_matrix(types, variant, av, bv, result.c[:, : c.n], epilogue, label=str(c))
+
+
+def check_matrix(
+    types: OpTypes,
+    variant: str,
+    a: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    epilogue: Epilogue = NO_EPILOGUE,
+    label: str = "",
+) -> str | None:
+    """The oracle on a plain result: C [m][n] as computed from A [m][k] and B [k][n], all in the op's wire types
+    (for other programs than gemm_runner, which have no guard elements or leading dimensions). None when right,
+    else one line starting with `label`."""
+    av, bv = (to_float64(types, x) for x in (a, b))
+    bias = _bias_row(types, bv.shape[1], epilogue)
     with np.errstate(invalid="ignore", over="ignore"):
         exact = av @ bv if bias is None else av @ bv + bias
-    got = result.c[:, : c.n].astype(np.float64)
+    got = c.astype(np.float64)
     if types.out_dtype == np.int32:
-        return _wrong_int(c, got, wrap_int32(exact))
+        return _wrong_int(label, got, wrap_int32(exact))
     if epilogue.clamp is not None:
         exact = clamped(types, exact, *epilogue.clamp)
-    return _wrong_float(types, variant, c, av, bv, got, exact, bias)
+    return _wrong_float(types, variant, label, av, bv, got, exact, bias)

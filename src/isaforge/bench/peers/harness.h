@@ -1,0 +1,63 @@
+/* One GEMM of a peer library, run once under QEMU so that its executed instructions can be counted between two
+ * markers. harness.c owns the protocol (argv, files, guard bytes, markers); each library's file (openblas.c,
+ * blis.c, xnnpack.c, isaforge.c) only says what it offers and makes its calls. isaforge.bench.peers writes the
+ * input, builds and runs the harness, and checks the output.
+ *
+ * Usage: <harness> PRECISION MODE INPUT OUTPUT, PRECISION one of fp32 fp16 bf16 int8, MODE plain or prepacked.
+ *   A pair the library does not offer: exit 2 and one line on stderr. Bad use or a bad input file: exit 2 too.
+ *   Otherwise exit 0 with the library's status in OUTPUT, and one line on stdout: "<library> <configuration>".
+ *
+ * Input (little-endian): "ISFP", u32 version (1), u32 m, u32 n, u32 k, f32 scale, i32 zero point, then A [m][k] and
+ *   B [k][n], row-major, in the input type: f32 (fp32), binary16 bits (fp16), bfloat16 bits (bf16), int8 (int8).
+ *   Scale and zero point only matter to a requantizing int8 output: out = clamp(round(acc·scale) + zero point).
+ * Output: i32 status (0 ok, else the library's own error code), u32 element code of C (ISF_BENCH_ELEMENT_*), C
+ *   [m][n] in that type, u32 1 when the 64 guard bytes (0xA5) before and after C's buffer are intact, else 0.
+ *
+ * Order of a run: prepare (a prepacked mode packs the weights here) → one warm-up call with m = 1 (the first row of
+ * A, into a buffer of its own) so that lazy first-call set-up stays out of the window → C's buffer refilled with
+ * 0xA5 → isf_bench_begin() → the measured call → isf_bench_end(). The window a QEMU log is cut at is
+ * [entry of isf_bench_begin, entry of isf_bench_end). ISF_BENCH_SELFTEST=guard in the environment damages the byte
+ * right after C once the call is done: the test that the guard check sees it. */
+#ifndef ISAFORGE_BENCH_PEERS_HARNESS_H
+#define ISAFORGE_BENCH_PEERS_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { ISF_BENCH_FP32 = 0, ISF_BENCH_FP16 = 1, ISF_BENCH_BF16 = 2, ISF_BENCH_INT8 = 3 } isf_bench_precision;
+typedef enum { ISF_BENCH_PLAIN = 0, ISF_BENCH_PREPACKED = 1 } isf_bench_mode;
+/* The element codes of the output file; the values are part of the file format. */
+typedef enum {
+    ISF_BENCH_ELEMENT_F32 = 1,
+    ISF_BENCH_ELEMENT_F16 = 2, /* binary16 bits */
+    ISF_BENCH_ELEMENT_I32 = 3,
+    ISF_BENCH_ELEMENT_I8 = 4, /* requantized: clamp(round(acc·scale) + zero point) */
+} isf_bench_element;
+
+typedef struct {
+    isf_bench_precision precision;
+    isf_bench_mode mode;
+    size_t m, n, k;
+    float scale;
+    int32_t zero_point;
+    const void *a, *b; /* A [m][k], B [k][n] */
+} isf_bench_problem;
+
+/* The window markers: empty, never inlined or folded, so that their entries are addresses QEMU executes. */
+void isf_bench_begin(void);
+void isf_bench_end(void);
+
+/* ---- what each library's file defines ---- */
+extern const char isf_bench_library[]; /* "openblas", … */
+int isf_bench_offers(isf_bench_precision precision, isf_bench_mode mode);
+isf_bench_element isf_bench_output(isf_bench_precision precision); /* C's element type for an offered pair */
+/* Everything before the calls (packing, operator creation); *state is handed to the calls. 0 or the library's
+ * error. */
+int32_t isf_bench_prepare(const isf_bench_problem *p, void **state);
+/* C [m][n] = A [m][k] · B, A's first m rows: the call measured (and, with m = 1, the warm-up). */
+int32_t isf_bench_call(void *state, const isf_bench_problem *p, size_t m, const void *a, void *c);
+void isf_bench_release(void *state);
+/* One short line naming what the library chose here (its core, kernel), for the report; may be "". */
+void isf_bench_describe(void *state, const isf_bench_problem *p, char *buf, size_t size);
+
+#endif
