@@ -12,6 +12,7 @@ write the figures as JSON (--json) and a bar chart (--plot). Only aarch64 is ben
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
@@ -27,7 +28,7 @@ from isaforge.catalogue import REFERENCE, load
 from isaforge.errors import IsaforgeError
 
 try:  # numpy (job files) is an optional dependency: without it, `run` says in one line how to get it
-    from isaforge.bench import plans, qemu_count, report
+    from isaforge.bench import peer_report, plans, qemu_count, report, sidebyside, wholecall
     from isaforge.bench.qemu_count import PLAN, PLAN_EPILOGUE, Shape
 except ImportError as exc:  # pragma: no cover - depends on the environment
     MISSING: str | None = exc.name
@@ -40,6 +41,10 @@ DEFAULT_CORES = ",".join(cores.CORES)
 # as bench.plans has them; spelled out so --help works without numpy
 DEFAULT_PLAN_SHAPES = "1x1024x1024,49x256x2304"
 DEFAULT_EPILOGUE_SHAPE = "256x256x64"
+# as bench.sidebyside has them
+DEFAULT_PEER_SHAPES = "1x1024x1024,4x1024x1024,49x256x2304,64x64x64,128x128x128,256x256x64,384x384x384"
+DEFAULT_PEER_CORES = "cortex-a55,neoverse-n1,neoverse-n2,neoverse-v1,max"
+DEFAULT_PRECISIONS = "fp32,fp16,bf16,int8"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,9 +76,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="JSON of an earlier run (--json) whose plain-API figures at the plan shapes the report shows as before",
     )
+    parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="also run libisaforge side by side with OpenBLAS, BLIS and XNNPACK: whole calls in modeled cycles "
+        "(their arm64 packages: bash ci/install-toolchains.sh --peers)",
+    )
+    parser.add_argument(
+        "--peer-shapes", default=DEFAULT_PEER_SHAPES, help=f"MxNxK of the side-by-side (default: {DEFAULT_PEER_SHAPES})"
+    )
+    parser.add_argument(
+        "--peer-cores",
+        default=DEFAULT_PEER_CORES,
+        help=f"QEMU CPU models the side-by-side runs and prices on (default: {DEFAULT_PEER_CORES})",
+    )
+    parser.add_argument(
+        "--precisions", default=DEFAULT_PRECISIONS, help=f"side-by-side precisions (default: {DEFAULT_PRECISIONS})"
+    )
     parser.add_argument("--markdown", type=Path, help="write the markdown report here instead of stdout")
     parser.add_argument("--json", type=Path, help="also write every figure as JSON here")
-    parser.add_argument("--plot", type=Path, help="also draw %% of peak per kernel and core as a PNG here")
+    parser.add_argument(
+        "--plot",
+        type=Path,
+        help="also draw %% of peak per kernel and core as a PNG here (with --peers: the side by side here, the "
+        "hot loops beside it as <name>-hot-loops.png)",
+    )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel tool runs (default: CPUs)")
     parser.add_argument("--quiet", action="store_true", help="no progress line on stderr")
 
@@ -100,12 +127,13 @@ def command_line(args: argparse.Namespace) -> str:
     parts = ["isaforge", "bench"]
     defaults = {"compiler": "clang", "cores": DEFAULT_CORES, "ops": "", "variants": "", "shapes": DEFAULT_SHAPES,
                 "sve_bits": 128, "plan_shapes": DEFAULT_PLAN_SHAPES,
-                "epilogue_shape": DEFAULT_EPILOGUE_SHAPE}  # fmt: skip
+                "epilogue_shape": DEFAULT_EPILOGUE_SHAPE, "peer_shapes": DEFAULT_PEER_SHAPES,
+                "peer_cores": DEFAULT_PEER_CORES, "precisions": DEFAULT_PRECISIONS}  # fmt: skip
     for name, default in defaults.items():
         value = getattr(args, name)
         if value != default:
             parts += [f"--{name.replace('_', '-')}", str(value)]
-    for flag in ("no_qemu", "no_mca", "no_plans"):
+    for flag in ("no_qemu", "no_mca", "no_plans", "peers"):
         if getattr(args, flag):
             parts.append(f"--{flag.replace('_', '-')}")
     for name in ("before", "markdown", "json", "plot"):
@@ -132,6 +160,9 @@ class Choice:
     shapes: list[Shape]
     plans: list[tuple[Shape, str]]  # (shape, PLAN or PLAN_EPILOGUE)
     before: plans.Before | None
+    peer_shapes: list[Shape]
+    peer_cores: list[wholecall.CoreModel]
+    precisions: list[str]
 
 
 def _plan_runs(args: argparse.Namespace) -> list[tuple[Shape, str]]:
@@ -159,17 +190,21 @@ def choose(args: argparse.Namespace) -> Choice:
         qemu_count.parse_shapes(args.shapes),
         _plan_runs(args),
         plans.load_before(args.before) if args.before else None,
+        qemu_count.parse_shapes(args.peer_shapes) if args.peers else [],
+        sidebyside.parse_cores(args.peer_cores) if args.peers else [],
+        sidebyside.parse_precisions(args.precisions) if args.peers else [],
     )
     if args.sve_bits % 128 or not 128 <= args.sve_bits <= 2048:
         raise IsaforgeError(f"--sve-bits {args.sve_bits}: choose a multiple of 128 from 128 to 2048")
-    if args.no_mca and args.no_qemu:
+    if args.no_mca and args.no_qemu and not args.peers:
         raise IsaforgeError("--no-mca and --no-qemu leave nothing to do")
-    if args.plot and args.no_mca:
+    if args.plot and args.no_mca and not args.peers:
         raise IsaforgeError("--plot shows the llvm-mca figures; drop --no-mca")
     if not choice.compilers or not choice.cores:
         raise IsaforgeError("choose at least one compiler and one core")
     tools = [] if args.no_mca else [llvm_mca.LLVM_MCA, objcode.LLVM_OBJDUMP, cores.CLANG]
     tools += [] if args.no_qemu else [cat.arch(ARCH).qemu, qemu_count.LLVM_NM, objcode.LLVM_OBJDUMP]
+    tools += [cat.arch(ARCH).qemu, qemu_count.LLVM_NM, llvm_mca.LLVM_MCA, wholecall.LLVM_MC] if args.peers else []
     for tool in tools:
         require(tool)
     return choice
@@ -218,26 +253,64 @@ def collect(args: argparse.Namespace, choice: Choice, status: ui.StatusLine) -> 
     return result
 
 
-def run(args: argparse.Namespace) -> int:
-    start = time.monotonic()
-    choice = choose(args)
-    status = ui.StatusLine(sys.stderr, quiet=args.quiet)
-    try:
-        result = collect(args, choice, status)
-    finally:
-        status.close()
-    result.seconds = time.monotonic() - start
+@dataclass
+class PeerResult:
+    result: sidebyside.SideBySide
+    goals: list[report.Goal]
+    text: str
+
+
+def collect_peers(args: argparse.Namespace, choice: Choice, status: ui.StatusLine) -> PeerResult:
+    """The side by side, with the first chosen compiler's build of libisaforge."""
+    build = builds.build_for(load().arch(ARCH).triple, choice.compilers[0])
+    status.step("bench", f"building {build.name}")
+    builds.ensure_built(build)
+    result = sidebyside.collect(
+        build, choice.peer_shapes, choice.peer_cores, choice.precisions, args.jobs, _stage(status, "side by side")
+    )
+    goals = peer_report.goals(result, choice.compilers[0])
+    text = peer_report.markdown(result, goals, command_line(args), sidebyside.package_versions())
+    return PeerResult(result, goals, text)
+
+
+def _hot_loop_plot(path: Path) -> Path:
+    return path.with_name(f"{path.stem}-hot-loops{path.suffix}")
+
+
+def write_outputs(args: argparse.Namespace, result: report.BenchResult, peer: PeerResult | None) -> None:
     goals = report.evaluate_goals(result)
-    text = report.markdown(result, goals)
+    only_peers = peer is not None and args.no_mca and args.no_qemu
+    text = "" if only_peers else report.markdown(result, goals)
+    if peer is not None:
+        text += ("# libisaforge performance\n\n" if only_peers else "\n") + peer.text
     if args.markdown:
         args.markdown.write_text(text)
         print(f"bench: wrote {args.markdown}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     if args.json:
-        report.write_json(result, goals, args.json)
+        data = {} if only_peers else report.to_json(result, goals)
+        if peer is not None:
+            data["peers"] = peer_report.to_json(peer.result, peer.goals)
+        args.json.write_text(json.dumps(data, indent=2) + "\n")
     if args.plot:
-        report.plot(result, args.plot)
+        if peer is not None:
+            peer_report.plot(peer.result, args.plot)
+        if not args.no_mca:
+            report.plot(result, _hot_loop_plot(args.plot) if peer is not None else args.plot)
+
+
+def run(args: argparse.Namespace) -> int:
+    start = time.monotonic()
+    choice = choose(args)
+    status = ui.StatusLine(sys.stderr, quiet=args.quiet)
+    try:
+        result = collect(args, choice, status)
+        peer = collect_peers(args, choice, status) if args.peers else None
+    finally:
+        status.close()
+    result.seconds = time.monotonic() - start
+    write_outputs(args, result, peer)
     for rc in result.qemu:
         if rc.wrong:
             print(f"bench: warning: {rc.kernel} at {rc.shape} ({rc.mode}) gave a wrong C: {rc.wrong}", file=sys.stderr)
@@ -246,6 +319,12 @@ def run(args: argparse.Namespace) -> int:
                 f"bench: warning: {rc.kernel} at {rc.shape} ({rc.mode}) executed {rc.mac_check:.4f}× its tiles' MACs",
                 file=sys.stderr,
             )
+    for row in peer.result.rows if peer is not None else []:
+        if row.status == sidebyside.WRONG:
+            where = f"{row.entrant} {row.precision} {row.shape} on {row.core}"
+            print(f"bench: warning: {where} gave a wrong C: {row.detail}", file=sys.stderr)
+    for library, why in peer.result.missing.items() if peer is not None else []:
+        print(f"bench: {library} not run: {why}", file=sys.stderr)
     if REFERENCE in choice.variants and not args.no_mca:
         print("bench: the reference variant is not modeled by llvm-mca (portable C)", file=sys.stderr)
     return 0
