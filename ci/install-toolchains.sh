@@ -236,6 +236,22 @@ install_peers() {
   return 0
 }
 
+# With a multiarch libc (libc6:arm64, libc6:armhf: the peers' loader and libc) installed, the cross sysroot's
+# loader, run as `qemu-<arch> -L /usr/<triple>`, would find that libc first (the host's ld.so.cache and its first
+# system path both name /lib/<triple>, which QEMU maps into the sysroot only where that exists, else takes the
+# host's): a loader and a libc of two builds, which hangs in pthread_create. /usr/<triple>/lib/<triple> -> . makes
+# those paths land in the sysroot itself. Needs no package; kept on every run (idempotent).
+keep_sysroot_libc_first() {
+  local triple dir
+  for triple in aarch64-linux-gnu arm-linux-gnueabihf; do
+    dir=/usr/$triple/lib
+    [ -d "$dir" ] && [ ! -e "$dir/$triple" ] || continue
+    log "linking $dir/$triple -> . (the sysroot's libc before any multiarch one under qemu -L)"
+    as_root ln -s . "$dir/$triple"
+  done
+  return 0
+}
+
 lock() {
   {
     echo "# The versions of every Python package isaforge's venv holds, for ci/install-toolchains.sh (pip -c): the"
@@ -260,7 +276,7 @@ case "${1:-}" in
   --docker) install_docker ;;
   --apt-uri) debian_mirror_uri "${2:-bookworm}" || { log "no apt source serves '${2:-bookworm}'"; exit 1; } ;;
   --python-only) install_python_env ;;
-  --peers) install_peers ;;
-  "") install_system_packages; install_python_env ;;
+  --peers) install_peers; keep_sysroot_libc_first ;;
+  "") install_system_packages; keep_sysroot_libc_first; install_python_env ;;
   *) log "unknown option $1 (options: --python-only, --peers, --versions, --lock, --docker, --apt-uri SUITE)"; exit 2 ;;
 esac
