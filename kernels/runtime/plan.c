@@ -284,13 +284,9 @@ static void epilogue_alone(const isf_gemm *g, unsigned char *c, size_t ldc, size
     }
 }
 
-/* Tile t: row block t / column blocks, column block t % column blocks. */
-static void run_tile(const run_args *r, size_t t) {
+/* C's block of `rows` rows from `row` and `cols` columns from `col`. */
+static void run_block(const run_args *r, size_t row, size_t rows, size_t col, size_t cols) {
     const isf_gemm *g = r->plan;
-    size_t n = (size_t)g->h.n, across = blocks(n, g->tile_cols);
-    size_t row = t / across * g->tile_rows, col = t % across * g->tile_cols;
-    size_t rows = r->m - row < g->tile_rows ? r->m - row : g->tile_rows;
-    size_t cols = n - col < g->tile_cols ? n - col : g->tile_cols;
     size_t in = isf_ops[g->op].in_bytes, out = isf_ops[g->op].out_bytes;
     unsigned char *c = r->c + (row * r->ldc + col) * out;
     if (g->h.k == 0) { /* no panels: A·W is zero */
@@ -303,6 +299,15 @@ static void run_tile(const run_args *r, size_t t) {
     }
     isf_region reg = {r->a + row * r->lda * in, r->lda, c, r->ldc, rows, col, cols, r->accumulate, &ep};
     isf_gemm_region(r->kern, r->row, &g->h, g->packed + g->h.panels, &reg);
+}
+
+/* Tile t: row block t / column blocks, column block t % column blocks. */
+static void run_tile(const run_args *r, size_t t) {
+    const isf_gemm *g = r->plan;
+    size_t n = (size_t)g->h.n, across = blocks(n, g->tile_cols);
+    size_t row = t / across * g->tile_rows, col = t % across * g->tile_cols;
+    size_t rows = r->m - row < g->tile_rows ? r->m - row : g->tile_rows;
+    run_block(r, row, rows, col, n - col < g->tile_cols ? n - col : g->tile_cols);
 }
 
 static void run_range(void *task, size_t first, size_t count) {
@@ -350,9 +355,26 @@ isf_status isf_gemm_run_tiles(const isf_gemm *plan, size_t m, const void *a, siz
     return with_kernel(plan, m, a, lda, c, ldc, flags, run_given, &range);
 }
 
+/* The whole of C on the caller's thread, with no tiles to match: each tile's rows across every column one region
+ * can take (all of n, unless binary16 C's fp32 sums would outgrow the region's buffer), so A is packed once per row
+ * block instead of once per tile column. The same bits as the tiles: each element sums the same products in the
+ * same order, and the rows a row kernel takes are the same. */
+static void run_whole(run_args *r, void *ctx) {
+    (void)ctx;
+    const isf_gemm *g = r->plan;
+    size_t n = (size_t)g->h.n;
+    size_t width = g->h.k == 0 || isf_region_fits(r->kern, &g->h, n) ? n : g->tile_cols;
+    for (size_t row = 0, rows; row < r->m; row += rows) {
+        rows = r->m - row < g->tile_rows ? r->m - row : g->tile_rows;
+        for (size_t col = 0; col < n; col += width) {
+            run_block(r, row, rows, col, n - col < width ? n - col : width);
+        }
+    }
+}
+
 isf_status isf_gemm_run(const isf_gemm *plan, size_t m, const void *a, size_t lda, void *c, size_t ldc,
                         uint32_t flags) {
-    return isf_gemm_run_tiles(plan, m, a, lda, c, ldc, flags, 0, isf_gemm_tile_count(plan, m));
+    return with_kernel(plan, m, a, lda, c, ldc, flags, run_whole, NULL);
 }
 
 typedef struct {
