@@ -16,6 +16,9 @@ PYTEST_ARGS ?= --isaforge-qemu-cpu $(SLICE_CPUS) -m "not slow"
 # make ci: cells at the same time (-j), and a cell selection (isaforge matrix run --only; e.g. ONLY='compiler=clang').
 JOBS ?= 1
 ONLY ?=
+# make bench: what docs/performance.md is made with.
+BENCH_ARGS ?= --compiler clang,gcc --shapes 64x64x64,128x128x128,256x256x64,1x1024x1024,49x256x2304 \
+  --markdown docs/performance.md --plot docs/performance.png
 
 .PHONY: all install build test bench test-qemu ci ci-suite ci-matrix docker-image docker-test lint format clean
 
@@ -34,8 +37,9 @@ test: install lint
 	@bash ci/install-toolchains.sh --peers
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
 
+## docs/performance.md and its charts, regenerated: the hot loops and instruction counts of both compilers, then
 ## libisaforge against the libraries engines use today (OpenBLAS, BLIS, XNNPACK from Debian's arm64 packages,
-## installed first): one whole call of each under QEMU (make bench [BENCH_ARGS='...'] for more isaforge bench options).
+## installed first), one whole call of each under QEMU in modeled cycles (BENCH_ARGS='...' for other options).
 bench: install
 	@bash ci/install-toolchains.sh --peers
 	$(ISAFORGE) bench --peers $(BENCH_ARGS)
