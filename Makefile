@@ -6,7 +6,6 @@ ISAFORGE  := $(VENV)/bin/isaforge
 QEMU_CPUS ?=
 TARGETS ?=
 TOOLCHAINS ?=
-BENCH_ARGS ?=
 # `make test` runs a representative slice: every toolchain (both arches, both compilers) on the baseline-only
 # models (cortex-a53, cortex-a7: nothing may raise SIGILL) and on `max` (every variant, every SVE vector length),
 # without the tests marked slow. The rest (every other CPU model, the debug + UBSan builds, the slow tests) is in
