@@ -442,6 +442,7 @@ def test_example_engine_copied_outside_the_tree_is_proven(example, tmp_path):
         assert kernel["failures"] == [], key
 
 
+@pytest.mark.slow  # a whole build of its own (~40 s): in make ci, not in make test's slice
 def test_libisaforge_is_its_own_first_client(tmp_path):
     """`make test-qemu` in a slice: the checkout as the project, its Meson suite (test_every_kernel among it) on the
     baseline model and max, down the cap walk; every kernel of the catalogue that the build made is proven."""
