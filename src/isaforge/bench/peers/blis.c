@@ -4,22 +4,7 @@
 
 #include "harness.h"
 
-const char isf_bench_library[] = "blis";
-
-int isf_bench_offers(isf_bench_precision precision, isf_bench_mode mode) {
-    return precision == ISF_BENCH_FP32 && mode == ISF_BENCH_PLAIN;
-}
-
-isf_bench_element isf_bench_output(isf_bench_precision precision) {
-    (void)precision;
-    return ISF_BENCH_ELEMENT_F32;
-}
-
-int32_t isf_bench_prepare(const isf_bench_problem *p, void **state) {
-    (void)p;
-    *state = NULL;
-    return 0;
-}
+ISF_BENCH_FP32_PER_CALL_ONLY("blis")
 
 int32_t isf_bench_call(void *state, const isf_bench_problem *p, size_t m, const void *a, void *c) {
     (void)state;
@@ -29,8 +14,6 @@ int32_t isf_bench_call(void *state, const isf_bench_problem *p, size_t m, const 
               1, (float *)p->b, (inc_t)p->n, 1, &beta, c, (inc_t)p->n, 1);
     return 0;
 }
-
-void isf_bench_release(void *state) { (void)state; }
 
 void isf_bench_describe(void *state, const isf_bench_problem *p, char *buf, size_t size) {
     (void)state;

@@ -60,4 +60,21 @@ void isf_bench_release(void *state);
 /* One short line naming what the library chose here (its core, kernel), for the report; may be "". */
 void isf_bench_describe(void *state, const isf_bench_problem *p, char *buf, size_t size);
 
+/* The four of a BLAS: fp32 only, through its per-call API, with nothing prepared beforehand. */
+#define ISF_BENCH_FP32_PER_CALL_ONLY(library)                                  \
+    const char isf_bench_library[] = library;                                  \
+    int isf_bench_offers(isf_bench_precision precision, isf_bench_mode mode) { \
+        return precision == ISF_BENCH_FP32 && mode == ISF_BENCH_PLAIN;         \
+    }                                                                          \
+    isf_bench_element isf_bench_output(isf_bench_precision precision) {        \
+        (void)precision;                                                       \
+        return ISF_BENCH_ELEMENT_F32;                                          \
+    }                                                                          \
+    int32_t isf_bench_prepare(const isf_bench_problem *p, void **state) {      \
+        (void)p;                                                               \
+        *state = NULL;                                                         \
+        return 0;                                                              \
+    }                                                                          \
+    void isf_bench_release(void *state) { (void)state; }
+
 #endif
