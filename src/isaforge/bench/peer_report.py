@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from isaforge.bench import peers, wholecall
-from isaforge.bench.report import Goal
+from isaforge.bench.report import Goal, pyplot
 from isaforge.bench.sidebyside import (
     ENTRANTS,
     GOAL_CORES,
@@ -21,7 +21,6 @@ from isaforge.bench.sidebyside import (
     CallRow,
     SideBySide,
 )
-from isaforge.errors import IsaforgeError
 
 SHORT = {c.mcpu: c.label.removeprefix("Neoverse ").removeprefix("Cortex-") for c in wholecall.CORE_MODELS}
 SHORT["neoverse-v2"] = "max"
@@ -158,7 +157,7 @@ def markdown(result: SideBySide, goal_rows: Sequence[Goal], command: str, versio
     lines.append("| :--- |" + " :--- |" * len(result.precisions))
     for core in result.cores:
         cells = [
-            f"{wholecall.core_peak(core, p).macs_per_cycle:.1f} ({result.peaks[core][p]})" for p in result.precisions
+            f"{(peak := wholecall.core_peak(core, p)).macs_per_cycle:.1f} ({peak.stream})" for p in result.precisions
         ]
         lines.append(f"| {SHORT.get(core, core)} | " + " | ".join(cells) + " |")
     lines.append("")
@@ -187,13 +186,7 @@ def to_json(result: SideBySide, goal_rows: Sequence[Goal]) -> dict[str, object]:
 
 def plot(result: SideBySide, path: Path) -> None:
     """Per precision: libisaforge plan / best peer (or, with no peer, % of peak) per core × shape, as a heat map."""
-    try:  # optional dependency, and the Agg backend must be chosen before pyplot loads
-        import matplotlib as mpl  # noqa: PLC0415
-
-        mpl.use("Agg")
-        import matplotlib.pyplot as plt  # noqa: PLC0415
-    except ImportError as exc:
-        raise IsaforgeError("--plot needs matplotlib; install it with pip install 'isaforge[bench]'") from exc
+    plt = pyplot()
     fig, axes = plt.subplots(len(result.precisions), 1, figsize=(12, 3.2 * len(result.precisions)), squeeze=False)
     for ax, precision in zip(axes[:, 0], result.precisions, strict=True):
         grid, labels = [], []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from isaforge import ui
 from isaforge.bench import plans
@@ -444,15 +445,21 @@ def to_json(result: BenchResult, goals: Sequence[Goal]) -> dict[str, object]:
     }
 
 
-def plot(result: BenchResult, path: Path) -> None:
-    """Bar chart: % of modeled peak per kernel, one bar per core, one panel per compiler."""
-    try:  # optional dependency, and the Agg backend must be chosen before pyplot loads
+def pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend (chosen before pyplot loads), or a one-line error naming the extra."""
+    try:  # optional dependency
         import matplotlib as mpl  # noqa: PLC0415
 
         mpl.use("Agg")
         import matplotlib.pyplot as plt  # noqa: PLC0415
     except ImportError as exc:
         raise IsaforgeError("--plot needs matplotlib; install it with pip install 'isaforge[bench]'") from exc
+    return plt
+
+
+def plot(result: BenchResult, path: Path) -> None:
+    """Bar chart: % of modeled peak per kernel, one bar per core, one panel per compiler."""
+    plt = pyplot()
     if not result.ran_mca:
         raise IsaforgeError("--plot shows the llvm-mca figures; drop --no-mca")
     fig, axes = plt.subplots(len(result.compilers), 1, figsize=(13, 4.5 * len(result.compilers)), squeeze=False)

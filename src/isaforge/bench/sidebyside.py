@@ -99,7 +99,6 @@ class SideBySide:
     precisions: list[str]
     rows: list[CallRow] = field(default_factory=list)
     missing: dict[str, str] = field(default_factory=dict)  # library → why it was not run
-    peaks: dict[str, dict[str, str]] = field(default_factory=dict)  # core → precision → the peak's stream
 
     def find(self, precision: str, shape: str, core: str, entrant: str) -> CallRow | None:
         for r in self.rows:
@@ -157,11 +156,9 @@ def collect(
     out = SideBySide([s.label for s in shapes], [c.mcpu for c in cores], list(precisions))
     decoder = Decoder()
     pricers = {c.mcpu: Pricer(c, decoder) for c in cores}
-    for c in cores:
-        out.peaks[c.mcpu] = {p: wholecall.core_peak(c.mcpu, p).stream for p in precisions}
     with tempfile.TemporaryDirectory(prefix="isaforge-peers-") as tmp:
         work = Path(tmp)
-        exes: dict[str, Path] = {}
+        exes: dict[str, Harness] = {}
         for e in ENTRANTS:
             if e.library in exes or e.library in out.missing:
                 continue
@@ -169,7 +166,8 @@ def collect(
             if why is not None:
                 out.missing[e.library] = why
                 continue
-            exes[e.library] = peers.build_harness(e.library, work, build if e.ours else None)
+            exe = peers.build_harness(e.library, work, build if e.ours else None)
+            exes[e.library] = Harness(exe, peers.markers(exe))
         todo = [Job(p, s, c, e) for p in precisions for s in shapes for c in cores for e in ENTRANTS
                 if e.library in exes and peers.peer(e.library).offers(p, e.mode)]  # fmt: skip
 
@@ -184,7 +182,14 @@ def collect(
     return out
 
 
-def _measure(job: Job, exe: Path, pricer: Pricer, work: Path) -> CallRow:
+@dataclass(frozen=True)
+class Harness:
+    exe: Path
+    window: tuple[int, int]  # its markers' entries
+
+
+def _measure(job: Job, harness: Harness, pricer: Pricer, work: Path) -> CallRow:
+    exe = harness.exe
     s = job.shape
     row = CallRow(job.precision, s.label, job.core.mcpu, job.entrant.label, OK, macs=s.macs)
     row.peak_macs_per_cycle = wholecall.core_peak(job.core.mcpu, job.precision).macs_per_cycle
@@ -198,7 +203,7 @@ def _measure(job: Job, exe: Path, pricer: Pricer, work: Path) -> CallRow:
             return row
         if got.wrong:
             row.status, row.detail = WRONG, got.wrong
-        call = wholecall.model_call(wholecall.block_profile(log, peers.markers(exe)), pricer)
+        call = wholecall.model_call(wholecall.block_profile(log, harness.window), pricer)
     finally:
         log.unlink(missing_ok=True)
     row.cycles, row.instructions, row.macs_executed = call.cycles, call.instructions, call.macs_executed
