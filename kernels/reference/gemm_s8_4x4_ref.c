@@ -14,13 +14,14 @@ ISF_UKERNEL(gemm_s8_4x4_ref) {
             }
         }
     }
-    /* Sums, C and bias add modulo 2^32 (as the vector kernels' add does): unsigned, so wrapping is defined. */
-    const int32_t *bias = ep->steps & ISF_EPILOGUE_BIAS ? ep->bias : NULL;
-    int32_t *pc = c;
-    for (int i = 0; i < MR; i++) {
-        for (int j = 0; j < NR; j++) {
-            uint32_t v = (uint32_t)acc[i][j] + (accumulate ? (uint32_t)pc[i * ldc + j] : 0u);
-            pc[i * ldc + j] = (int32_t)(v + (bias != NULL ? (uint32_t)bias[j] : 0u));
+    /* Sums, C, the partial sums and the bias add modulo 2^32 (as the vector kernels' add does): unsigned, so
+     * wrapping is defined. */
+    const int32_t *old = accumulate ? c : ep->steps & ISF_EPILOGUE_PARTIAL ? ep->partial : NULL;
+    size_t ld_old = accumulate ? ldc : ep->partial_ld;
+    for (size_t i = 0; i < MR; i++) {
+        for (size_t j = 0; j < NR; j++) {
+            uint32_t v = (uint32_t)acc[i][j] + (old != NULL ? (uint32_t)old[i * ld_old + j] : 0u);
+            isf_epilogue_store_s32(ep, (int32_t)v, i, j, c, ldc);
         }
     }
 }

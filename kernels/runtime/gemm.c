@@ -61,7 +61,7 @@ typedef struct {
 } gemm_args;
 
 /* What the kernels get for every k block but the last: store the sums as they are. */
-static const isf_epilogue no_epilogue = {ISF_EPILOGUE_NONE, 0.0f, 0.0f, 0, 0, NULL};
+static const isf_epilogue no_epilogue = {.steps = ISF_EPILOGUE_NONE};
 
 /* Keeps the tile loops in functions of their own, with their pointers in registers across the kernel calls. */
 #define ISF_NOINLINE __attribute__((noinline))

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "isaforge/isaforge.h"
+#include "isf_epilogue_offsets.h"
 
 /*
  * Micro-kernel ABI. Every kernel file kernels/<arch>/<variant>/<name>.c defines exactly one function
@@ -36,33 +37,67 @@
 
 /*
  * The epilogue: what a kernel does to its tile on the last k block before storing it, on registers, so C is
- * written once (fused bias and clamp; requantization comes here too). One struct for every op and kernel, so a new
- * step is a field and a flag, not a new ABI. `steps` says which fields apply; the driver sets them only on the last
- * k block of a tile (every other block gets ISF_EPILOGUE_NONE). In order, on r = the sums (+ C's old value when
- * accumulate):
+ * written once (fused bias and clamp, requantization). One struct for every op and kernel, so a new step is a field
+ * and a flag, not a new ABI. `steps` says which fields apply; the driver sets them only on the last k block of a
+ * tile (every other block gets ISF_EPILOGUE_NONE). In order, on r = the sums (+ C's old value when accumulate):
  *   ISF_EPILOGUE_BIAS   r[i][j] += bias[j], in the kernel's output type: one fp32 (or binary16) addition, int32
- *                       wrapping modulo 2^32. `bias` holds NR values (NR at this vector length) for the tile's
- *                       columns, zeros past the problem's n; edge tiles get the same NR values.
+ *                       wrapping modulo 2^32 (the int32 sums of gemm_s8's kernels, whatever they store).
+ *                       `bias` holds NR values (NR at this vector length) for the tile's columns, zeros past the
+ *                       problem's n; edge tiles get the same NR values.
  *   ISF_EPILOGUE_CLAMP  r = min(max(r, lo), hi), as Arm's FMAX then FMIN (IEEE 754-2019 maximum / minimum): a NaN
  *                       stays NaN, ±Inf become the bounds, −0 < +0. lo ≤ hi, never NaN. Float output only: the
  *                       driver never asks an int32 kernel to clamp. fp32 kernels use `min`/`max`, binary16-output
  *                       kernels `min_f16`/`max_f16` (the same bounds: the plan rounds them to binary16 for every
  *                       binary16 C, so fp32-accumulating kernels of gemm_f16 get binary16 values too).
- * The offsets are fixed for the assembly kernels: steps 0, min 4, max 8, min_f16 12, max_f16 14, bias 16.
+ *
+ * The quantized outputs (gemm_qs8, gemm_qs8_f32, gemm_qd8_f32 run gemm_s8's kernels; isaforge.h gives the
+ * formulas). Only the int32-summing kernels (gemm_s8's) see these steps; accumulate is then always 0. In order,
+ * after BIAS (i: the tile's row, j: its column; MR values per row array, NR per column array):
+ *   ISF_EPILOGUE_PARTIAL     before anything else, r[i][j] += partial[i * partial_ld + j]: the int32 sums of the
+ *                            earlier Kc blocks (the driver keeps them when k is split, since C is not int32).
+ *   ISF_EPILOGUE_ROW_OFFSET  r[i][j] += row_offset[i] · col_sum[j], int32 wrapping (dynamic quantization: the
+ *                            row's zero point, negated, times the column's weight sum).
+ *   ISF_EPILOGUE_TO_F32      C is fp32: f = (float)r (round to nearest even); with ISF_EPILOGUE_ROW_SCALE
+ *                            f = f · row_scale[i]; then f = f · col_scale[j]; with ISF_EPILOGUE_OUT_BIAS
+ *                            f = f + out_bias[j]; then CLAMP if set (fp32 `min`/`max`). Separate roundings: no
+ *                            fused multiply-add.
+ *   ISF_EPILOGUE_TO_S8       C is int8: f = (float)r · col_scale[j] (one fp32 rounding each); the stored byte is
+ *                            clamp(round_to_nearest_even(f) + out_zp, qmin, qmax) evaluated exactly, as if in
+ *                            unbounded integers (fcvtns saturating to int32, then sqadd and sqxtn, give it; so
+ *                            does clamping f to ±2^22 first, then the 1.5·2^23 rounding trick, where no fcvtns is).
+ *                            −128 ≤ qmin ≤ qmax ≤ 127, −128 ≤ out_zp ≤ 127.
+ * Without TO_F32 or TO_S8 the kernel stores int32, as gemm_s8 always did.
+ *
+ * The assembly kernels read the fields at the offsets ISF_EP_* below (two sets: 8-byte pointers on AArch64,
+ * 4-byte on AArch32), checked by a static assertion.
  */
-enum { ISF_EPILOGUE_NONE = 0u, ISF_EPILOGUE_BIAS = 1u << 0, ISF_EPILOGUE_CLAMP = 1u << 1 };
+enum {
+    ISF_EPILOGUE_NONE = 0u,
+    ISF_EPILOGUE_BIAS = 1u << 0,
+    ISF_EPILOGUE_CLAMP = 1u << 1,
+    ISF_EPILOGUE_PARTIAL = 1u << 2,
+    ISF_EPILOGUE_ROW_OFFSET = 1u << 3,
+    ISF_EPILOGUE_TO_F32 = 1u << 4,
+    ISF_EPILOGUE_ROW_SCALE = 1u << 5,
+    ISF_EPILOGUE_OUT_BIAS = 1u << 6,
+    ISF_EPILOGUE_TO_S8 = 1u << 7,
+};
 
 typedef struct {
     uint32_t steps;            /* ISF_EPILOGUE_* bits */
     float min, max;            /* CLAMP, fp32 output */
     uint16_t min_f16, max_f16; /* CLAMP, binary16 output (bits) */
-    const void *bias;          /* BIAS: NR values of the output type */
+    const void *bias;          /* BIAS: NR values of the output type (int32 for the int32-summing kernels) */
+    const int32_t *partial;    /* PARTIAL: MR rows of NR int32 sums, partial_ld apart */
+    const int32_t *row_offset; /* ROW_OFFSET: MR values */
+    const int32_t *col_sum;    /* ROW_OFFSET: NR values */
+    const float *row_scale;    /* ROW_SCALE: MR values */
+    const float *col_scale;    /* TO_F32, TO_S8: NR values */
+    const float *out_bias;     /* OUT_BIAS: NR values */
+    uint32_t partial_ld;       /* PARTIAL: int32 elements between rows */
+    int32_t out_zp;            /* TO_S8 */
+    int32_t qmin, qmax;        /* TO_S8: the clamp, in int8 units */
 } isf_epilogue;
-
-_Static_assert(offsetof(isf_epilogue, min) == 4 && offsetof(isf_epilogue, max) == 8 &&
-                   offsetof(isf_epilogue, min_f16) == 12 && offsetof(isf_epilogue, max_f16) == 14 &&
-                   offsetof(isf_epilogue, bias) == 16,
-               "the assembly kernels read the epilogue at these offsets");
 
 /* The clamp step on one fp32 value, as FMAX then FMIN do it (the portable kernels and the tests' oracle). */
 static inline float isf_clamp_f32(float x, float lo, float hi) {
@@ -76,6 +111,63 @@ static inline float isf_clamp_f32(float x, float lo, float hi) {
         x = hi;
     }
     return x;
+}
+
+_Static_assert(
+    offsetof(isf_epilogue, min) == ISF_EP_MIN && offsetof(isf_epilogue, max) == ISF_EP_MAX &&
+        offsetof(isf_epilogue, min_f16) == ISF_EP_MIN_F16 && offsetof(isf_epilogue, max_f16) == ISF_EP_MAX_F16 &&
+        offsetof(isf_epilogue, bias) == ISF_EP_BIAS && offsetof(isf_epilogue, partial) == ISF_EP_PARTIAL &&
+        offsetof(isf_epilogue, row_offset) == ISF_EP_ROW_OFFSET && offsetof(isf_epilogue, col_sum) == ISF_EP_COL_SUM &&
+        offsetof(isf_epilogue, row_scale) == ISF_EP_ROW_SCALE &&
+        offsetof(isf_epilogue, col_scale) == ISF_EP_COL_SCALE && offsetof(isf_epilogue, out_bias) == ISF_EP_OUT_BIAS &&
+        offsetof(isf_epilogue, partial_ld) == ISF_EP_PARTIAL_LD && offsetof(isf_epilogue, out_zp) == ISF_EP_OUT_ZP &&
+        offsetof(isf_epilogue, qmin) == ISF_EP_QMIN && offsetof(isf_epilogue, qmax) == ISF_EP_QMAX,
+    "the assembly kernels read the epilogue at these offsets");
+
+/* An int32-summing kernel's store is quantized (fp32 or int8 C) rather than int32. */
+#define ISF_EPILOGUE_QUANTIZED (ISF_EPILOGUE_TO_F32 | ISF_EPILOGUE_TO_S8)
+
+/* The rounding of TO_S8, exactly (round half to even, then the zero point and the clamp in unbounded integers). */
+static inline int8_t isf_requantize(float f, int32_t zp, int32_t qmin, int32_t qmax) {
+    if (f != f) {
+        f = 0.0f; /* never: the scales are finite and nonzero (the plan checks them) */
+    }
+    f = f < -4194304.0f ? -4194304.0f : f > 4194304.0f ? 4194304.0f : f; /* 2^22: beyond, the clamp decides */
+    float r = (f + 12582912.0f) - 12582912.0f;                           /* 1.5·2^23: to nearest, ties to even */
+    int32_t q = (int32_t)r + zp;
+    return (int8_t)(q < qmin ? qmin : q > qmax ? qmax : q);
+}
+
+/* Every step of the epilogue on one int32 sum r of tile element (i, j) (C's old value or the partial sums already
+ * in it), stored into the tile at c (row stride ldc in output elements) in the output type: the reference kernel's
+ * store and the tests' oracle for the vector kernels. */
+static inline void isf_epilogue_store_s32(const isf_epilogue *ep, int32_t r, size_t i, size_t j, void *c, size_t ldc) {
+    uint32_t u = (uint32_t)r;
+    if (ep->steps & ISF_EPILOGUE_BIAS) {
+        u += (uint32_t)((const int32_t *)ep->bias)[j];
+    }
+    if (ep->steps & ISF_EPILOGUE_ROW_OFFSET) {
+        u += (uint32_t)ep->row_offset[i] * (uint32_t)ep->col_sum[j];
+    }
+    int32_t s = (int32_t)u;
+    if (ep->steps & ISF_EPILOGUE_TO_F32) {
+        volatile float f = (float)s; /* volatile: one rounding per step, never contracted into an fma */
+        if (ep->steps & ISF_EPILOGUE_ROW_SCALE) {
+            f = f * ep->row_scale[i];
+        }
+        f = f * ep->col_scale[j];
+        if (ep->steps & ISF_EPILOGUE_OUT_BIAS) {
+            f = f + ep->out_bias[j];
+        }
+        float v = f;
+        ((float *)c)[i * ldc + j] = ep->steps & ISF_EPILOGUE_CLAMP ? isf_clamp_f32(v, ep->min, ep->max) : v;
+    } else if (ep->steps & ISF_EPILOGUE_TO_S8) {
+        volatile float f = (float)s;
+        f = f * ep->col_scale[j];
+        ((int8_t *)c)[i * ldc + j] = isf_requantize(f, ep->out_zp, ep->qmin, ep->qmax);
+    } else {
+        ((int32_t *)c)[i * ldc + j] = s;
+    }
 }
 
 typedef void (*isf_ukernel_fn)(size_t k_blocks, const void *a, const void *b, void *c, size_t ldc, int accumulate,

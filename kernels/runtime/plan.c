@@ -103,7 +103,7 @@ static isf_status set_epilogue(isf_gemm *g) {
     const isf_op_info *op = &isf_ops[g->op];
     size_t out = g->kern->widened ? sizeof(float) : op->out_bytes;
     size_t nr = isf_kernel_nr(g->kern, (size_t)g->h.vector_bytes), padded = round_up((size_t)g->h.n, nr);
-    g->ep = (isf_epilogue){ISF_EPILOGUE_NONE, g->out_min, g->out_max, 0, 0, NULL};
+    g->ep = (isf_epilogue){.steps = ISF_EPILOGUE_NONE, .min = g->out_min, .max = g->out_max};
     if (g->bias != NULL) {
         g->kernel_bias = aligned_alloc(PANEL_ALIGN, round_up(padded * out, PANEL_ALIGN));
         if (g->kernel_bias == NULL) {
