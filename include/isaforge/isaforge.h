@@ -90,7 +90,8 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
  * *plan is written only on success. A zero-initialised descriptor is an fp32 plan of n = k = 0.
  *   ISF_ERR_INVALID_ARG  NULL desc or plan; NULL weights with n, k > 0; ldw shorter than a row of the layout; n·k
  *                        overflow; an unknown op, layout or flag; with ISF_GEMM_CLAMP: NaN bounds, out_min >
- *                        out_max, or an op with integer output (gemm_s8);
+ *                        out_max, or an op with int32 output (gemm_s8); quant given to an op that is not
+ *                        quantized, or bad quantization parameters (above);
  *   ISF_ERR_UNSUPPORTED  no kernel of the op can run here (or the tile buffers cannot hold its panels);
  *   ISF_ERR_NO_MEMORY.
  * Runs compute C[m×n] = clamp(A[m×k]·W + bias) (flags 0) or clamp(C + A·W + bias) (ISF_ACCUMULATE: C read
@@ -116,6 +117,45 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
  * ISF_ERR_INVALID_ARG, nothing written. isf_gemm_import reads such bytes at any alignment, in another process or
  * build: ISF_ERR_INVALID_ARG for a short, damaged or other-version buffer; ISF_ERR_UNSUPPORTED when no kernel
  * runnable here (features, cap, SVE vector length) reads its layout. */
+/* ---- Quantized plans (gemm_qs8, gemm_qs8_f32, gemm_qd8_f32: plans only, no typed function) --------------------
+ * They run gemm_s8's kernels: exact int32 sums, then the epilogue converts them on registers. W is int8, symmetric
+ * (its real value is w_scales[j] · W, per output channel j, or w_scales[0] · W for the whole tensor).
+ *   acc[i][j] = Σ_k (A[i][k] − a_zp) · W[k][j], exact in int32 for k ≤ ISF_QUANT_MAX_K (|(a − zp) · w| ≤ 255 · 128);
+ *   gemm_qs8:     s[j] = (a_scale · w_scales[j]) / c_scale, in fp32 once at create;
+ *                 C[i][j] = clamp(round_half_even((float)(acc[i][j] + bias[j]) · s[j]) + c_zp, lo, hi) (int8);
+ *                 lo, hi: out_min, out_max with ISF_GEMM_CLAMP (whole numbers in −128…127, in int8 units), else
+ *                 −128, 127; the rounding, zero point and clamp are exact (no double rounding, no wrap);
+ *   gemm_qs8_f32: C[i][j] = clamp((float)(acc[i][j] + bias[j]) · d[j]) with d[j] = a_scale · w_scales[j] (fp32);
+ *   gemm_qd8_f32: each row of fp32 A is quantized at run time (isf_quantize_row below: scale_i, zp_i, q[i][k]);
+ *                 acc[i][j] = Σ_k (q[i][k] − zp_i) · W[k][j];
+ *                 C[i][j] = clamp(((float)acc[i][j] · scale_i) · w_scales[j] + bias[j]) with fp32 bias.
+ * bias (int32 for the static ops, fp32 for gemm_qd8_f32) may be NULL; (float) of an int32 rounds to nearest even;
+ * every fp32 step above is one IEEE rounding, in that order (no fused multiply-add), so the result is reproducible
+ * bit for bit from the formula (AArch32's NEON flushes subnormal fp32 results to zero: only scales near 1e-38 see it).
+ * The static ops fold a_zp into the bias at create (bias[j] − a_zp · Σ_k W[k][j]); gemm_qd8_f32 keeps Σ_k W[k][j]
+ * for its per-row zero points. Runs take no ISF_ACCUMULATE (ISF_ERR_INVALID_ARG) and quantized plans do not export
+ * (isf_gemm_export: ISF_ERR_UNSUPPORTED). isf_gemm_create refuses with ISF_ERR_INVALID_ARG, allocating nothing: a
+ * NULL quant; a scale that is zero, negative, NaN or infinite; a zero point outside −128…127; w_scale_count neither
+ * 1 nor n, or NULL w_scales; k > ISF_QUANT_MAX_K; a bias whose sum with 32640·k could leave int32 (static ops); a
+ * folded bias that does not fit int32; int8 clamp bounds that are not whole numbers in −128…127. */
+#define ISF_QUANT_MAX_K 65793u /* floor((2^31 − 1) / (255 · 128)) */
+typedef struct {
+    float a_scale;         /* gemm_qs8, gemm_qs8_f32: A's real value is a_scale · (A − a_zero_point) */
+    int32_t a_zero_point;  /* −128…127 */
+    const float *w_scales; /* w_scale_count values, > 0 and finite */
+    size_t w_scale_count;  /* 1 (per tensor) or n (per output channel) */
+    float c_scale;         /* gemm_qs8: C's real value is c_scale · (C − c_zero_point) */
+    int32_t c_zero_point;  /* gemm_qs8: −128…127 */
+} isf_quant_params;
+
+/* gemm_qd8_f32's dynamic quantization of one row of k fp32 values, exactly (the plan runs the same steps; exposed
+ * so an oracle or an engine can reproduce it): lo = min(0, min a), hi = max(0, max a) (NaN values ignored),
+ * span = hi − lo (255 when 0), scale = span / 255, inv = 255 / span, zp = clamp(−128 − round_half_even(lo · inv),
+ * −128, 127), q[k] = clamp(round_half_even(a[k] · inv) + zp, −128, 127) (a NaN value gives zp); fp32 throughout.
+ * Values must be finite, |a| ≤ FLT_MAX / 2, for a meaningful result (otherwise no crash, unspecified values). q may
+ * be NULL (only scale and zp). */
+void isf_quantize_row(const float *a, size_t k, float *scale, int32_t *zero_point, int8_t *q);
+
 typedef enum { ISF_WEIGHTS_KN = 0, ISF_WEIGHTS_NK = 1 } isf_weights_layout; /* W[k][n] or W[n][k] */
 enum { ISF_GEMM_CLAMP = 1u << 0 }; /* descriptor flag: clamp the result to [out_min, out_max] */
 enum { ISF_ACCUMULATE = 1u << 0 }; /* run flag: C = clamp(C + A·W + bias) instead of clamp(A·W + bias) */
@@ -125,9 +165,11 @@ typedef struct {
     const void *weights; /* read only during isf_gemm_create */
     size_t ldw;
     isf_weights_layout layout;
-    const void *bias; /* [n] in C's element type (int32 for gemm_s8), or NULL; packed with W */
+    const void
+        *bias; /* [n] in C's element type (int32 for gemm_s8, gemm_qs8 and gemm_qs8_f32), or NULL; packed with W */
     uint32_t flags;
-    float out_min, out_max; /* used with ISF_GEMM_CLAMP; for int32 output: ISF_ERR_INVALID_ARG */
+    float out_min, out_max;        /* used with ISF_GEMM_CLAMP; for int32 output: ISF_ERR_INVALID_ARG */
+    const isf_quant_params *quant; /* the quantized ops' parameters (read only during create); NULL for the others */
 } isf_gemm_desc;
 typedef struct isf_gemm isf_gemm;
 isf_status isf_gemm_create(const isf_gemm_desc *desc, isf_gemm **plan);

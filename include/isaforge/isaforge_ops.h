@@ -23,8 +23,11 @@ typedef enum {
     ISF_OP_GEMM_F16 = 1,
     ISF_OP_GEMM_BF16 = 2,
     ISF_OP_GEMM_S8 = 3,
+    ISF_OP_GEMM_QS8 = 4,
+    ISF_OP_GEMM_QS8_F32 = 5,
+    ISF_OP_GEMM_QD8_F32 = 6,
 } isf_op;
-#define ISF_OP_COUNT 4
+#define ISF_OP_COUNT 7
 
 /* C[m×n] = A[m×k]·B[k×n], row-major, leading dimensions in elements; C is overwritten. fp32 in and out. */
 isf_status isf_gemm_f32(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb, float *c, size_t ldc);
@@ -34,5 +37,8 @@ isf_status isf_gemm_f16(size_t m, size_t n, size_t k, const uint16_t *a, size_t 
 isf_status isf_gemm_bf16(size_t m, size_t n, size_t k, const uint16_t *a, size_t lda, const uint16_t *b, size_t ldb, float *c, size_t ldc);
 /* C[m×n] = A[m×k]·B[k×n], row-major, leading dimensions in elements; C is overwritten. int8 in, int32 out (exact). */
 isf_status isf_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a, size_t lda, const int8_t *b, size_t ldb, int32_t *c, size_t ldc);
+/* gemm_qs8: Through plans only (isf_gemm_create with isf_gemm_desc.quant; isaforge.h gives the formula). int8 A with a zero point, int8 W symmetric per channel or per tensor, int32 bias, int8 C requantized. */
+/* gemm_qs8_f32: Through plans only (isf_gemm_create with isf_gemm_desc.quant; isaforge.h gives the formula). int8 A with a zero point, int8 W symmetric per channel or per tensor, int32 bias, fp32 C dequantized. */
+/* gemm_qd8_f32: Through plans only (isf_gemm_create with isf_gemm_desc.quant; isaforge.h gives the formula). fp32 A quantized per row at run time to int8, int8 W symmetric per channel or per tensor, fp32 bias and C. */
 
 #endif

@@ -21,8 +21,9 @@ enum {
 
 typedef struct {
     isf_pack_spec pack;
-    size_t out;   /* bytes of one element the kernel writes */
-    size_t c_out; /* bytes of one element of C (binary16 C from a widened fp32 kernel: out 4, c_out 2) */
+    size_t out;        /* bytes of one element the kernel writes */
+    size_t c_out;      /* bytes of one element of C (binary16 C from a widened fp32 kernel: out 4, c_out 2) */
+    size_t bias_bytes; /* of one bias value: the output's, int32 for the quantized ops (their sums' type) */
     size_t kc, nc, mc;
 } blocking;
 
@@ -81,11 +82,13 @@ static isf_pack_kind pack_kind(const isf_kernel *kern) {
  * (bounded whatever m, n and k are, so the work buffer is too), for the vector length the calling thread has now. */
 static blocking plan(const isf_kernel *kern, size_t k, size_t vector_bytes, size_t fixed_kc) {
     const isf_op_info *op = &isf_ops[kern->op];
-    size_t in = kern->widened ? sizeof(float) : op->in_bytes;
-    blocking bl = {{kern->mr, isf_kernel_nr(kern, vector_bytes), kern->kr, op->in_bytes, in, pack_kind(kern),
+    size_t in = kern->widened ? sizeof(float) : op->w_bytes;
+    size_t out = kern->widened ? sizeof(float) : op->out_bytes;
+    blocking bl = {{kern->mr, isf_kernel_nr(kern, vector_bytes), kern->kr, op->w_bytes, in, pack_kind(kern),
                     kern->layout.pack_a, kern->layout.pack_b},
-                   kern->widened ? sizeof(float) : op->out_bytes,
+                   out,
                    op->out_bytes,
+                   op->plain ? out : sizeof(int32_t),
                    0,
                    0,
                    0};
@@ -192,14 +195,22 @@ typedef struct {
     const unsigned char *a, *b;
     size_t a_panel, b_panel;
     unsigned char *c;
-    size_t c_down, c_right; /* c_right: also the bytes of one tile's NR bias values */
+    size_t c_down, c_right;
+    size_t nr, bias_bytes;
 } tile_grid;
 
-/* The epilogue of the tiles `across` columns of tiles to the right of the grid's first: the bias moves with them. */
-static inline isf_epilogue epilogue_across(const isf_epilogue *ep, size_t across, size_t tile_bytes) {
+/* The epilogue of the tiles `cols` columns to the right of the grid's first: the column arrays (and the partial
+ * sums) move with them. */
+static inline isf_epilogue epilogue_across(const isf_epilogue *ep, size_t cols, size_t bias_bytes) {
     isf_epilogue e = *ep;
     if (e.bias != NULL) {
-        e.bias = (const unsigned char *)e.bias + across * tile_bytes;
+        e.bias = (const unsigned char *)e.bias + cols * bias_bytes;
+    }
+    if (e.steps & ~(uint32_t)(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP)) {
+        e.partial = e.partial != NULL ? e.partial + cols : NULL;
+        e.col_sum = e.col_sum != NULL ? e.col_sum + cols : NULL;
+        e.col_scale = e.col_scale != NULL ? e.col_scale + cols : NULL;
+        e.out_bias = e.out_bias != NULL ? e.out_bias + cols : NULL;
     }
     return e;
 }
@@ -213,7 +224,7 @@ static ISF_NOINLINE void full_tiles(const tile_grid *t, size_t down, size_t acro
         isf_ukernel_fn fn = t->fn;
         size_t kblocks = t->kblocks, ldc = t->ldc, a_panel = t->a_panel, c_down = t->c_down;
         int accumulate = t->accumulate;
-        isf_epilogue ep = epilogue_across(t->ep, j, t->c_right);
+        isf_epilogue ep = epilogue_across(t->ep, j * t->nr, t->bias_bytes);
         const unsigned char *a = t->a;
         unsigned char *c = c_col;
         for (size_t i = down; i > 0; i--, a += a_panel, c += c_down) {
@@ -245,18 +256,20 @@ static void macro_tile(const isf_kernel *kern, const blocking *bl, c_block dst, 
                    isf_panel_stride(&bl->pack, depth, nr),
                    dst.c,
                    mr * dst.ldc * bl->out,
-                   nr * bl->out};
+                   nr * bl->out,
+                   nr,
+                   bl->bias_bytes};
     size_t down = rows / mr, across = cols / nr;
     if (down && across) {
         full_tiles(&t, down, across);
     }
     /* The rest through the scratch tile: the row of tiles below the full ones, then the last column. */
     for (size_t i = down, j = 0; i * mr < rows && j < across; j++) {
-        isf_epilogue e = epilogue_across(ep, j, t.c_right);
+        isf_epilogue e = epilogue_across(ep, j * nr, t.bias_bytes);
         scratch_tile(kern, bl, t.kblocks, t.a + i * t.a_panel, t.b + j * t.b_panel, t.c + i * t.c_down + j * t.c_right,
                      t.ldc, rows - i * mr, nr, accumulate, &e, scratch);
     }
-    isf_epilogue e = epilogue_across(ep, across, t.c_right);
+    isf_epilogue e = epilogue_across(ep, across * nr, t.bias_bytes);
     for (size_t i = 0, j = across; j * nr < cols && i * mr < rows; i++) {
         scratch_tile(kern, bl, t.kblocks, t.a + i * t.a_panel, t.b + j * t.b_panel, t.c + i * t.c_down + j * t.c_right,
                      t.ldc, min_size(mr, rows - i * mr), cols - j * nr, accumulate, &e, scratch);
@@ -439,9 +452,12 @@ static isf_status gemm_with(isf_op op, const gemm_args *g, const isf_kernel *ker
     return st;
 }
 
+/* An op of the one-call entry points: the quantized ones need their parameters, so plans only. */
+static int plain_op(isf_op op) { return (unsigned)op < isf_op_count && isf_ops[op].plain; }
+
 isf_status isf_gemm_op(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda, const void *b, size_t ldb,
                        void *c, size_t ldc) {
-    if ((unsigned)op >= isf_op_count) {
+    if (!plain_op(op)) {
         return ISF_ERR_INVALID_ARG;
     }
     gemm_args g = {m, n, k, a, lda, b, ldb, c, ldc, NULL, &no_epilogue, 0};
@@ -509,7 +525,7 @@ size_t isf_packed_bytes_for(const isf_kernel *kern, size_t n, size_t k, size_t v
 }
 
 size_t isf_packed_b_size(isf_op op, size_t n, size_t k) {
-    if ((unsigned)op >= isf_op_count) {
+    if (!plain_op(op)) {
         return 0;
     }
     /* The largest over every kernel of the op this CPU can run: a cap set or lifted before isf_pack_b (from any
@@ -556,7 +572,7 @@ isf_status isf_pack_b_with(const isf_kernel *kern, isf_op op, size_t n, size_t k
 }
 
 isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, void *packed, size_t packed_bytes) {
-    if ((unsigned)op >= isf_op_count || packed == NULL || (n && k && (b == NULL || ldb < n))) {
+    if (!plain_op(op) || packed == NULL || (n && k && (b == NULL || ldb < n))) {
         return ISF_ERR_INVALID_ARG;
     }
     const isf_selection *sel = isf_selection_enter();
@@ -600,7 +616,7 @@ isf_status isf_packed_kc_fits(const packed_header *h, const isf_kernel *kern) {
 
 isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda, const void *packed_b,
                            void *c, size_t ldc) {
-    if ((unsigned)op >= isf_op_count || packed_b == NULL) {
+    if (!plain_op(op) || packed_b == NULL) {
         return ISF_ERR_INVALID_ARG;
     }
     packed_header h;
@@ -635,14 +651,21 @@ enum {
     REGION_ACC_BYTES = 8 * 1024,              /* MR rows of fp32 sums for binary16 C from an fp32 kernel */
 };
 
-static size_t region_acc_bytes(const blocking *bl, size_t cols) {
+/* The region's accumulator: fp32 sums for binary16 C from an fp32 kernel; the int32 sums of the Kc blocks before
+ * the last for the quantized ops (whole tiles), when k is split. */
+static size_t region_acc_bytes(const isf_kernel *kern, const blocking *bl, size_t k, size_t cols) {
+    if (!isf_ops[kern->op].plain) {
+        return k > bl->kc ? bl->pack.mr * round_up(cols, bl->pack.nr) * sizeof(int32_t) : 0;
+    }
     return bl->out != bl->c_out ? bl->pack.mr * cols * bl->out : 0;
 }
 
 int isf_region_fits(const isf_kernel *kern, const packed_header *h, size_t cols) {
     blocking bl = plan(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
     return isf_panel_stride(&bl.pack, bl.kc, bl.pack.mr) <= REGION_A_BYTES &&
-           bl.pack.mr * bl.pack.nr * bl.out <= REGION_TILE_BYTES && region_acc_bytes(&bl, cols) <= REGION_ACC_BYTES;
+           bl.pack.mr * bl.pack.nr * bl.out <= REGION_TILE_BYTES &&
+           (isf_ops[kern->op].plain || bl.pack.mr <= ISF_MAX_MR) &&
+           region_acc_bytes(kern, &bl, (size_t)h->k, cols) <= REGION_ACC_BYTES;
 }
 
 /* The stack buffers of one region, 64-byte aligned. */
@@ -735,6 +758,69 @@ static void region_through_acc(const region_kernels *rk, const packed_header *h,
     }
 }
 
+/* gemm_qd8_f32's rows of one chunk: quantized with these (padding rows: nothing added, scaled by 0). */
+typedef struct {
+    float scale[ISF_MAX_MR], inv[ISF_MAX_MR];
+    int32_t zp[ISF_MAX_MR], offset[ISF_MAX_MR];
+} row_quant;
+
+static void quantize_rows(const isf_region *r, size_t i, size_t rows, size_t k, row_quant *q) {
+    for (size_t y = 0; y < ISF_MAX_MR; y++) {
+        q->scale[y] = 0.0f, q->inv[y] = 1.0f, q->zp[y] = 0, q->offset[y] = 0;
+    }
+    for (size_t y = 0; y < rows; y++) {
+        const float *a = (const float *)(const void *)r->a + (i + y) * r->lda;
+        isf_quantize_params(a, k, &q->scale[y], &q->inv[y], &q->zp[y]);
+        q->offset[y] = -q->zp[y];
+    }
+}
+
+/* The quantized ops (int8 or fp32 C from int32 sums), a row chunk at a time. With k split into Kc blocks, the sums
+ * of every block but the last go to the int32 accumulator (whole tiles: the chunk's MR rows × the region's columns
+ * rounded up to NR), which the last block's epilogue starts from (PARTIAL); C is written once. gemm_qd8_f32
+ * quantizes the chunk's fp32 rows as it packs them, each row's scale and zero point from the whole row. */
+static void region_quantized(const region_kernels *rk, const packed_header *h, const unsigned char *panels,
+                             const isf_region *r, region_work *w) {
+    size_t k = (size_t)h->k;
+    int dynamic = isf_ops[rk->full.kern->op].in_kind == ISF_ELEM_FLOAT;
+    for (size_t i = 0, rows; i < r->rows; i += rows) {
+        const row_chunk *ch = next_chunk(rk, r->rows - i);
+        rows = min_size(ch->rows, r->rows - i);
+        row_quant q;
+        isf_epilogue ep = *r->ep;
+        if (dynamic) {
+            quantize_rows(r, i, rows, k, &q);
+            ep.row_offset = q.offset, ep.row_scale = q.scale;
+        }
+        blocking sums = ch->bl;
+        sums.out = sizeof(int32_t);
+        size_t width = round_up(r->cols, ch->bl.pack.nr);
+        for (size_t pc = 0, depth; pc < k; pc += depth) {
+            depth = min_size(ch->bl.kc, k - pc);
+            const unsigned char *bp = packed_block(&ch->bl, panels, (size_t)h->n, pc, depth, r->col);
+            const unsigned char *ap = w->a;
+            if (dynamic) {
+                const float *a = (const float *)(const void *)r->a + i * r->lda + pc;
+                isf_pack_a_quantized(&ch->bl.pack, a, r->lda, rows, depth, q.inv, q.zp, w->a);
+            } else {
+                ap = a_panel(ch, r, i, pc, depth, rows, w);
+            }
+            if (pc + depth < k) {
+                c_block acc = {w->acc, width};
+                macro_tile(ch->kern, &sums, acc, ch->rows, width, depth, pc > 0, &no_epilogue, ap, bp, w->tile);
+                continue;
+            }
+            isf_epilogue last = ep;
+            if (pc > 0) {
+                last.steps |= ISF_EPILOGUE_PARTIAL;
+                last.partial = (const int32_t *)(const void *)w->acc, last.partial_ld = (uint32_t)width;
+            }
+            c_block dst = {r->c + i * r->ldc * ch->bl.out, r->ldc};
+            macro_tile(ch->kern, &ch->bl, dst, rows, r->cols, depth, 0, &last, ap, bp, w->tile);
+        }
+    }
+}
+
 static row_chunk chunk_of(const isf_kernel *kern, const packed_header *h) {
     row_chunk ch = {kern, plan(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc), kern->mr};
     return ch;
@@ -755,7 +841,9 @@ void isf_gemm_region(const isf_kernel *kern, const isf_kernel *row, const packed
         uint64_t zero = 0;
         memcpy(w.tile + i, &zero, sizeof zero);
     }
-    if (rk.full.bl.out == rk.full.bl.c_out) {
+    if (!isf_ops[kern->op].plain) {
+        region_quantized(&rk, h, panels, r, &w);
+    } else if (rk.full.bl.out == rk.full.bl.c_out) {
         region_into_c(&rk, h, panels, r, &w);
     } else {
         region_through_acc(&rk, h, panels, r, &w);

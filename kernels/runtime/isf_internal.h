@@ -124,6 +124,9 @@ _Static_assert(
         offsetof(isf_epilogue, qmin) == ISF_EP_QMIN && offsetof(isf_epilogue, qmax) == ISF_EP_QMAX,
     "the assembly kernels read the epilogue at these offsets");
 
+/* The most rows a kernel's tile may have when it serves a quantized op (the driver keeps per-row parameters). */
+enum { ISF_MAX_MR = 8 };
+
 /* An int32-summing kernel's store is quantized (fp32 or int8 C) rather than int32. */
 #define ISF_EPILOGUE_QUANTIZED (ISF_EPILOGUE_TO_F32 | ISF_EPILOGUE_TO_S8)
 
@@ -245,8 +248,10 @@ typedef enum { ISF_ELEM_FLOAT, ISF_ELEM_BINARY16, ISF_ELEM_BFLOAT16, ISF_ELEM_IN
 
 typedef struct {
     const char *name;
-    size_t in_bytes, out_bytes; /* A and B elements; C elements */
+    size_t in_bytes, out_bytes; /* A elements; C elements */
     isf_elem_kind in_kind, out_kind;
+    size_t w_bytes; /* B (weights) elements: in_bytes but for gemm_qd8_f32 (fp32 A, int8 W) */
+    int plain;      /* has a typed one-call function; 0: plans only (the quantized ops) */
 } isf_op_info;
 
 /* Packing (pack.c): how A and B become panels for one kernel. */
@@ -262,6 +267,11 @@ typedef struct {
 } isf_pack_spec;
 
 size_t isf_panel_stride(const isf_pack_spec *s, size_t depth, size_t width); /* bytes, 64-byte multiple */
+/* gemm_qd8_f32's rows (quant.c): one row's scale, 255/span and zero point (isf_quantize_row's), and the int8 A panel
+ * of `rows` fp32 rows quantized with them. */
+void isf_quantize_params(const float *a, size_t k, float *scale, float *inv, int32_t *zp);
+void isf_pack_a_quantized(const isf_pack_spec *s, const float *a, size_t lda, size_t rows, size_t depth,
+                          const float *inv, const int32_t *zp, unsigned char *dst);
 void isf_pack_a_panels(const isf_pack_spec *s, const void *a, size_t lda, size_t rows, size_t depth, void *dst);
 void isf_pack_b_panels(const isf_pack_spec *s, const void *b, size_t ldb, size_t depth, size_t cols, void *dst);
 

@@ -44,17 +44,69 @@ struct isf_gemm {
      * reading the plan's layout has the same output type and NR. */
     unsigned char *kernel_bias;
     isf_epilogue ep;
+    unsigned char *quant_cols; /* the quantized ops' column arrays of ep (NR-padded), one allocation */
 };
 
+/* The quantized ops run through plans only: their bias is int32 (the sums' type) or fp32 (gemm_qd8_f32's C). */
+static int quantized(isf_op op) { return !isf_ops[op].plain; }
+
+static size_t bias_bytes_of(isf_op op) { return quantized(op) ? sizeof(int32_t) : isf_ops[op].out_bytes; }
+
 /* ---- descriptor checks ---------------------------------------------------------------------------------------- */
+
+/* int8 C clamps in int8 units: whole numbers in −128…127. */
+static int int8_bound(float x) { return x >= -128.0f && x <= 127.0f && x == (float)(int32_t)x; }
 
 static isf_status check_clamp(const isf_gemm_desc *d) {
     if (!(d->flags & ISF_GEMM_CLAMP)) {
         return ISF_OK;
     }
+    if (d->op == ISF_OP_GEMM_QS8) {
+        int ok = int8_bound(d->out_min) && int8_bound(d->out_max) && d->out_min <= d->out_max;
+        return ok ? ISF_OK : ISF_ERR_INVALID_ARG;
+    }
     int int_out = isf_ops[d->op].out_kind == ISF_ELEM_INT;
     int bad = isnan(d->out_min) || isnan(d->out_max) || d->out_min > d->out_max;
     return int_out || bad ? ISF_ERR_INVALID_ARG : ISF_OK;
+}
+
+static int good_scale(float s) { return s > 0.0f && s <= 3.4028235e38f; } /* NaN fails both */
+static int int8_zero_point(int32_t zp) { return zp >= -128 && zp <= 127; }
+
+/* The static ops' bias keeps |acc + bias| within int32 for any A and W: |acc| ≤ 32640·k. */
+static int bias_fits(const isf_gemm_desc *d) {
+    if (d->bias == NULL || d->op == ISF_OP_GEMM_QD8_F32) {
+        return 1;
+    }
+    int64_t room = INT32_MAX - (int64_t)32640 * (int64_t)d->k;
+    for (size_t j = 0; j < d->n; j++) {
+        int32_t b;
+        memcpy(&b, (const unsigned char *)d->bias + j * sizeof b, sizeof b);
+        if ((b < 0 ? -(int64_t)b : (int64_t)b) > room) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static isf_status check_quant(const isf_gemm_desc *d) {
+    const isf_quant_params *q = d->quant;
+    int dynamic = d->op == ISF_OP_GEMM_QD8_F32;
+    if (d->k > ISF_QUANT_MAX_K || q->w_scales == NULL || (q->w_scale_count != 1 && q->w_scale_count != d->n)) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    for (size_t j = 0; j < q->w_scale_count; j++) {
+        if (!good_scale(q->w_scales[j])) {
+            return ISF_ERR_INVALID_ARG;
+        }
+    }
+    if (!dynamic && (!good_scale(q->a_scale) || !int8_zero_point(q->a_zero_point))) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    if (d->op == ISF_OP_GEMM_QS8 && (!good_scale(q->c_scale) || !int8_zero_point(q->c_zero_point))) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    return bias_fits(d) ? ISF_OK : ISF_ERR_INVALID_ARG;
 }
 
 static isf_status check_desc(const isf_gemm_desc *d) {
@@ -67,8 +119,10 @@ static isf_status check_desc(const isf_gemm_desc *d) {
     if (d->n && d->k && (d->weights == NULL || d->ldw < cols)) {
         return ISF_ERR_INVALID_ARG;
     }
-    if (!isf_span_fits(rows, cols, d->ldw, isf_ops[d->op].in_bytes) ||
-        !isf_span_fits(d->k, d->n, d->n, sizeof(float))) {
+    if ((d->quant != NULL) != quantized(d->op) || (d->quant != NULL && check_quant(d) != ISF_OK)) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    if (!isf_span_fits(rows, cols, d->ldw, isf_ops[d->op].w_bytes) || !isf_span_fits(d->k, d->n, d->n, sizeof(float))) {
         return ISF_ERR_INVALID_ARG;
     }
     return check_clamp(d);
@@ -80,7 +134,7 @@ static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 
 /* W[n][k] → W[k][n] (ldb = n) in a temporary, freed by the caller. NULL: no memory. */
 static void *transposed(const isf_gemm_desc *d) {
-    size_t e = isf_ops[d->op].in_bytes;
+    size_t e = isf_ops[d->op].w_bytes;
     unsigned char *t = malloc(d->n * d->k * e);
     const unsigned char *w = d->weights;
     for (size_t j = 0; t != NULL && j < d->n; j++) {
@@ -135,7 +189,7 @@ static isf_status set_epilogue(isf_gemm *g) {
 
 static void free_plan(isf_gemm *g) {
     if (g != NULL) {
-        free(g->packed), free(g->bias), free(g->kernel_bias);
+        free(g->packed), free(g->bias), free(g->kernel_bias), free(g->quant_cols);
         free(g);
     }
 }
@@ -144,14 +198,70 @@ static void free_plan(isf_gemm *g) {
 static isf_status keep_epilogue(const isf_gemm_desc *d, isf_gemm *g) {
     g->flags = d->flags, g->out_min = d->out_min, g->out_max = d->out_max;
     if (d->bias != NULL && d->n > 0) {
-        g->bias_bytes = d->n * isf_ops[d->op].out_bytes;
+        g->bias_bytes = d->n * bias_bytes_of(d->op);
         g->bias = malloc(g->bias_bytes);
         if (g->bias == NULL) {
             return ISF_ERR_NO_MEMORY;
         }
         memcpy(g->bias, d->bias, g->bias_bytes);
     }
-    return set_epilogue(g);
+    return quantized(d->op) ? ISF_OK : set_epilogue(g); /* quantized: set_quant_epilogue, which needs W */
+}
+
+/* W[k][j] of either layout, as an int32. */
+static int32_t weight(const isf_gemm_desc *d, size_t p, size_t j) {
+    const int8_t *w = d->weights;
+    return d->layout == ISF_WEIGHTS_NK ? w[j * d->ldw + p] : w[p * d->ldw + j];
+}
+
+/* The quantized ops' epilogue (isaforge.h's formulas): per column, the int32 bias with the activation zero point
+ * folded in (static ops; wrapping, since acc + bias is known to fit), or the weight sums for the per-row zero points
+ * (gemm_qd8_f32), and the fp32 scale; gemm_qd8_f32's fp32 bias. Arrays NR-padded with zeros. */
+static isf_status set_quant_epilogue(const isf_gemm_desc *d, isf_gemm *g) {
+    const isf_quant_params *q = d->quant;
+    size_t nr = isf_kernel_nr(g->kern, (size_t)g->h.vector_bytes), padded = round_up(d->n ? d->n : 1, nr);
+    size_t bytes = round_up(4 * padded * sizeof(int32_t), PANEL_ALIGN);
+    g->quant_cols = aligned_alloc(PANEL_ALIGN, bytes);
+    if (g->quant_cols == NULL) {
+        return ISF_ERR_NO_MEMORY;
+    }
+    memset(g->quant_cols, 0, bytes);
+    int32_t *bias = (int32_t *)(void *)g->quant_cols, *col_sum = bias + padded;
+    float *col_scale = (float *)(void *)(col_sum + padded), *out_bias = col_scale + padded;
+    int dynamic = d->op == ISF_OP_GEMM_QD8_F32;
+    for (size_t j = 0; j < d->n; j++) {
+        uint32_t sum = 0;
+        for (size_t p = 0; p < d->k; p++) {
+            sum += (uint32_t)weight(d, p, j);
+        }
+        col_sum[j] = (int32_t)sum;
+        float ws = q->w_scales[q->w_scale_count == 1 ? 0 : j];
+        col_scale[j] = dynamic ? ws : d->op == ISF_OP_GEMM_QS8 ? (q->a_scale * ws) / q->c_scale : q->a_scale * ws;
+        int32_t given = 0;
+        if (g->bias != NULL) {
+            memcpy(dynamic ? (void *)&out_bias[j] : (void *)&given, g->bias + j * 4, 4);
+        }
+        bias[j] = (int32_t)((uint32_t)given - (uint32_t)q->a_zero_point * sum);
+    }
+    isf_epilogue ep = {.steps = ISF_EPILOGUE_TO_F32 | (g->flags & ISF_GEMM_CLAMP ? ISF_EPILOGUE_CLAMP : 0u),
+                       .min = g->out_min,
+                       .max = g->out_max,
+                       .col_sum = col_sum,
+                       .col_scale = col_scale,
+                       .out_bias = out_bias};
+    if (dynamic) {
+        ep.steps |= ISF_EPILOGUE_ROW_OFFSET | ISF_EPILOGUE_ROW_SCALE | (g->bias != NULL ? ISF_EPILOGUE_OUT_BIAS : 0u);
+    } else {
+        ep.steps |= ISF_EPILOGUE_BIAS, ep.bias = bias;
+    }
+    if (d->op == ISF_OP_GEMM_QS8) {
+        int clamp = (g->flags & ISF_GEMM_CLAMP) != 0;
+        ep.steps = ISF_EPILOGUE_BIAS | ISF_EPILOGUE_TO_S8;
+        ep.out_zp = q->c_zero_point;
+        ep.qmin = clamp ? (int32_t)g->out_min : -128, ep.qmax = clamp ? (int32_t)g->out_max : 127;
+    }
+    g->ep = ep;
+    return ISF_OK;
 }
 
 /* Packs W with `kern` into a new plan. */
@@ -177,6 +287,7 @@ static isf_status build(const isf_kernel *kern, const isf_gemm_desc *d, isf_gemm
         g->packed_bytes = isf_packed_extent(&g->h, kern);
         set_tiles(g);
         st = isf_region_fits(kern, &g->h, g->tile_cols) ? keep_epilogue(d, g) : ISF_ERR_UNSUPPORTED;
+        st = st == ISF_OK && quantized(d->op) ? set_quant_epilogue(d, g) : st;
     } else if (g != NULL) {
         g->packed = packed;
     }
@@ -232,7 +343,7 @@ typedef struct {
 
 static isf_status check_run(const isf_gemm *plan, size_t m, const void *a, size_t lda, const void *c, size_t ldc,
                             uint32_t flags) {
-    if (plan == NULL || (flags & ~(uint32_t)ISF_ACCUMULATE) != 0) {
+    if (plan == NULL || (flags & ~(uint32_t)ISF_ACCUMULATE) != 0 || (quantized(plan->op) && flags != 0)) {
         return ISF_ERR_INVALID_ARG;
     }
     size_t n = (size_t)plan->h.n, k = (size_t)plan->h.k;
@@ -245,9 +356,30 @@ static isf_status check_run(const isf_gemm *plan, size_t m, const void *a, size_
                                                                                              : ISF_ERR_INVALID_ARG;
 }
 
+/* A quantized plan's epilogue from column `col` on (its column arrays are never NULL). */
+static isf_epilogue quantized_columns_from(const isf_gemm *g, size_t col) {
+    isf_epilogue ep = g->ep;
+    ep.bias = ep.bias != NULL ? (const int32_t *)ep.bias + col : NULL;
+    ep.col_sum += col, ep.col_scale += col, ep.out_bias += col;
+    return ep;
+}
+
+/* One element of a quantized op's C when k = 0: the epilogue on a zero sum (an empty row quantizes with scale 1). */
+static void quantized_alone(const isf_gemm *g, unsigned char *e, size_t j) {
+    static const int32_t no_offset = 0;
+    static const float unit = 1.0f;
+    isf_epilogue ep = quantized_columns_from(g, j);
+    ep.row_offset = &no_offset, ep.row_scale = &unit;
+    isf_epilogue_store_s32(&ep, 0, 0, 0, e, 0);
+}
+
 /* One element of C when k = 0: (C's value when accumulating, else 0) + bias, clamped, in C's type. */
 static void element_alone(const isf_gemm *g, unsigned char *e, size_t j, int accumulate) {
     const isf_op_info *op = &isf_ops[g->op];
+    if (quantized(g->op)) {
+        quantized_alone(g, e, j);
+        return;
+    }
     if (op->out_kind == ISF_ELEM_INT) {
         int32_t v = 0, b = 0;
         memcpy(&v, accumulate ? e : (const unsigned char *)&b, sizeof v);
@@ -294,8 +426,10 @@ static void run_block(const run_args *r, size_t row, size_t rows, size_t col, si
         return;
     }
     isf_epilogue ep = g->ep;
-    if (ep.bias != NULL) {
+    if (ep.bias != NULL && !quantized(g->op)) {
         ep.bias = g->kernel_bias + col * (r->kern->widened ? sizeof(float) : out);
+    } else if (quantized(g->op)) {
+        ep = quantized_columns_from(g, col);
     }
     isf_region reg = {r->a + row * r->lda * in, r->lda, c, r->ldc, rows, col, cols, r->accumulate, &ep};
     isf_gemm_region(r->kern, r->row, &g->h, g->packed + g->h.panels, &reg);
@@ -431,10 +565,13 @@ static float bits_float(uint64_t u) {
 }
 
 size_t isf_gemm_export_size(const isf_gemm *plan) {
-    return plan != NULL ? PLAN_HEADER_BYTES + plan->packed_bytes + plan->bias_bytes : 0;
+    return plan != NULL && !quantized(plan->op) ? PLAN_HEADER_BYTES + plan->packed_bytes + plan->bias_bytes : 0;
 }
 
 isf_status isf_gemm_export(const isf_gemm *plan, void *dst, size_t size) {
+    if (plan != NULL && quantized(plan->op)) {
+        return ISF_ERR_UNSUPPORTED; /* not yet: the format has no room for the quantization parameters */
+    }
     if (plan == NULL || dst == NULL || size < isf_gemm_export_size(plan)) {
         return ISF_ERR_INVALID_ARG; /* nothing written */
     }
@@ -469,7 +606,7 @@ static isf_status read_plan_header(const unsigned char *p, size_t size, isf_gemm
     if (packed_bytes < PLAN_HEADER_BYTES || packed_bytes > size - PLAN_HEADER_BYTES ||
         bias_bytes > size - PLAN_HEADER_BYTES - packed_bytes || checksum(p) != isf_get_le(p + PH_CHECKSUM, 8) ||
         !isf_packed_header_read(p + PLAN_HEADER_BYTES, &g->h) || g->h.op != isf_get_le(p + PH_OP, 4) ||
-        g->h.op >= isf_op_count || g->h.panels != PANEL_ALIGN) {
+        g->h.op >= isf_op_count || quantized((isf_op)g->h.op) || g->h.panels != PANEL_ALIGN) {
         return ISF_ERR_INVALID_ARG;
     }
     g->op = (isf_op)g->h.op;

@@ -248,7 +248,22 @@ class Catalogue:
                     raise CatalogueError(f"{path}: kernel variant {kernel.variant!r} is not its folder's {variant!r}")
                 out.append(kernel)
         self._check_preferences(out)
-        return out + self._widened_kernels(out)
+        widened = out + self._widened_kernels(out)
+        return widened + self._shared_kernels(widened)
+
+    def _shared_kernels(self, files: list[KernelName]) -> list[KernelName]:
+        """Ops that run another op's kernels as they are, under the same names (`kernels` in [op.*])."""
+        return [
+            KernelName(k.name, op.name, k.mr, k.nr, k.kr, k.variant, shares=k.op)
+            for op in self.ops.values()
+            if op.kernels_of
+            for k in files
+            if k.op == op.kernels_of
+        ]
+
+    def plain_ops(self) -> list[str]:
+        """The ops with a typed one-call function (the others run through plans only)."""
+        return [name for name, op in self.ops.items() if op.plain]
 
     def _check_preferences(self, files: list[KernelName]) -> None:
         """Several kernels of one op in one variant need a declared order (`prefer`): dispatch must not guess."""
@@ -281,6 +296,8 @@ class Catalogue:
     # -- packing layouts ---------------------------------------------------------------------------------------
     def layout(self, k: KernelName) -> Layout:
         """The layout a kernel reads, from its name and catalogue entries (the `runs` kernel's op for widened)."""
+        if k.shares:
+            return self.layout(KernelName(k.name, k.shares, k.mr, k.nr, k.kr, k.variant))
         source = self.ops[k.op].a.name
         panel = self.ops[parse_kernel_name(k.runs).op].a.name if k.runs else source
         return Layout(source, panel, k.mr, k.nr, k.kr, self.variant(k.variant).scalable)
@@ -428,6 +445,7 @@ def _op(name: str, raw: dict, dtypes: dict[str, DType], signatures: dict[str, Si
         doc=raw["doc"],
         narrow_accumulation=tuple(raw.get("narrow_accumulation", ())),
         widened=dict(raw.get("widened", {})),
+        kernels_of=raw.get("kernels", ""),
     )
 
 
@@ -491,7 +509,9 @@ def _validate_ops(cat: Catalogue) -> None:
     if sorted(o.index for o in cat.ops.values()) != list(range(len(cat.ops))):
         raise CatalogueError("op indices must be 0, 1, … without gaps (they are isf_op values)")
     for o in cat.ops.values():
-        if o.a.bytes != o.b.bytes:
+        if o.kernels_of and (o.kernels_of not in cat.ops or cat.ops[o.kernels_of].acc.kind != "int" or o.plain):
+            raise CatalogueError(f"op {o.name}: `kernels` must name an int32-summing op, and the op run through plans")
+        if o.a.bytes != o.b.bytes and not o.kernels_of:
             raise CatalogueError(f"op {o.name}: A and B elements differ in size, which the driver's packing cannot")
     for d in cat.dtypes.values():
         if d.kind not in DTYPE_KINDS:

@@ -140,6 +140,12 @@ class Op:
     doc: str
     narrow_accumulation: tuple[str, ...]
     widened: dict[str, str] = field(compare=False)  # variant -> op whose kernels run on panels widened to fp32
+    kernels_of: str = ""  # the op whose kernels it runs, its own epilogue on their int32 sums (the quantized ops)
+
+    @property
+    def plain(self) -> bool:
+        """It has a typed one-call function (isf_<op>); the others run through plans only."""
+        return bool(self.signature.params)
 
     @property
     def enum(self) -> str:
@@ -164,6 +170,7 @@ class KernelName:
     kr: int
     variant: str
     runs: str = ""  # a widened kernel: the fp32 micro-kernel it runs on widened panels
+    shares: str = ""  # an op with `kernels` in [op.*]: the other op whose kernel (same name, same panels) it runs
 
     @property
     def symbol(self) -> str:

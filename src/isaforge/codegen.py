@@ -77,7 +77,10 @@ def render_header(cat: Catalogue) -> str:
     out += [f"    {o.enum} = {o.index}," for o in cat.ops.values()]
     out += ["} isf_op;", f"#define ISF_OP_COUNT {len(cat.ops)}", ""]
     for o in cat.ops.values():
-        out += [f"/* {o.signature.doc} {o.doc} */", f"isf_status {o.function}({o.c_params()});"]
+        if o.plain:
+            out += [f"/* {o.signature.doc} {o.doc} */", f"isf_status {o.function}({o.c_params()});"]
+        else:
+            out += [f"/* {o.name}: {o.signature.doc} {o.doc} */"]
     out += ["", "#endif", ""]
     return "\n".join(out)
 
@@ -89,7 +92,7 @@ def _features_by_bit(cat: Catalogue) -> list[Feature]:
 def _typed_functions(cat: Catalogue) -> list[str]:
     """The public typed functions: each calls its signature's driver entry point with its op."""
     out = []
-    for o in cat.ops.values():
+    for o in filter(lambda o: o.plain, cat.ops.values()):
         sig = o.signature
         out += [f"isf_status {o.function}({o.c_params()}) {{", f"    return {sig.driver}({o.enum}, {sig.args});", "}"]
     return out
@@ -290,7 +293,7 @@ def render_c(cat: Catalogue, source_root: Path, arch: str, variants: list[str]) 
     out += [f"_Atomic(unsigned char) isf_kernel_ran[{max(len(table), 1)}];", ""]
     op_rows = [
         f"    {{{c_string(o.name)}, {o.a.bytes}, {o.c.bytes}, ISF_ELEM_{o.a.kind.upper()}, "
-        f"ISF_ELEM_{o.c.kind.upper()}}},"
+        f"ISF_ELEM_{o.c.kind.upper()}, {o.b.bytes}, {int(o.plain)}}},"
         for o in cat.ops.values()
     ]
     out += _table("isf_op_info", "isf_ops", op_rows)

@@ -51,6 +51,9 @@ int main(void) {
     size_t ran = 0;
     for (int o = 0; o < ISF_OP_COUNT; o++) {
         isf_op op = (isf_op)o;
+        if (!isf_ops[op].plain) {
+            continue; /* the quantized ops run through plans: test_quantized.c */
+        }
         isf_kernel_desc d;
         for (size_t i = 0; isf_kernel_info(op, i, &d) == ISF_OK; i++) {
             if (!d.runnable) {
@@ -67,6 +70,6 @@ int main(void) {
         }
         CHECK(isf_select_kernel(op, NULL) == ISF_OK);
     }
-    CHECK(ran >= (size_t)ISF_OP_COUNT); /* at least every op's reference */
+    CHECK(ran >= 4); /* at least every plain op's reference */
     return finish();
 }

@@ -474,6 +474,9 @@ int main(void) {
     size_t ran = 0;
     for (int o = 0; o < ISF_OP_COUNT; o++) {
         isf_op op = (isf_op)o;
+        if (!isf_ops[op].plain) {
+            continue; /* the quantized ops: test_quantized.c */
+        }
         check_bad_create(op);
         check_bad_run(op);
         isf_kernel_desc d;
@@ -490,6 +493,6 @@ int main(void) {
         }
         CHECK(isf_select_kernel(op, NULL) == ISF_OK);
     }
-    CHECK(ran >= (size_t)ISF_OP_COUNT);
+    CHECK(ran >= 4); /* at least every plain op's reference */
     return finish();
 }

@@ -91,6 +91,9 @@ int main(void) {
     unsigned char *w = calloc(n * k, 4), *bias = calloc(n, 4); /* zero bias: the same bits in every type */
     for (int o = 0; o < ISF_OP_COUNT; o++) {
         isf_op op = (isf_op)o;
+        if (!isf_ops[op].plain) {
+            continue; /* the quantized ops: test_quantized.c */
+        }
         fill_matrix(op, w, n, k, k, 2);
         isf_kernel_desc d;
         for (size_t i = 0; isf_kernel_info(op, i, &d) == ISF_OK; i++) {

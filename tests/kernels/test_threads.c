@@ -157,6 +157,9 @@ static void packed_path_under(isf_op op, operands *o, const uint32_t caps[3]) {
 
 static void packed_path_with_caps_between_calls(void) {
     for (int op = 0; op < (int)isf_op_count; op++) {
+        if (!isf_ops[op].plain) {
+            continue; /* the quantized ops run through plans only */
+        }
         uint32_t masks[32];
         size_t count = kernel_masks((isf_op)op, masks);
         operands o;
@@ -382,6 +385,9 @@ static void packed_weights_across_vector_lengths(void) {
     static const int lengths[] = {16, 32, 64, 256};
     isf_set_feature_mask(UINT32_MAX);
     for (int op = 0; op < (int)isf_op_count; op++) {
+        if (!isf_ops[op].plain) {
+            continue; /* the quantized ops run through plans only */
+        }
         const isf_kernel *kern = isf_selected_kernel((isf_op)op);
         operands o;
         CHECK(operands_init(&o, (isf_op)op));

@@ -1,0 +1,201 @@
+"""The quantized plans (gemm_qs8, gemm_qs8_f32, gemm_qd8_f32) under QEMU `max`, every kernel by name, on both arches
+and compilers: each C byte for byte equal to isaforge.quant's numpy reference of isaforge.h's formulas (int8 and fp32
+alike), the bytes around and between C's rows untouched. Cases: zero points at both ends of int8, per-tensor and
+per-channel scales, scales that put many values on .5 ties, saturation at both ends, m = 1…17, k past one Kc block
+(the partial sums) and at the limit's edge, W[n][k], tiles in reverse order, k = 0. Bad parameters are refused."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from isaforge import quant
+from isaforge.catalogue import load
+from isaforge.pytest_plugin import QemuRunner, TargetCpu
+
+PROGRAM = "tests/kernels/quant_runner"
+OPS = ("gemm_qs8", "gemm_qs8_f32", "gemm_qd8_f32")
+CLAMP = 1  # ISF_GEMM_CLAMP
+INVALID_ARG = 1
+
+
+@dataclass(frozen=True)
+class Case:
+    op: str
+    kernel: str
+    a: np.ndarray
+    w_kn: np.ndarray
+    params: quant.QuantParams
+    bias: np.ndarray | None = None
+    clamp: tuple[float, float] | None = None
+    nk: bool = False
+    tiles: bool = False
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return self.a.shape[0], self.w_kn.shape[1], self.w_kn.shape[0]
+
+    def job(self) -> bytes:
+        m, n, k = self.shape
+        p = self.params
+        lo, hi = self.clamp if self.clamp is not None else (0.0, 0.0)
+        scales = np.asarray(p.w_scales, dtype=np.float32)
+        head = struct.pack(
+            "<9I3fifi64s",
+            load().ops[self.op].index,
+            m,
+            n,
+            k,
+            int(self.nk),
+            CLAMP if self.clamp else 0,
+            int(self.tiles),
+            scales.size,
+            int(self.bias is not None),
+            lo,
+            hi,
+            p.a_scale,
+            p.a_zero_point,
+            p.c_scale,
+            p.c_zero_point,
+            self.kernel.encode(),
+        )
+        w = self.w_kn.T if self.nk else self.w_kn
+        bias = self.bias if self.bias is not None else np.zeros(n, np.int32)
+        dtype = np.float32 if self.op == "gemm_qd8_f32" else np.int32
+        return (
+            head
+            + scales.tobytes()
+            + self.a.tobytes()
+            + np.ascontiguousarray(w).tobytes()
+            + bias.astype(dtype).tobytes()
+        )
+
+    def expected(self) -> np.ndarray:
+        clamp = self.clamp if self.clamp is not None else ((-128, 127) if self.op == "gemm_qs8" else None)
+        return quant.REFERENCE[self.op](self.a, self.w_kn, self.params, self.bias, clamp)
+
+
+def operands(rng: np.random.Generator, op: str, m: int, n: int, k: int, **kw) -> dict:
+    if op == "gemm_qd8_f32":
+        a = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10)).astype(np.float32)
+        if m > 1:
+            a[1] = np.abs(a[1])  # a row with no negative value: lo = 0
+    else:
+        a = rng.integers(-128, 128, (m, k), dtype=np.int8)
+    return {"a": a, "w_kn": rng.integers(-128, 128, (k, n), dtype=np.int8), **kw}
+
+
+def cases(op: str, kernel: str, seed: int) -> list[Case]:
+    rng = np.random.default_rng(seed)
+    out = []
+    shapes = [(1, 37, 29), (2, 12, 64), (5, 16, 900), (8, 24, 33), (17, 40, 70), (3, 7, 2100), (1, 130, 1700)]
+    for i, (m, n, k) in enumerate(shapes):
+        per_channel = i % 2 == 0
+        w_scales = rng.uniform(1e-3, 2e-2, n if per_channel else 1).astype(np.float32)
+        zp = (-128, 127, 0, 17)[i % 4]
+        bias = rng.integers(-50000, 50000, n, dtype=np.int32) if op != "gemm_qd8_f32" else rng.standard_normal(n)
+        p = quant.QuantParams(
+            w_scales, a_scale=0.05, a_zero_point=zp, c_scale=(0.5, 2.0, 40.0)[i % 3], c_zero_point=(-128, 127, 3)[i % 3]
+        )
+        clamp = ((-100, 90) if op == "gemm_qs8" else (-3.0, 2.5)) if i % 3 == 1 else None
+        out.append(
+            Case(
+                op,
+                kernel,
+                **operands(rng, op, m, n, k),
+                params=p,
+                bias=bias if i % 4 != 3 else None,
+                clamp=clamp,
+                nk=i % 2 == 1,
+                tiles=i == 4,
+            )
+        )
+    # Ties: power-of-two scales put many products on .5; k = 0.
+    ties = quant.QuantParams(np.array([0.5], np.float32), a_scale=1.0, a_zero_point=-128, c_scale=4.0)
+    out.append(Case(op, kernel, **operands(rng, op, 6, 21, 13), params=ties))
+    out.append(Case(op, kernel, **operands(rng, op, 3, 9, 0), params=ties, bias=np.arange(9, dtype=np.int32)))
+    return out
+
+
+def run_cases(qemu_run: QemuRunner, tc: TargetCpu, tmp_path: Path, batch: list[Case]) -> list[tuple[int, int, bytes]]:
+    jobs, results = tmp_path / "jobs.bin", tmp_path / "results.bin"
+    jobs.write_bytes(b"".join(c.job() for c in batch))
+    result = qemu_run(tc.build, tc.cpu, PROGRAM, [str(jobs), str(results)])
+    assert result.returncode == 0, result.describe()
+    data, out, at = results.read_bytes(), [], 0
+    for c in batch:
+        status, guards = struct.unpack_from("<ii", data, at)
+        m, n, _ = c.shape
+        size = m * n * np.dtype(load().ops[c.op].c.numpy).itemsize if status == 0 else m * n * load().ops[c.op].c.bytes
+        out.append((status, guards, data[at + 8 : at + 8 + size]))
+        at += 8 + size
+    return out
+
+
+def kernels(qemu_run: QemuRunner, tc: TargetCpu, op: str) -> list[str]:
+    result = qemu_run(tc.build, tc.cpu, PROGRAM, ["list", str(load().ops[op].index)])
+    assert result.returncode == 0, result.describe()
+    return result.stdout.split()
+
+
+@pytest.mark.cpus(["max"])
+def test_every_kernel_gives_the_reference_bytes(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path: Path) -> None:
+    batch = []
+    for op in OPS:
+        names = kernels(qemu_run, target_cpu, op)
+        assert names and names[-1].endswith("_ref"), names
+        batch += [c for i, name in enumerate(names) for c in cases(op, name, seed=i)]
+    wrong = []
+    for c, (status, guards, got) in zip(batch, run_cases(qemu_run, target_cpu, tmp_path, batch), strict=True):
+        want = c.expected()
+        same = status == 0 and got == want.tobytes()
+        if not same or not guards:
+            diff = np.frombuffer(got, want.dtype).reshape(want.shape) != want if status == 0 else None
+            where = np.argwhere(diff)[:3].tolist() if diff is not None else "-"
+            wrong.append(f"{c.op} {c.kernel} {c.shape}: status {status}, guards {guards}, first wrong {where}")
+    assert not wrong, "\n".join(wrong[:20])
+
+
+def bad(op: str, **change) -> Case:
+    rng = np.random.default_rng(1)
+    p = quant.QuantParams(np.array([0.01], np.float32), a_scale=0.1, a_zero_point=0, c_scale=0.2)
+    fields = {"params": p, **operands(rng, op, 2, 5, 7)}
+    fields.update(change)
+    return Case(op, "", **fields)
+
+
+@pytest.mark.cpus(["max"])
+def test_bad_parameters_are_refused_and_c_untouched(
+    target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path: Path
+) -> None:
+    def params(**kw) -> quant.QuantParams:
+        base = {"w_scales": np.array([0.01], np.float32), "a_scale": 0.1, "c_scale": 0.2}
+        return quant.QuantParams(**{**base, **kw})
+
+    rng = np.random.default_rng(2)
+    big_k = quant.MAX_K + 1
+    batch = [
+        bad("gemm_qs8", params=params(a_scale=0.0)),
+        bad("gemm_qs8", params=params(a_scale=-1.0)),
+        bad("gemm_qs8", params=params(a_scale=float("nan"))),
+        bad("gemm_qs8", params=params(c_scale=float("inf"))),
+        bad("gemm_qs8_f32", params=params(w_scales=np.array([0.01, 0.0, 0.01, 0.01, 0.01], np.float32))),
+        bad("gemm_qd8_f32", params=params(w_scales=np.array([0.01, 0.02], np.float32))),  # neither 1 nor n
+        bad("gemm_qs8", params=params(a_zero_point=128)),
+        bad("gemm_qs8_f32", params=params(a_zero_point=-129)),
+        bad("gemm_qs8", params=params(c_zero_point=200)),
+        bad("gemm_qs8", clamp=(-10.5, 20)),  # int8 bounds must be whole numbers
+        bad("gemm_qs8", clamp=(-129, 20)),
+        bad("gemm_qs8", bias=np.array([2**31 - 1, 0, 0, 0, 0], np.int32)),  # acc + bias could leave int32
+        bad(
+            "gemm_qs8",
+            a=rng.integers(-128, 128, (1, big_k), dtype=np.int8),
+            w_kn=rng.integers(-128, 128, (big_k, 1), dtype=np.int8),
+        ),
+    ]
+    for c, (status, guards, _) in zip(batch, run_cases(qemu_run, target_cpu, tmp_path, batch), strict=True):
+        assert status == INVALID_ARG and guards, f"{c.op} {c.params} {c.clamp}: status {status}, guards {guards}"
