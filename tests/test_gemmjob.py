@@ -14,7 +14,7 @@ from isaforge import gemmjob
 from isaforge.catalogue import load
 from isaforge.gemmjob import NO_EPILOGUE, Case, Epilogue, OpTypes
 
-OPS = tuple(load().ops)
+OPS = tuple(load().plain_ops())
 CASE = Case(m=3, n=5, k=7, lda=9, ldb=6, ldc=8)  # padding after every row, the last one included
 
 Spoil = Callable[[np.ndarray, np.ndarray], None]  # (flat result with guards, m×ldc view of C)

@@ -133,11 +133,13 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
  * every fp32 step above is one IEEE rounding, in that order (no fused multiply-add), so the result is reproducible
  * bit for bit from the formula (AArch32's NEON flushes subnormal fp32 results to zero: only scales near 1e-38 see it).
  * The static ops fold a_zp into the bias at create (bias[j] − a_zp · Σ_k W[k][j]); gemm_qd8_f32 keeps Σ_k W[k][j]
- * for its per-row zero points. Runs take no ISF_ACCUMULATE (ISF_ERR_INVALID_ARG) and quantized plans do not export
- * (isf_gemm_export: ISF_ERR_UNSUPPORTED). isf_gemm_create refuses with ISF_ERR_INVALID_ARG, allocating nothing: a
- * NULL quant; a scale that is zero, negative, NaN or infinite; a zero point outside −128…127; w_scale_count neither
- * 1 nor n, or NULL w_scales; k > ISF_QUANT_MAX_K; a bias whose sum with 32640·k could leave int32 (static ops); a
- * folded bias that does not fit int32; int8 clamp bounds that are not whole numbers in −128…127. */
+ * for its per-row zero points (the folded bias wraps modulo 2^32: exact, since acc + bias fits int32). Runs take
+ * no ISF_ACCUMULATE (ISF_ERR_INVALID_ARG); quantized plans do not export yet (isf_gemm_export_size 0,
+ * isf_gemm_export ISF_ERR_UNSUPPORTED). isf_gemm_create refuses with ISF_ERR_INVALID_ARG, allocating nothing: a
+ * NULL quant (or one given to another op); a scale that is zero, negative, NaN or infinite; a zero point outside
+ * −128…127; w_scale_count neither 1 nor n, or NULL w_scales; k > ISF_QUANT_MAX_K; a static op's bias with
+ * |bias[j]| > 2^31 − 1 − 32640·k (acc + bias could leave int32); int8 clamp bounds that are not whole numbers in
+ * −128…127. */
 #define ISF_QUANT_MAX_K 65793u /* floor((2^31 − 1) / (255 · 128)) */
 typedef struct {
     float a_scale;         /* gemm_qs8, gemm_qs8_f32: A's real value is a_scale · (A − a_zero_point) */

@@ -19,8 +19,8 @@ from isaforge.gemmjob import NO_EPILOGUE, Case, Epilogue
 from isaforge.pytest_plugin import QemuRunner, TargetCpu
 from tests.conftest import ROOT
 
-OPS = tuple(load().ops)
-FLOAT_OPS = tuple(name for name, op in load().ops.items() if op.c.kind != "int")
+OPS = tuple(load().plain_ops())  # the quantized ops: tests/kernels/runtime/test_quantized.py
+FLOAT_OPS = tuple(name for name in OPS if load().ops[name].c.kind != "int")
 LARGE = [Case(70, 400, 300, 301, 403, 405), Case(33, 29, 1000, 1000, 29, 29), Case(128, 128, 128, 128, 128, 128)]
 SVE_VECTOR_BYTES = (16, 32, 64, 256)
 ROW_KERNEL_MACS = 1_000_000
