@@ -160,6 +160,22 @@ def test_every_kernel_gives_the_reference_bytes(target_cpu: TargetCpu, qemu_run:
     assert not wrong, "\n".join(wrong[:20])
 
 
+@pytest.mark.cpus(["max"])
+@pytest.mark.parametrize("vector_bytes", [16, 32, 64, 256])
+def test_every_int32_kernel_stores_the_scalar_epilogue(
+    target_cpu: TargetCpu, qemu_run: QemuRunner, vector_bytes: int
+) -> None:
+    """tests/kernels/test_epilogue.c: each gemm_s8 kernel called directly, every step combination, byte for byte;
+    the SVE kernels at each vector length (AArch32 runs once)."""
+    if target_cpu.build.arch_name != "aarch64" and vector_bytes != 16:
+        pytest.skip("no SVE on AArch32: one run covers its kernels")
+    cpu = f"max,sve-default-vector-length={vector_bytes}" if target_cpu.build.arch_name == "aarch64" else "max"
+    result = qemu_run(target_cpu.build, cpu, "tests/kernels/test_epilogue")
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.strip().splitlines()[-1] == "0 failed", result.stdout
+    assert "gemm_s8_4x4_ref: epilogue checked" in result.stdout
+
+
 def bad(op: str, **change) -> Case:
     rng = np.random.default_rng(1)
     p = quant.QuantParams(np.array([0.01], np.float32), a_scale=0.1, a_zero_point=0, c_scale=0.2)
