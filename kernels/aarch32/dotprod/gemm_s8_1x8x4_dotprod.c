@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "isf_internal.h"
+#include "isf_quant_neon.h"
 
 /* The row's even and odd columns (VLD2's order). */
 typedef struct {
@@ -68,6 +69,12 @@ ISF_UKERNEL(gemm_s8_1x8x4_dotprod) {
     }
 
     row8 r = {vaddq_s32(c0e, c1e), vaddq_s32(c0o, c1o)};
+    if (__builtin_expect((ep->steps & ISF_EPILOGUE_QUANTIZED) != 0, 0)) {
+        /* fp32 or int8 C: every step here, on the columns back in order (the parameters are in C's order) */
+        const int32x4x2_t z = vzipq_s32(r.e, r.o);
+        isf_qn_store_row(ep, c, 2, z.val[0], z.val[1], z.val[0], z.val[0]);
+        return;
+    }
     int32_t *pc = c;
     (void)ldc; /* one row */
     if (accumulate) {

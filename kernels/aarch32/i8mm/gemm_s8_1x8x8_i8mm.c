@@ -15,11 +15,18 @@
 #include <arm_neon.h>
 
 #include "isf_internal.h"
+#include "isf_quant_neon.h"
 
 /* Row 0 of the even accumulator plus row 1 of the odd one: columns 2j, 2j+1 for j = 0, 1 of pairs (e0, o0), (e1, o1). */
 static inline int32x4_t fold(int32x4_t e0, int32x4_t o0, int32x4_t e1, int32x4_t o1) {
     return vaddq_s32(vcombine_s32(vget_low_s32(e0), vget_low_s32(e1)),
                      vcombine_s32(vget_high_s32(o0), vget_high_s32(o1)));
+}
+
+/* Quantized C (fp32 or int8), every step on the row's two vectors, on registers. Not inlined: with it in the
+ * kernel, GCC 12 schedules the hot loop's loads differently. */
+static __attribute__((noinline)) void quant_row(const isf_epilogue *ep, void *c, int32x4_t lo, int32x4_t hi) {
+    isf_qn_store_row(ep, c, 2, lo, hi, lo, lo);
 }
 
 ISF_UKERNEL(gemm_s8_1x8x8_i8mm) {
@@ -54,6 +61,10 @@ ISF_UKERNEL(gemm_s8_1x8x8_i8mm) {
     }
 
     int32x4_t lo = fold(e0, o0, e1, o1), hi = fold(e2, o2, e3, o3);
+    if (__builtin_expect((ep->steps & ISF_EPILOGUE_QUANTIZED) != 0, 0)) {
+        quant_row(ep, c, lo, hi);
+        return;
+    }
     int32_t *pc = c;
     (void)ldc; /* one row */
     if (accumulate) {

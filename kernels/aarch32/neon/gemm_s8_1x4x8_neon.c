@@ -14,6 +14,7 @@
 #include <arm_neon.h>
 
 #include "isf_internal.h"
+#include "isf_quant_neon.h"
 
 /* Bias (int32, wrapping); int32 output is never clamped. */
 static inline int32x4_t epilogue(int32x4_t r, const isf_epilogue *ep) {
@@ -54,6 +55,10 @@ ISF_UKERNEL(gemm_s8_1x4x8_neon) {
     }
 
     int32x4_t r = vaddq_s32(vaddq_s32(acc[0], acc[1]), vaddq_s32(acc[2], acc[3]));
+    if (__builtin_expect((ep->steps & ISF_EPILOGUE_QUANTIZED) != 0, 0)) { /* fp32 or int8 C: every step here */
+        isf_qn_store_row(ep, c, 1, r, r, r, r);
+        return;
+    }
     int32_t *pc = c;
     (void)ldc; /* one row */
     if (accumulate) {

@@ -4,6 +4,7 @@
 #include <arm_neon.h>
 
 #include "isf_internal.h"
+#include "isf_quant_neon.h"
 
 /* Each accumulator holds 4 partial sums of one C element: fold the halves, then pairwise-add neighbours. */
 static inline int32x4_t reduce_row(int32x4_t x0, int32x4_t x1, int32x4_t x2, int32x4_t x3) {
@@ -63,6 +64,11 @@ ISF_UKERNEL(gemm_s8_2x4x8_neon) {
     /* CLAMP is never asked of int32 output: only BIAS is looked at, for a load and a branch per tile; without it,
      * the fall-through path, where the compilers unswitch `accumulate` themselves as they did before. With it, both
      * are constants, so that each combination is straight-line code (clang tests `accumulate` per row otherwise). */
+    if (__builtin_expect((ep->steps & ISF_EPILOGUE_QUANTIZED) != 0, 0)) { /* fp32 or int8 C: every step here */
+        const int32x4_t r0 = reduce_row(c00, c01, c02, c03), r1 = reduce_row(c10, c11, c12, c13);
+        isf_qn_store_4cols(ep, c, ldc, 2, r0, r1, r0, r0);
+        return;
+    }
     if (__builtin_expect(!(ep->steps & ISF_EPILOGUE_BIAS), 1)) {
         TILE_STORE(0, accumulate);
     } else if (accumulate) {

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "isf_internal.h"
+#include "isf_quant_neon.h"
 
 /* Steps p past `n` bytes. The empty asm hides the pointer's history, so the compilers keep one pointer and
  * post-increment it (ld1 {4 registers}, [x], #64) rather than address each group from a base, which ld1's
@@ -92,6 +93,10 @@ ISF_UKERNEL(gemm_s8_1x12x4_dotprod) {
     ACC_FOLD(0, 2);
     ACC_FOLD(1, 3);
     ACC_FOLD(0, 1);
+    if (__builtin_expect((ep->steps & ISF_EPILOGUE_QUANTIZED) != 0, 0)) { /* fp32 or int8 C: every step here */
+        isf_qn_store_row(ep, c, 3, c00, c01, c02, c02);
+        return;
+    }
     if (accumulate) {
         c00 = vaddq_s32(c00, vld1q_s32(out));
         c01 = vaddq_s32(c01, vld1q_s32(out + 4));

@@ -20,6 +20,7 @@
 #include <arm_neon.h>
 
 #include "isf_internal.h"
+#include "isf_quant_neon.h"
 
 /* Steps p past `n` bytes. The empty asm hides the pointer's history, so the compilers keep one pointer and
  * post-increment it (ld1 {4 registers}, [x], #64) rather than address each group from a base, which ld1's
@@ -84,6 +85,10 @@ ISF_UKERNEL(gemm_s8_1x8x8_i8mm) {
     }
 
     int32x4_t lo = gather(e0, e1, o0, o1), hi = gather(e2, e3, o2, o3);
+    if (__builtin_expect((ep->steps & ISF_EPILOGUE_QUANTIZED) != 0, 0)) { /* fp32 or int8 C: every step here */
+        isf_qn_store_row(ep, c, 2, lo, hi, lo, lo);
+        return;
+    }
     if (accumulate) {
         lo = vaddq_s32(lo, vld1q_s32(out));
         hi = vaddq_s32(hi, vld1q_s32(out + 4));

@@ -16,6 +16,7 @@
 #include <arm_neon.h>
 
 #include "isf_internal.h"
+#include "isf_quant_neon.h"
 
 /* Steps p past `n` bytes. The empty asm hides the pointer's history, so the compilers post-increment it (ld1
  * {4 registers}, [x], #64) rather than address each block from a base, which costs an add per block. */
@@ -72,6 +73,10 @@ ISF_NO_PRE_RA_SCHED ISF_UKERNEL(gemm_s8_1x4x16_neon) {
     /* lane l of s<j> holds a quarter of column j's sum: two pairwise additions give [c0 c1 c2 c3]. */
     int32x4_t s0 = vaddq_s32(lo0, hi0), s1 = vaddq_s32(lo1, hi1), s2 = vaddq_s32(lo2, hi2), s3 = vaddq_s32(lo3, hi3);
     int32x4_t row = vpaddq_s32(vpaddq_s32(s0, s1), vpaddq_s32(s2, s3));
+    if (__builtin_expect((ep->steps & ISF_EPILOGUE_QUANTIZED) != 0, 0)) { /* fp32 or int8 C: every step here */
+        isf_qn_store_row(ep, c, 1, row, row, row, row);
+        return;
+    }
     if (accumulate) {
         row = vaddq_s32(row, vld1q_s32(out));
     }
