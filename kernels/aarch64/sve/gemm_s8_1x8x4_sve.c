@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "isf_internal.h"
+#include "isf_quant_sve.h"
 
 /*
  * accumulate, then the bias (int32, wrapping), then one store: C is read and written once. With no epilogue step
@@ -26,6 +27,17 @@ static inline void store_row(int32_t *c, svbool_t pg, svint32_t x0, svint32_t x1
     }
     svst1_s32(pg, c, x0);
     svst1_vnum_s32(pg, c, 1, x1);
+}
+
+/* The quantized epilogue: the bias (int32, wrapping), then the other steps, vector by vector. */
+static inline void quant_row(void *c, svbool_t pg, svint32_t x0, svint32_t x1, int accumulate, const isf_epilogue *ep) {
+    const isf_epilogue e = *ep; /* read once: C's int8 stores may alias it */
+    if (e.steps & ISF_EPILOGUE_BIAS) {
+        x0 = svadd_s32_x(pg, x0, svld1_s32(pg, e.bias));
+        x1 = svadd_s32_x(pg, x1, svld1_vnum_s32(pg, e.bias, 1));
+    }
+    isf_sve_quant_row(&e, 0, c, accumulate, x0);
+    isf_sve_quant_row(&e, 1, c, accumulate, x1);
 }
 
 /*
@@ -88,5 +100,10 @@ ISF_UKERNEL(gemm_s8_1x8x4_sve) {
         pb += nb;
     }
 
-    store_row(c, svptrue_b32(), SUM8(s, 0), SUM8(s, 1), accumulate, ep);
+    svint32_t x0 = SUM8(s, 0), x1 = SUM8(s, 1);
+    if (isf_sve_quantized(ep->steps)) {
+        quant_row(c, svptrue_b32(), x0, x1, accumulate, ep);
+        return;
+    }
+    store_row(c, svptrue_b32(), x0, x1, accumulate, ep);
 }

@@ -1,11 +1,13 @@
 /*
  * int8 -> int32 GEMM micro-kernel, SVE (vector-length agnostic): 8 rows x 2 vectors, SVE sdot by element,
  * 4 k steps per block. NR = 8 at a 128-bit vector length, 2 x VL/32 in general. Only SVE instructions (the SVE
- * SDOT is base SVE), so it runs on cores with SVE but without the Advanced SIMD dot product (A64FX).
+ * SDOT is base SVE), so it runs on cores with SVE but without the Advanced SIMD dot product (A64FX). The quantized
+ * epilogue (fp32 or int8 C) runs on the accumulators: isf_quant_sve.h.
  */
 #include <arm_sve.h>
 
 #include "isf_internal.h"
+#include "isf_quant_sve.h"
 
 /* The old C is added only here, after the k loop, so the loop touches no memory but the panels. */
 static inline void store_row(int32_t *c, svbool_t pg, svint32_t x0, svint32_t x1, int accumulate) {
@@ -71,6 +73,12 @@ ISF_UKERNEL(gemm_s8_8x8x4_sve) {
         // isf-hot-loop-end
     }
 
+    if (isf_sve_quantized(ep->steps)) {
+        const isf_epilogue e = *ep; /* read once: C's int8 stores may alias it */
+        isf_sve_quant_slice(&e, 8, 0, c, ldc, accumulate, c00, c10, c20, c30, c40, c50, c60, c70);
+        isf_sve_quant_slice(&e, 8, 1, c, ldc, accumulate, c01, c11, c21, c31, c41, c51, c61, c71);
+        return;
+    }
     ACC_STORE(0);
     ACC_STORE(1);
     ACC_STORE(2);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "isf_internal.h"
+#include "isf_quant_sve.h"
 
 /*
  * A B vector is VL/128 segments of 2 columns x 8 k: as 32-bit lanes, [c0 k0-3, c0 k4-7, c1 k0-3, c1 k4-7]. With one
@@ -19,9 +20,11 @@
  * accumulate, then the bias (int32, wrapping), then one store: C is read and written once. With no epilogue step
  * the cost is the load of `steps` and a branch. int32 output is never clamped.
  */
-static inline void store_row(int32_t *c, svbool_t pg, svint32_t h0, svint32_t h1, int accumulate,
-                             const isf_epilogue *ep) {
-    svint32_t x = svadd_s32_x(pg, svuzp1_s32(h0, h1), svuzp2_s32(h0, h1));
+static inline svint32_t row_sums(svbool_t pg, svint32_t h0, svint32_t h1) {
+    return svadd_s32_x(pg, svuzp1_s32(h0, h1), svuzp2_s32(h0, h1));
+}
+
+static inline void store_row(int32_t *c, svbool_t pg, svint32_t x, int accumulate, const isf_epilogue *ep) {
     if (accumulate) {
         x = svadd_s32_x(pg, x, svld1_s32(pg, c));
     }
@@ -29,6 +32,15 @@ static inline void store_row(int32_t *c, svbool_t pg, svint32_t h0, svint32_t h1
         x = svadd_s32_x(pg, x, svld1_s32(pg, ep->bias));
     }
     svst1_s32(pg, c, x);
+}
+
+/* The quantized epilogue: the bias (int32, wrapping), then the other steps. */
+static inline void quant_row(void *c, svbool_t pg, svint32_t x, int accumulate, const isf_epilogue *ep) {
+    const isf_epilogue e = *ep; /* read once: C's int8 stores may alias it */
+    if (e.steps & ISF_EPILOGUE_BIAS) {
+        x = svadd_s32_x(pg, x, svld1_s32(pg, e.bias));
+    }
+    isf_sve_quant_row(&e, 0, c, accumulate, x);
 }
 
 /* One block of the row in every 64-bit lane (ld1rd): the row need not be 8-byte aligned. */
@@ -94,5 +106,10 @@ ISF_UKERNEL(gemm_s8_1x4x8_svei8mm) {
         pb += nb;
     }
 
-    store_row(c, svptrue_b32(), SUM8(s, 0), SUM8(s, 1), accumulate, ep);
+    svint32_t x = row_sums(svptrue_b32(), SUM8(s, 0), SUM8(s, 1));
+    if (isf_sve_quantized(ep->steps)) {
+        quant_row(c, svptrue_b32(), x, accumulate, ep);
+        return;
+    }
+    store_row(c, svptrue_b32(), x, accumulate, ep);
 }

@@ -1,20 +1,29 @@
 /*
  * int8 -> int32 GEMM micro-kernel, SVE SMMLA (vector-length agnostic): 8 rows x 2 vectors, 8 k steps per block.
- * NR = 4 at a 128-bit vector length, VL/32 in general.
+ * NR = 4 at a 128-bit vector length, VL/32 in general. The quantized epilogue (fp32 or int8 C) runs on the rows
+ * the accumulators' 2x2 blocks unzip to: isf_quant_sve.h.
  */
 #include <arm_sve.h>
 
 #include "isf_internal.h"
+#include "isf_quant_sve.h"
 
 /*
  * Segment s (128 bits) of an accumulator m<v> is the 2x2 block (rows 2i, 2i+1; columns 2s, 2s+1 of B vector v)
  * laid out [r0c0 r0c1 r1c0 r1c1]: even 64-bit lanes belong to the even row, odd ones to the odd row. uzp1/uzp2 on
  * 64-bit lanes of (m0, m1) put B vector 0's columns, then B vector 1's, in order: one full row each.
  */
+static inline svint32_t even_row(svint32_t m0, svint32_t m1) {
+    return svreinterpret_s32_s64(svuzp1_s64(svreinterpret_s64_s32(m0), svreinterpret_s64_s32(m1)));
+}
+
+static inline svint32_t odd_row(svint32_t m0, svint32_t m1) {
+    return svreinterpret_s32_s64(svuzp2_s64(svreinterpret_s64_s32(m0), svreinterpret_s64_s32(m1)));
+}
+
 static inline void store_row_pair(int32_t *c, size_t ldc, svbool_t pg, svint32_t m0, svint32_t m1, int accumulate) {
-    svint64_t q0 = svreinterpret_s64_s32(m0), q1 = svreinterpret_s64_s32(m1);
-    svint32_t even = svreinterpret_s32_s64(svuzp1_s64(q0, q1));
-    svint32_t odd = svreinterpret_s32_s64(svuzp2_s64(q0, q1));
+    svint32_t even = even_row(m0, m1);
+    svint32_t odd = odd_row(m0, m1);
     if (accumulate) {
         even = svadd_s32_x(pg, even, svld1_s32(pg, c));
         odd = svadd_s32_x(pg, odd, svld1_s32(pg, c + ldc));
@@ -47,6 +56,7 @@ static inline void store_row_pair(int32_t *c, size_t ldc, svbool_t pg, svint32_t
     c##i##0 = svadd_s32_x(pg, c##i##0, d##i##0); \
     c##i##1 = svadd_s32_x(pg, c##i##1, d##i##1)
 #define ACC_STORE(i) store_row_pair(out + 2 * (i) * ldc, ldc, pg, c##i##0, c##i##1, accumulate)
+#define ROWS(i) even_row(c##i##0, c##i##1), odd_row(c##i##0, c##i##1)
 
 ISF_UKERNEL(gemm_s8_8x4x8_svei8mm) {
     const int8_t *pa = a;
@@ -95,6 +105,11 @@ ISF_UKERNEL(gemm_s8_8x4x8_svei8mm) {
     ACC_MERGE(1);
     ACC_MERGE(2);
     ACC_MERGE(3);
+    if (isf_sve_quantized(ep->steps)) {
+        const isf_epilogue e = *ep; /* read once: C's int8 stores may alias it */
+        isf_sve_quant_slice(&e, 8, 0, c, ldc, accumulate, ROWS(0), ROWS(1), ROWS(2), ROWS(3));
+        return;
+    }
     ACC_STORE(0);
     ACC_STORE(1);
     ACC_STORE(2);

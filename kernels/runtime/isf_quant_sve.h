@@ -1,0 +1,157 @@
+/*
+ * The quantized epilogue of isf_internal.h for the SVE int32-summing kernels (gemm_s8's, which gemm_qs8,
+ * gemm_qs8_f32 and gemm_qd8_f32 run), on the accumulators as the k loop leaves them. Include only from files
+ * compiled with SVE flags.
+ *
+ * A kernel tests isf_sve_quantized(ep->steps) once per tile after its loop; when true, it hands its sums (BIAS
+ * already in them) to isf_sve_quant_slice, one slice at a time: vector v of up to 8 rows. Each step is one branch
+ * per slice, then one instruction or two per row: a branch per row and step would cost as much as the step.
+ * SVE vectors are sizeless (no arrays, no struct members), so the rows travel as arguments and the code over them
+ * is spelled by ISF_SVE_EACH_ROW; everything is always_inline, so they stay in the accumulators' registers.
+ */
+#ifndef ISAFORGE_QUANT_SVE_H
+#define ISAFORGE_QUANT_SVE_H
+
+#include <arm_sve.h>
+
+#include "isf_internal.h"
+
+#define ISF_SVE_INLINE static inline __attribute__((always_inline))
+
+/*
+ * Any step but BIAS and CLAMP (which the int32 path does) sends the tile here: a compare and a branch. PARTIAL and
+ * ROW_OFFSET count too, though the driver sends them only with TO_F32 or TO_S8: isf_sve_quant_slice applies them
+ * to int32 output as well, as the scalar definition does.
+ */
+ISF_SVE_INLINE int isf_sve_quantized(uint32_t steps) {
+    return (steps & ~(uint32_t)(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP)) != 0;
+}
+
+/*
+ * TO_S8 on one vector, as int32 lanes in [qmin, qmax]: f = (float)r · col_scale, then FRINTN (to nearest, ties to
+ * even) and FCVTZS, which together are FCVTNS (SVE has no FCVTNS): exact for |f| < 2^31, saturating to INT32_MIN /
+ * INT32_MAX beyond (NaN to 0, which finite nonzero scales never give). SQADD of the zero point saturates again.
+ * Past 2^31 the saturated value is still beyond [qmin − out_zp, qmax − out_zp] on the same side (|out_zp| ≤ 128),
+ * so the clamp gives clamp(rne(f) + out_zp, qmin, qmax) in unbounded integers, as isf_requantize's clamp of f to
+ * ±2^22 does: f needs no clamp of its own. SVE has no SQXTN (SQXTNB is SVE2): the clamp is SMAX, SMIN in int32.
+ */
+ISF_SVE_INLINE svint32_t isf_sve_to_s8(svbool_t pg, svint32_t r, svfloat32_t col_scale, svint32_t zp, svint32_t qmin,
+                                       svint32_t qmax) {
+    svfloat32_t f = svmul_f32_x(pg, svcvt_f32_s32_x(pg, r), col_scale);
+    svint32_t q = svqadd_s32(svcvt_s32_f32_x(pg, svrintn_f32_x(pg, f)), zp);
+    return svmin_s32_x(pg, svmax_s32_x(pg, q, qmin), qmax);
+}
+
+/* X(r, i) for the slice's rows r0 .. r7, i their index; each X tests i < n, a constant after inlining. */
+#define ISF_SVE_EACH_ROW(X) X(r0, 0) X(r1, 1) X(r2, 2) X(r3, 3) X(r4, 4) X(r5, 5) X(r6, 6) X(r7, 7)
+#define ISF_SVE_ROWS_DECL \
+    svint32_t r0, svint32_t r1, svint32_t r2, svint32_t r3, svint32_t r4, svint32_t r5, svint32_t r6, svint32_t r7
+#define ISF_SVE_ROWS r0, r1, r2, r3, r4, r5, r6, r7
+
+/* The stages of one slice, on the names isf_sve_store_f32 and isf_sve_quant_slice give them. */
+#define ISF_SVE_PARTIAL_(r, i)                                                           \
+    if ((i) < n) {                                                                       \
+        r = svadd_s32_x(pg, r, svld1_vnum_s32(pg, e->partial + (i) * e->partial_ld, v)); \
+    }
+#define ISF_SVE_ROW_OFFSET_(r, i)                         \
+    if ((i) < n) {                                        \
+        r = svmla_n_s32_x(pg, r, cs, e->row_offset[(i)]); \
+    }
+#define ISF_SVE_STORE_S8_(r, i)                                                                    \
+    if ((i) < n) {                                                                                 \
+        svst1b_vnum_s32(pg, (int8_t *)c + (i) * ldc, v, isf_sve_to_s8(pg, r, sc, zp, qmin, qmax)); \
+    }
+#define ISF_SVE_STORE_S32_(r, i)                                                                     \
+    if ((i) < n) {                                                                                   \
+        int32_t *row = (int32_t *)c + (i) * ldc;                                                     \
+        svst1_vnum_s32(pg, row, v, accumulate ? svadd_s32_x(pg, r, svld1_vnum_s32(pg, row, v)) : r); \
+    }
+/* Separate FMUL and FADD: FMLA would round once where the contract rounds twice. */
+#define ISF_SVE_CVT_(r, i) svfloat32_t f##i = svcvt_f32_s32_x(pg, r);
+#define ISF_SVE_ROW_SCALE_(r, i)                           \
+    if ((i) < n) {                                         \
+        f##i = svmul_n_f32_x(pg, f##i, e->row_scale[(i)]); \
+    }
+#define ISF_SVE_COL_SCALE_(r, i) f##i = svmul_f32_x(pg, f##i, sc);
+#define ISF_SVE_OUT_BIAS_(r, i) f##i = svadd_f32_x(pg, f##i, ob);
+#define ISF_SVE_CLAMP_(r, i) f##i = svmin_f32_x(pg, svmax_f32_x(pg, f##i, lo), hi);
+#define ISF_SVE_STORE_F32_(r, i)                             \
+    if ((i) < n) {                                           \
+        svst1_vnum_f32(pg, (float *)c + (i) * ldc, v, f##i); \
+    }
+
+/*
+ * TO_F32 on a slice: SCVTF rounds to nearest even (FPCR's default), then each step one FMUL or FADD, rounded on
+ * its own; CLAMP is FMAX then FMIN, the contract's order and its NaN and signed-zero rules.
+ */
+ISF_SVE_INLINE void isf_sve_store_f32(const isf_epilogue *e, unsigned n, int64_t v, void *c, size_t ldc,
+                                      ISF_SVE_ROWS_DECL) {
+    const svbool_t pg = svptrue_b32();
+    const uint32_t steps = e->steps;
+    ISF_SVE_EACH_ROW(ISF_SVE_CVT_)
+    if (steps & ISF_EPILOGUE_ROW_SCALE) {
+        ISF_SVE_EACH_ROW(ISF_SVE_ROW_SCALE_)
+    }
+    svfloat32_t sc = svld1_vnum_f32(pg, e->col_scale, v);
+    ISF_SVE_EACH_ROW(ISF_SVE_COL_SCALE_)
+    if (steps & ISF_EPILOGUE_OUT_BIAS) {
+        svfloat32_t ob = svld1_vnum_f32(pg, e->out_bias, v);
+        ISF_SVE_EACH_ROW(ISF_SVE_OUT_BIAS_)
+    }
+    if (steps & ISF_EPILOGUE_CLAMP) {
+        svfloat32_t lo = svdup_n_f32(e->min), hi = svdup_n_f32(e->max);
+        ISF_SVE_EACH_ROW(ISF_SVE_CLAMP_)
+    }
+    ISF_SVE_EACH_ROW(ISF_SVE_STORE_F32_)
+}
+
+/*
+ * Every step but BIAS (which the kernels fold into their accumulators) on vector v (of svcntw() columns) of rows
+ * 0 .. n-1 of the tile, r<i> row i's sums, stored into C (c: the tile's first element, ldc in output elements):
+ * PARTIAL, ROW_OFFSET, then fp32, int8 or int32 output (accumulate: int32 only, C += the sums). `e` should be the
+ * kernel's local copy of the epilogue: C's int8 stores may alias anything, so fields read through the caller's
+ * pointer would be read again after them.
+ */
+ISF_SVE_INLINE void isf_sve_quant_slice(const isf_epilogue *e, unsigned n, int64_t v, void *c, size_t ldc,
+                                        int accumulate, ISF_SVE_ROWS_DECL) {
+    const svbool_t pg = svptrue_b32();
+    const uint32_t steps = e->steps;
+    if (steps & ISF_EPILOGUE_PARTIAL) {
+        ISF_SVE_EACH_ROW(ISF_SVE_PARTIAL_)
+    }
+    if (steps & ISF_EPILOGUE_ROW_OFFSET) {
+        svint32_t cs = svld1_vnum_s32(pg, e->col_sum, v);
+        ISF_SVE_EACH_ROW(ISF_SVE_ROW_OFFSET_)
+    }
+    if (steps & ISF_EPILOGUE_TO_S8) {
+        svfloat32_t sc = svld1_vnum_f32(pg, e->col_scale, v);
+        svint32_t zp = svdup_n_s32(e->out_zp), qmin = svdup_n_s32(e->qmin), qmax = svdup_n_s32(e->qmax);
+        ISF_SVE_EACH_ROW(ISF_SVE_STORE_S8_)
+    } else if (steps & ISF_EPILOGUE_TO_F32) {
+        isf_sve_store_f32(e, n, v, c, ldc, ISF_SVE_ROWS);
+    } else {
+        ISF_SVE_EACH_ROW(ISF_SVE_STORE_S32_)
+    }
+}
+
+/* The slice of a one-row kernel: vector v of its row r. */
+ISF_SVE_INLINE void isf_sve_quant_row(const isf_epilogue *e, int64_t v, void *c, int accumulate, svint32_t r) {
+    isf_sve_quant_slice(e, 1, v, c, 0, accumulate, r, r, r, r, r, r, r, r);
+}
+
+/* The stages were spelled out above; the kernels see only the functions. */
+#undef ISF_SVE_EACH_ROW
+#undef ISF_SVE_ROWS_DECL
+#undef ISF_SVE_ROWS
+#undef ISF_SVE_PARTIAL_
+#undef ISF_SVE_ROW_OFFSET_
+#undef ISF_SVE_STORE_S8_
+#undef ISF_SVE_STORE_S32_
+#undef ISF_SVE_CVT_
+#undef ISF_SVE_ROW_SCALE_
+#undef ISF_SVE_COL_SCALE_
+#undef ISF_SVE_OUT_BIAS_
+#undef ISF_SVE_CLAMP_
+#undef ISF_SVE_STORE_F32_
+
+#endif
