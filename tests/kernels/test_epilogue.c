@@ -10,7 +10,7 @@
 
 #include "isf_internal.h"
 
-enum { GUARD = 64, FILL = 0x5A, MAX_NR = 64, MAX_MR = 8, PAD = 3 };
+enum { GUARD = 64, FILL = 0x5A, MAX_NR = 128, MAX_MR = 8, PAD = 3 }; /* NR: 8 × 16 at 2048-bit SVE */
 
 static uint32_t rng = 12345u;
 static uint32_t next_random(void) {
