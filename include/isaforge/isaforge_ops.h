@@ -26,8 +26,10 @@ typedef enum {
     ISF_OP_GEMM_QS8 = 4,
     ISF_OP_GEMM_QS8_F32 = 5,
     ISF_OP_GEMM_QD8_F32 = 6,
+    ISF_OP_GEMM_S4 = 7,
+    ISF_OP_GEMM_QD8_F32_QC4W = 8,
 } isf_op;
-#define ISF_OP_COUNT 7
+#define ISF_OP_COUNT 9
 
 /* C[m×n] = A[m×k]·B[k×n], row-major, leading dimensions in elements; C is overwritten. fp32 in and out. */
 isf_status isf_gemm_f32(size_t m, size_t n, size_t k, const float *a, size_t lda, const float *b, size_t ldb, float *c, size_t ldc);
@@ -40,5 +42,7 @@ isf_status isf_gemm_s8(size_t m, size_t n, size_t k, const int8_t *a, size_t lda
 /* gemm_qs8: Through plans only (isf_gemm_create with isf_gemm_desc.quant; isaforge.h gives the formula). int8 A with a zero point, int8 W symmetric per channel or per tensor, int32 bias, int8 C requantized. */
 /* gemm_qs8_f32: Through plans only (isf_gemm_create with isf_gemm_desc.quant; isaforge.h gives the formula). int8 A with a zero point, int8 W symmetric per channel or per tensor, int32 bias, fp32 C dequantized. */
 /* gemm_qd8_f32: Through plans only (isf_gemm_create with isf_gemm_desc.quant; isaforge.h gives the formula). fp32 A quantized per row at run time to int8, int8 W symmetric per channel or per tensor, fp32 bias and C. */
+/* gemm_s4: Through plans only (isf_gemm_create with isf_gemm_desc.quant; isaforge.h gives the formula). int8 A, int4 W (two per byte), int32 C (exact): the int4 kernels' own op, through plans. */
+/* gemm_qd8_f32_qc4w: Through plans only (isf_gemm_create with isf_gemm_desc.quant; isaforge.h gives the formula). fp32 A quantized per row at run time, int4 W symmetric per channel or per block of k, fp32 bias and C. */
 
 #endif

@@ -85,21 +85,21 @@ static blocking plan(const isf_kernel *kern, size_t k, size_t vector_bytes, size
     size_t in = kern->widened ? sizeof(float) : op->w_bytes;
     size_t out = kern->widened ? sizeof(float) : op->out_bytes;
     blocking bl = {{kern->mr, isf_kernel_nr(kern, vector_bytes), kern->kr, op->w_bytes, in, pack_kind(kern),
-                    kern->layout.pack_a, kern->layout.pack_b},
+                    kern->layout.pack_a, kern->layout.pack_b, op->w_bits == 4},
                    out,
                    op->out_bytes,
-                   op->plain ? out : sizeof(int32_t),
+                   op->quantized ? sizeof(int32_t) : out,
                    0,
                    0,
                    0};
-    size_t kr = bl.pack.kr;
+    size_t kr = bl.pack.nibbles ? 2 * bl.pack.kr : bl.pack.kr; /* Kc: whole pairs of k blocks for nibbles */
     size_t kc = L1_BUDGET / (in * (bl.pack.mr + bl.pack.nr));
     bl.kc = fixed_kc ? fixed_kc : kc < kr ? kr : kc / kr * kr;
     bl.mc = round_up(MC_ROWS, bl.pack.mr);
     /* Nc: as many B panels (64-byte padded, which counts for a short k) as fill the L2 budget; with an fp32
      * accumulator (binary16 C from an fp32 kernel), no more columns than its Mc rows keep within it too. */
     size_t panels =
-        L2_BUDGET / isf_panel_stride(&bl.pack, k != 0 && k < bl.kc ? k : bl.kc, bl.pack.nr); /* k = 0: no /0 */
+        L2_BUDGET / isf_b_panel_stride(&bl.pack, k != 0 && k < bl.kc ? k : bl.kc); /* k = 0: no /0 */
     if (bl.out != bl.c_out) {
         size_t acc_panels = L2_BUDGET / (bl.mc * bl.pack.nr * bl.out);
         panels = acc_panels < panels ? acc_panels : panels;
@@ -246,14 +246,14 @@ static void macro_tile(const isf_kernel *kern, const blocking *bl, c_block dst, 
                        unsigned char *scratch) {
     size_t mr = bl->pack.mr, nr = bl->pack.nr;
     tile_grid t = {kern->fn,
-                   blocks_of(depth, bl->pack.kr),
+                   isf_kernel_blocks(&bl->pack, depth),
                    dst.ldc,
                    accumulate,
                    ep,
                    apack,
                    bpack,
                    isf_panel_stride(&bl->pack, depth, mr),
-                   isf_panel_stride(&bl->pack, depth, nr),
+                   isf_b_panel_stride(&bl->pack, depth),
                    dst.c,
                    mr * dst.ldc * bl->out,
                    nr * bl->out,
@@ -281,8 +281,8 @@ static void macro_tile(const isf_kernel *kern, const blocking *bl, c_block dst, 
 static const unsigned char *packed_block(const blocking *bl, const unsigned char *panels, size_t n, size_t pc,
                                          size_t depth, size_t jc) {
     size_t n_panels = blocks_of(n, bl->pack.nr);
-    size_t before = pc / bl->kc * n_panels * isf_panel_stride(&bl->pack, bl->kc, bl->pack.nr);
-    return panels + before + jc / bl->pack.nr * isf_panel_stride(&bl->pack, depth, bl->pack.nr);
+    size_t before = pc / bl->kc * n_panels * isf_b_panel_stride(&bl->pack, bl->kc);
+    return panels + before + jc / bl->pack.nr * isf_b_panel_stride(&bl->pack, depth);
 }
 
 /* The work buffer of one call: packed A and B blocks, the scratch tile and, when the kernel writes a wider type
@@ -295,7 +295,7 @@ static unsigned char *allocate_work(const blocking *bl, const gemm_args *g, int 
     const isf_pack_spec *ps = &bl->pack;
     size_t depth = min_size(bl->kc, g->k), rows = min_size(bl->mc, g->m), cols = min_size(bl->nc, g->n);
     size_t a_bytes = blocks_of(rows, ps->mr) * isf_panel_stride(ps, depth, ps->mr);
-    size_t b_bytes = b_needed ? blocks_of(cols, ps->nr) * isf_panel_stride(ps, depth, ps->nr) : 0;
+    size_t b_bytes = b_needed ? blocks_of(cols, ps->nr) * isf_b_panel_stride(ps, depth) : 0;
     size_t s_bytes = round_up(ps->mr * ps->nr * bl->out, PANEL_ALIGN);
     size_t acc_bytes = bl->out != bl->c_out ? round_up(rows * cols * bl->out, PANEL_ALIGN) : 0;
     unsigned char *work = aligned_alloc(PANEL_ALIGN, a_bytes + b_bytes + s_bytes + acc_bytes);
@@ -323,7 +323,7 @@ static const unsigned char *b_panels(const blocking *bl, const gemm_args *g, siz
     }
     if (g->packed_b != NULL) { /* moved to an address with another alignment: read through aligned scratch */
         const unsigned char *src = packed_block(bl, g->packed_b, g->n, pc, depth, jc);
-        copy_rows(bpack, 0, src, 0, 1, blocks_of(cols, ps->nr) * isf_panel_stride(ps, depth, ps->nr));
+        copy_rows(bpack, 0, src, 0, 1, blocks_of(cols, ps->nr) * isf_b_panel_stride(ps, depth));
     } else {
         isf_pack_b_panels(ps, g->b + (pc * g->ldb + jc) * ps->src_bytes, g->ldb, depth, cols, bpack);
     }
@@ -506,8 +506,8 @@ static size_t panels_bytes(const blocking *bl, size_t n, size_t k, int *ok) {
     if (n == 0) {
         return 0;
     }
-    if (__builtin_mul_overflow(full, isf_panel_stride(ps, bl->kc, ps->nr), &per_panel) ||
-        __builtin_add_overflow(per_panel, rest ? isf_panel_stride(ps, rest, ps->nr) : 0, &per_panel) ||
+    if (__builtin_mul_overflow(full, isf_b_panel_stride(ps, bl->kc), &per_panel) ||
+        __builtin_add_overflow(per_panel, rest ? isf_b_panel_stride(ps, rest) : 0, &per_panel) ||
         __builtin_mul_overflow(blocks_of(n, ps->nr), per_panel, &bytes)) {
         *ok = 0;
         return 0;
@@ -565,7 +565,7 @@ isf_status isf_pack_b_with(const isf_kernel *kern, isf_op op, size_t n, size_t k
     for (size_t pc = 0, depth; n > 0 && pc < k; pc += depth) {
         depth = min_size(bl.kc, k - pc);
         isf_pack_b_panels(&bl.pack, (const unsigned char *)b + pc * ldb * bl.pack.src_bytes, ldb, depth, n, dst);
-        dst += blocks_of(n, bl.pack.nr) * isf_panel_stride(&bl.pack, depth, bl.pack.nr);
+        dst += blocks_of(n, bl.pack.nr) * isf_b_panel_stride(&bl.pack, depth);
     }
     write_header(packed, &h);
     return ISF_OK;
@@ -654,7 +654,7 @@ enum {
 /* The region's accumulator: fp32 sums for binary16 C from an fp32 kernel; the int32 sums of the Kc blocks before
  * the last for the quantized ops (whole tiles), when k is split. */
 static size_t region_acc_bytes(const isf_kernel *kern, const blocking *bl, size_t k, size_t cols) {
-    if (!isf_ops[kern->op].plain) {
+    if (isf_ops[kern->op].quantized) {
         return k > bl->kc ? bl->pack.mr * round_up(cols, bl->pack.nr) * sizeof(int32_t) : 0;
     }
     return bl->out != bl->c_out ? bl->pack.mr * cols * bl->out : 0;
@@ -664,7 +664,7 @@ int isf_region_fits(const isf_kernel *kern, const packed_header *h, size_t cols)
     blocking bl = plan(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
     return isf_panel_stride(&bl.pack, bl.kc, bl.pack.mr) <= REGION_A_BYTES &&
            bl.pack.mr * bl.pack.nr * bl.out <= REGION_TILE_BYTES &&
-           (isf_ops[kern->op].plain || bl.pack.mr <= ISF_MAX_MR) &&
+           (!isf_ops[kern->op].quantized || bl.pack.mr <= ISF_MAX_MR) &&
            region_acc_bytes(kern, &bl, (size_t)h->k, cols) <= REGION_ACC_BYTES;
 }
 
@@ -699,7 +699,7 @@ static const unsigned char *a_panel(const row_chunk *ch, const isf_region *r, si
                                     size_t rows, region_work *w) {
     const isf_pack_spec *ps = &ch->bl.pack;
     const unsigned char *a = r->a + (i * r->lda + pc) * ps->src_bytes;
-    if (ps->mr == 1 && ps->kind == ISF_PACK_COPY && depth % ps->kr == 0) {
+    if (ps->mr == 1 && ps->kind == ISF_PACK_COPY && depth % (ps->nibbles ? 2 * ps->kr : ps->kr) == 0) {
         return a;
     }
     isf_pack_a_panels(ps, a, r->lda, rows, depth, w->a);
@@ -841,7 +841,7 @@ void isf_gemm_region(const isf_kernel *kern, const isf_kernel *row, const packed
         uint64_t zero = 0;
         memcpy(w.tile + i, &zero, sizeof zero);
     }
-    if (!isf_ops[kern->op].plain) {
+    if (isf_ops[kern->op].quantized) {
         region_quantized(&rk, h, panels, r, &w);
     } else if (rk.full.bl.out == rk.full.bl.c_out) {
         region_into_c(&rk, h, panels, r, &w);

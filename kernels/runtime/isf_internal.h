@@ -24,10 +24,19 @@
  * ep: per-call parameters of what a kernel applies to the tile as it stores it (below); never NULL.
  *
  * Element types: gemm_f32 float → float; gemm_f16 IEEE binary16 bits (uint16_t) → binary16; gemm_bf16 bfloat16
- * bits (uint16_t) → float; gemm_s8 int8_t → int32_t. The driver splits k into Kc blocks for every op: a gemm_f16
+ * bits (uint16_t) → float; gemm_s8 int8_t → int32_t; gemm_s4 int8_t A and int4 B → int32_t (below). The driver splits k into Kc blocks for every op: a gemm_f16
  * kernel that accumulates in binary16 (the op's narrow_accumulation variants) adds each block to C in binary16;
  * the fp32-accumulating ones are widened kernels (fp32 out), accumulated across blocks in an fp32 buffer and
  * rounded to binary16 once.
+ *
+ * int4 B panels (gemm_s4's kernels, layouts "s8s4.*"): the int8 B panel of the same MR, NR, KR (and vector
+ * length) with its k blocks taken in pairs, each pair stored in the bytes of one block: byte p of pair t is
+ * (byte p of block 2t) & 0xF | (byte p of block 2t + 1) << 4, each nibble a two's-complement value in −8…7.
+ * k_blocks is therefore always even (the driver pads k to 2·KR with zero nibbles) and B holds k_blocks / 2 × NR × KR
+ * bytes. Unpacked on registers: (v << 4) and (v & 0xF0) are the two blocks' values times 16, ready for
+ * sdot/smmla, whose sums are then 16 times the true ones, shifted back (exactly: an arithmetic shift right by 4)
+ * before anything else. A gemm_s4 kernel's sums, and everything it stores, are the true ones: the epilogue, the
+ * accumulate and the partial sums are gemm_s8's, unchanged.
  *
  * Scalable variants (catalogue `scalable = true`, the SVE ones): NR in the name is the tile width at a 128-bit
  * vector length and scales with it: NR = name's NR × VL / 128. The kernel reads VL itself (svcntb()); the driver
@@ -250,8 +259,10 @@ typedef struct {
     const char *name;
     size_t in_bytes, out_bytes; /* A elements; C elements */
     isf_elem_kind in_kind, out_kind;
-    size_t w_bytes; /* B (weights) elements: in_bytes but for gemm_qd8_f32 (fp32 A, int8 W) */
-    int plain;      /* has a typed one-call function; 0: plans only (the quantized ops) */
+    size_t w_bytes; /* B (weights) elements: in_bytes but for gemm_qd8_f32 (fp32 A, int8 W); 1 for int4 */
+    size_t w_bits;  /* 4: int4 weights, two per byte (nibble panels); else 8 · w_bytes */
+    int plain;      /* has a typed one-call function; 0: plans only (the quantized ops, gemm_s4) */
+    int quantized;  /* takes isf_quant_params: runs another op's kernels with its own epilogue */
 } isf_op_info;
 
 /* Packing (pack.c): how A and B become panels for one kernel. */
@@ -264,9 +275,14 @@ typedef struct {
     isf_pack_kind kind;
     isf_pack_a_fn fast_a; /* the layout's vectorised packers, NULL for none */
     isf_pack_b_fn fast_b;
+    int nibbles; /* B panels of int4 values, two k blocks per byte (gemm_s4's); B given as int8 values */
 } isf_pack_spec;
 
-size_t isf_panel_stride(const isf_pack_spec *s, size_t depth, size_t width); /* bytes, 64-byte multiple */
+/* Bytes of one A panel (MR wide) or B panel (NR wide) of `depth` k, a 64-byte multiple. */
+size_t isf_panel_stride(const isf_pack_spec *s, size_t depth, size_t width);
+size_t isf_b_panel_stride(const isf_pack_spec *s, size_t depth);
+/* The k blocks a kernel is called with for `depth` k: whole KR steps, whole pairs of them for nibble panels. */
+size_t isf_kernel_blocks(const isf_pack_spec *s, size_t depth);
 /* gemm_qd8_f32's rows (quant.c): one row's scale, 255/span and zero point (isf_quantize_row's), and the int8 A panel
  * of `rows` fp32 rows quantized with them. */
 void isf_quantize_params(const float *a, size_t k, float *scale, float *inv, int32_t *zp);

@@ -23,8 +23,18 @@ enum { PANEL_ALIGN = 64 };
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
+size_t isf_kernel_blocks(const isf_pack_spec *s, size_t depth) {
+    size_t blocks = (depth + s->kr - 1) / s->kr;
+    return s->nibbles ? round_up(blocks, 2) : blocks;
+}
+
 size_t isf_panel_stride(const isf_pack_spec *s, size_t depth, size_t width) {
-    return round_up((depth + s->kr - 1) / s->kr * width * s->kr * s->in, PANEL_ALIGN);
+    return round_up(isf_kernel_blocks(s, depth) * width * s->kr * s->in, PANEL_ALIGN);
+}
+
+size_t isf_b_panel_stride(const isf_pack_spec *s, size_t depth) {
+    return s->nibbles ? round_up(isf_kernel_blocks(s, depth) / 2 * s->nr * s->kr, PANEL_ALIGN)
+                      : isf_panel_stride(s, depth, s->nr);
 }
 
 /* ---- bytes ------------------------------------------------------------------------------------------------- */
@@ -124,6 +134,23 @@ static void b_generic(const isf_pack_spec *s, const unsigned char *b, size_t ldb
     }
 }
 
+/* Nibble panels: columns [0, w) of an NR-column panel for k [0, depth) from int8 values in −8…7, each pair of k
+ * blocks in the bytes of one (isf_internal.h: block 2t in the low nibbles, 2t + 1 in the high), zero elsewhere. */
+static void b_nibbles(const isf_pack_spec *s, const unsigned char *b, size_t ldb_b, size_t w, size_t depth,
+                      unsigned char *out) {
+    size_t kr = s->kr, pair = s->nr * kr;
+    for (size_t k0 = 0; k0 < depth; k0 += 2 * kr, out += pair) {
+        zero_bytes(out, pair);
+        for (size_t t = 0; t < 2 * kr && k0 + t < depth; t++) {
+            const unsigned char *row = b + (k0 + t) * ldb_b;
+            unsigned shift = t < kr ? 0u : 4u;
+            for (size_t j = 0; j < w; j++) {
+                out[j * kr + t % kr] |= (unsigned char)((row[j] & 0xFu) << shift);
+            }
+        }
+    }
+}
+
 /* ---- panels ------------------------------------------------------------------------------------------------ */
 
 /* A rows [0, rows) × k [0, depth) → [depth/KR][MR][KR] per MR-row panel, zero-padded. */
@@ -148,7 +175,15 @@ void isf_pack_a_panels(const isf_pack_spec *s, const void *a, size_t lda, size_t
 /* B k [0, depth) × columns [0, cols) → [depth/KR][NR][KR] per NR-column panel, zero-padded. */
 void isf_pack_b_panels(const isf_pack_spec *s, const void *b, size_t ldb, size_t depth, size_t cols, void *dst) {
     size_t ldb_b = ldb * s->src_bytes, gb = s->kr * s->in;
-    size_t panel_bytes = isf_panel_stride(s, depth, s->nr);
+    size_t panel_bytes = isf_b_panel_stride(s, depth);
+    if (s->nibbles) {
+        size_t used = isf_kernel_blocks(s, depth) / 2 * s->nr * s->kr;
+        for (size_t c0 = 0; c0 < cols; c0 += s->nr, dst = (unsigned char *)dst + panel_bytes) {
+            b_nibbles(s, (const unsigned char *)b + c0, ldb_b, min_size(s->nr, cols - c0), depth, dst);
+            zero_bytes((unsigned char *)dst + used, panel_bytes - used);
+        }
+        return;
+    }
     size_t blocks = depth / s->kr, used = (depth + s->kr - 1) / s->kr * s->nr * gb;
     const unsigned char *src = b;
     unsigned char *out = dst;

@@ -47,8 +47,8 @@ struct isf_gemm {
     unsigned char *quant_cols; /* the quantized ops' column arrays of ep (NR-padded), one allocation */
 };
 
-/* The quantized ops run through plans only: their bias is int32 (the sums' type) or fp32 (gemm_qd8_f32's C). */
-static int quantized(isf_op op) { return !isf_ops[op].plain; }
+/* The quantized ops take isf_quant_params: their bias is int32 (the sums' type) or fp32 (gemm_qd8_f32's C). */
+static int quantized(isf_op op) { return isf_ops[op].quantized; }
 
 static size_t bias_bytes_of(isf_op op) { return quantized(op) ? sizeof(int32_t) : isf_ops[op].out_bytes; }
 

@@ -86,7 +86,7 @@ void isf_quantize_row(const float *a, size_t k, float *scale, int32_t *zero_poin
  * block's tail zero). A row is quantized KR values at a time through a small buffer. */
 void isf_pack_a_quantized(const isf_pack_spec *s, const float *a, size_t lda, size_t rows, size_t depth,
                           const float *inv, const int32_t *zp, unsigned char *dst) {
-    size_t mr = s->mr, kr = s->kr, blocks = depth / kr + (depth % kr != 0);
+    size_t mr = s->mr, kr = s->kr, blocks = isf_kernel_blocks(s, depth);
     int8_t run[256];
     for (size_t i = 0; i < mr; i++) {
         for (size_t p0 = 0; p0 < blocks * kr; p0 += sizeof run) {

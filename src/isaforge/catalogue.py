@@ -298,8 +298,8 @@ class Catalogue:
         """The layout a kernel reads, from its name and catalogue entries (the `runs` kernel's op for widened)."""
         if k.shares:
             return self.layout(KernelName(k.name, k.shares, k.mr, k.nr, k.kr, k.variant))
-        source = self.ops[k.op].a.name
-        panel = self.ops[parse_kernel_name(k.runs).op].a.name if k.runs else source
+        source = self.ops[k.op].panel_source
+        panel = self.ops[parse_kernel_name(k.runs).op].panel_source if k.runs else source
         return Layout(source, panel, k.mr, k.nr, k.kr, self.variant(k.variant).scalable)
 
     def packers(self, k: KernelName) -> LayoutPackers:
@@ -414,7 +414,9 @@ def load(path: Path = CATALOGUE_PATH) -> Catalogue:
         )
         for rank, (name, v) in enumerate(raw["variant"].items())
     }
-    dtypes = {name: DType(name, d["c"], d["bytes"], d["numpy"], d["kind"]) for name, d in raw["dtype"].items()}
+    dtypes = {
+        name: DType(name, d["c"], d["bytes"], d["numpy"], d["kind"], d.get("bits", 0)) for name, d in raw["dtype"].items()
+    }
     signatures = {name: Signature(name, **sig) for name, sig in raw["signature"].items()}
     ops = {name: _op(name, o, dtypes, signatures) for name, o in sorted(raw["op"].items(), key=lambda i: i[1]["index"])}
     cpus = {arch: {cpu: tuple(feats) for cpu, feats in models.items()} for arch, models in raw["cpu"].items()}
@@ -511,7 +513,7 @@ def _validate_ops(cat: Catalogue) -> None:
     for o in cat.ops.values():
         if o.kernels_of and (o.kernels_of not in cat.ops or cat.ops[o.kernels_of].acc.kind != "int" or o.plain):
             raise CatalogueError(f"op {o.name}: `kernels` must name an int32-summing op, and the op run through plans")
-        if o.a.bytes != o.b.bytes and not o.kernels_of:
+        if o.a.bytes != o.b.bytes and not o.kernels_of and o.b.element_bits >= 8:
             raise CatalogueError(f"op {o.name}: A and B elements differ in size, which the driver's packing cannot")
     for d in cat.dtypes.values():
         if d.kind not in DTYPE_KINDS:

@@ -114,6 +114,11 @@ class DType:
     bytes: int
     numpy: str
     kind: str  # float, binary16, bfloat16 or int: how tools make and read one
+    bits: int = 0  # below 8 · bytes: that many bits per element, packed (s4: two per byte); 0: 8 · bytes
+
+    @property
+    def element_bits(self) -> int:
+        return self.bits or 8 * self.bytes
 
 
 DTYPE_KINDS = ("float", "binary16", "bfloat16", "int")
@@ -146,6 +151,16 @@ class Op:
     def plain(self) -> bool:
         """It has a typed one-call function (isf_<op>); the others run through plans only."""
         return bool(self.signature.params)
+
+    @property
+    def quantized(self) -> bool:
+        """It takes isf_quant_params (it runs another op's kernels with its own epilogue)."""
+        return bool(self.kernels_of)
+
+    @property
+    def panel_source(self) -> str:
+        """The input elements its layouts name: A's, or A's and W's when W is narrower (int4 weights)."""
+        return self.a.name if self.b.element_bits == self.a.element_bits else f"{self.a.name}{self.b.name}"
 
     @property
     def enum(self) -> str:

@@ -293,7 +293,7 @@ def render_c(cat: Catalogue, source_root: Path, arch: str, variants: list[str]) 
     out += [f"_Atomic(unsigned char) isf_kernel_ran[{max(len(table), 1)}];", ""]
     op_rows = [
         f"    {{{c_string(o.name)}, {o.a.bytes}, {o.c.bytes}, ISF_ELEM_{o.a.kind.upper()}, "
-        f"ISF_ELEM_{o.c.kind.upper()}, {o.b.bytes}, {int(o.plain)}}},"
+        f"ISF_ELEM_{o.c.kind.upper()}, {o.b.bytes}, {o.b.element_bits}, {int(o.plain)}, {int(o.quantized)}}},"
         for o in cat.ops.values()
     ]
     out += _table("isf_op_info", "isf_ops", op_rows)

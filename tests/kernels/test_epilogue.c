@@ -84,8 +84,23 @@ static isf_epilogue draw(const step_case *sc, params *p, size_t mr, size_t nr, i
 
 static size_t out_bytes(uint32_t steps) { return steps & ISF_EPILOGUE_TO_S8 ? 1 : 4; }
 
+/* B's panel from its values, `block` bytes per k block: as they are, or (gemm_s4) two blocks per byte. */
+static void pack_b(const int8_t *w, size_t blocks, size_t block, int int4, int8_t *b) {
+    if (!int4) {
+        memcpy(b, w, blocks * block);
+        return;
+    }
+    for (size_t t = 0; t < blocks / 2; t++) {
+        for (size_t p = 0; p < block; p++) {
+            unsigned lo = (unsigned)w[2 * t * block + p] & 0xFu, hi = (unsigned)w[(2 * t + 1) * block + p] & 0xFu;
+            b[t * block + p] = (int8_t)(lo | hi << 4);
+        }
+    }
+}
+
 /* The kernel's tile for random panels of `blocks` k blocks against the scalar epilogue on the naive sums. */
 static int check_tile(const isf_kernel *kern, const step_case *sc, size_t blocks, int round) {
+    int int4 = isf_ops[kern->op].w_bits == 4;
     size_t mr = kern->mr, kr = kern->kr, nr = isf_kernel_nr(kern, isf_kernel_vector_bytes(kern));
     size_t a_bytes = (blocks * mr * kr + 63) / 64 * 64, b_bytes = (blocks * nr * kr + 63) / 64 * 64;
     int8_t *a = aligned_alloc(64, a_bytes ? a_bytes : 64), *b = aligned_alloc(64, b_bytes ? b_bytes : 64);
@@ -99,9 +114,15 @@ static int check_tile(const isf_kernel *kern, const step_case *sc, size_t blocks
     for (size_t i = 0; i < blocks * mr * kr; i++) {
         a[i] = random_s8();
     }
-    for (size_t i = 0; i < blocks * nr * kr; i++) {
-        b[i] = random_s8();
+    int8_t *w = malloc(blocks * nr * kr + 1); /* B's values; b holds them as the kernel reads them */
+    if (w == NULL) {
+        free(a), free(b), free(got), free(want), free(p);
+        return 0;
     }
+    for (size_t i = 0; i < blocks * nr * kr; i++) {
+        w[i] = int4 ? (int8_t)((int)(next_random() & 0xF) - 8) : random_s8();
+    }
+    pack_b(w, blocks, nr * kr, int4, b);
     isf_epilogue ep = draw(sc, p, mr, nr, round);
     memset(got, FILL, c_bytes + 2 * GUARD);
     memcpy(want, got + GUARD, c_bytes);
@@ -111,7 +132,7 @@ static int check_tile(const isf_kernel *kern, const step_case *sc, size_t blocks
             int32_t sum = 0;
             for (size_t kb = 0; kb < blocks; kb++) {
                 for (size_t x = 0; x < kr; x++) {
-                    sum += (int32_t)a[(kb * mr + i) * kr + x] * (int32_t)b[(kb * nr + j) * kr + x];
+                    sum += (int32_t)a[(kb * mr + i) * kr + x] * (int32_t)w[(kb * nr + j) * kr + x];
                 }
             }
             uint32_t r =
@@ -125,7 +146,7 @@ static int check_tile(const isf_kernel *kern, const step_case *sc, size_t blocks
         fprintf(stderr, "%s %s, %zu blocks, round %d: %s, %s\n", kern->name, sc->name, blocks, round,
                 same ? "same bytes" : "DIFFERENT bytes", guarded ? "guards intact" : "wrote outside the tile");
     }
-    free(a), free(b), free(got), free(want), free(p);
+    free(a), free(b), free(w), free(got), free(want), free(p);
     return same && guarded;
 }
 
@@ -138,7 +159,7 @@ int main(int argc, char **argv) {
     static const size_t block_counts[] = {1, 2, 3, 7, 8, 9, 33};
     for (size_t t = 0; t < isf_kernel_table_count; t++) {
         const isf_kernel *kern = &isf_kernel_table[t];
-        if (kern->op != ISF_OP_GEMM_S8 || (argc > 1 && strstr(kern->name, argv[1]) == NULL)) {
+        if ((kern->op != ISF_OP_GEMM_S8 && kern->op != ISF_OP_GEMM_S4) || (argc > 1 && strstr(kern->name, argv[1]) == NULL)) {
             continue;
         }
         if ((kern->required & ~active) != 0) {
@@ -149,7 +170,8 @@ int main(int argc, char **argv) {
         for (size_t s = 0; s < sizeof cases / sizeof cases[0]; s++) {
             for (size_t bc = 0; bc < sizeof block_counts / sizeof block_counts[0]; bc++) {
                 for (int round = 0; round < 4; round++) {
-                    int one = check_tile(kern, &cases[s], block_counts[bc], round);
+                    size_t blocks = block_counts[bc] * (kern->op == ISF_OP_GEMM_S4 ? 2 : 1); /* whole pairs */
+                    int one = check_tile(kern, &cases[s], blocks, round);
                     CHECK(one);
                     ok &= one;
                 }
