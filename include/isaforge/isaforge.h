@@ -145,8 +145,8 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
  * bit for bit from the formula (AArch32's NEON flushes subnormal fp32 results to zero: only scales near 1e-38 see it).
  * The static ops fold a_zp into the bias at create (bias[j] − a_zp · Σ_k W[k][j]); gemm_qd8_f32 keeps Σ_k W[k][j]
  * for its per-row zero points (the folded bias wraps modulo 2^32: exact, since acc + bias fits int32). Runs take
- * no ISF_ACCUMULATE (ISF_ERR_INVALID_ARG); quantized plans do not export yet (isf_gemm_export_size 0,
- * isf_gemm_export ISF_ERR_UNSUPPORTED). isf_gemm_create refuses with ISF_ERR_INVALID_ARG, allocating nothing: a
+ * no ISF_ACCUMULATE (ISF_ERR_INVALID_ARG). They export like the others (version 3: their derived per-column
+ * parameters, the folded bias included, follow the packed W). isf_gemm_create refuses with ISF_ERR_INVALID_ARG, allocating nothing: a
  * NULL quant (or one given to another op); a scale that is zero, negative, NaN or infinite; a zero point outside
  * −128…127; w_scale_count neither 1 nor n (n · ceil(k / w_block) with w_block), or NULL w_scales; w_bits other than
  * 0 and the op's (int4 weights for an int8 op); w_block given to an int8 op, not a multiple of 32, or above

@@ -98,8 +98,7 @@ static blocking plan(const isf_kernel *kern, size_t k, size_t vector_bytes, size
     bl.mc = round_up(MC_ROWS, bl.pack.mr);
     /* Nc: as many B panels (64-byte padded, which counts for a short k) as fill the L2 budget; with an fp32
      * accumulator (binary16 C from an fp32 kernel), no more columns than its Mc rows keep within it too. */
-    size_t panels =
-        L2_BUDGET / isf_b_panel_stride(&bl.pack, k != 0 && k < bl.kc ? k : bl.kc); /* k = 0: no /0 */
+    size_t panels = L2_BUDGET / isf_b_panel_stride(&bl.pack, k != 0 && k < bl.kc ? k : bl.kc); /* k = 0: no /0 */
     if (bl.out != bl.c_out) {
         size_t acc_panels = L2_BUDGET / (bl.mc * bl.pack.nr * bl.out);
         panels = acc_panels < panels ? acc_panels : panels;
@@ -577,7 +576,8 @@ isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, 
     }
     const isf_selection *sel = isf_selection_enter();
     const isf_kernel *kern = sel->kernel[op];
-    isf_status st = kern == NULL ? ISF_ERR_UNSUPPORTED : isf_pack_b_with(kern, op, n, k, b, ldb, 0, packed, packed_bytes);
+    isf_status st =
+        kern == NULL ? ISF_ERR_UNSUPPORTED : isf_pack_b_with(kern, op, n, k, b, ldb, 0, packed, packed_bytes);
     isf_selection_leave(sel);
     return st;
 }

@@ -13,7 +13,7 @@ enum {
     TILE_COLS = 128, /* columns of a tile, rounded down to NR (at least NR) */
     /* The export: a header of little-endian fields, then the packed-B buffer (its own header, then the panels). */
     PLAN_MAGIC = 0x47465349u, /* "ISFG" */
-    PLAN_VERSION = 2,         /* 2: bias and clamp */
+    PLAN_VERSION = 3,         /* 2: bias and clamp; 3: the quantized ops' section (2 is still read) */
     PLAN_HEADER_BYTES = 64,
     PH_MAGIC = 0,
     PH_VERSION = 4,
@@ -26,7 +26,16 @@ enum {
     PH_BIAS_BYTES = 40, /* 0, or n values of C's type after the packed buffer */
     PH_OUT_MIN = 48,    /* fp32 bits, with ISF_GEMM_CLAMP in the flags */
     PH_OUT_MAX = 52,
-    PH_END = 56,
+    PH_QUANT_BYTES = 56, /* 0, or the quantized section's bytes after the bias (version 3) */
+    PH_END = 64,
+    /* The quantized section: the epilogue's scalars, then quant_cols as the plan holds it (NR-padded arrays). */
+    QS_STEPS = 0,
+    QS_OUT_ZP = 4,
+    QS_QMIN = 8,
+    QS_QMAX = 12,
+    QS_PADDED = 16, /* n rounded up to NR */
+    QS_BLOCKS = 24, /* blockwise scales' blocks, 0 for none */
+    QS_ARRAYS = 32,
 };
 
 struct isf_gemm {
@@ -45,6 +54,8 @@ struct isf_gemm {
     unsigned char *kernel_bias;
     isf_epilogue ep;
     unsigned char *quant_cols; /* the quantized ops' column arrays of ep (NR-padded), one allocation */
+    size_t quant_padded;       /* n rounded up to NR: the length of each array of quant_cols */
+    size_t quant_blocks;       /* blockwise scales' blocks of k (0: per column) */
     isf_blockwise blockwise;   /* its column arrays in quant_cols too; col_sum NULL: scales per column */
 };
 
@@ -110,7 +121,8 @@ static isf_status check_quant(const isf_gemm_desc *d) {
     if (d->k > ISF_QUANT_MAX_K || q->w_scales == NULL || (q->w_bits != 0 && q->w_bits != w_bits)) {
         return ISF_ERR_INVALID_ARG;
     }
-    if (q->w_block != 0 && (!blockwise_op || q->w_block % ISF_QUANT_BLOCK_STEP != 0 || q->w_block > ISF_QUANT_MAX_BLOCK)) {
+    if (q->w_block != 0 &&
+        (!blockwise_op || q->w_block % ISF_QUANT_BLOCK_STEP != 0 || q->w_block > ISF_QUANT_MAX_BLOCK)) {
         return ISF_ERR_INVALID_ARG;
     }
     if (!scale_count_fits(d)) {
@@ -263,9 +275,26 @@ static int32_t column_sum(weights_view v, size_t j, size_t k0, size_t k1) {
     return (int32_t)sum;
 }
 
+/* The epilogue's pointers into quant_cols (isf_epilogue's column arrays, then the blockwise ones), its bounds from
+ * the plan's: what create and import share once quant_cols, its sizes and ep's scalars are set. */
+static void point_quant_columns(isf_gemm *g) {
+    size_t padded = g->quant_padded;
+    int32_t *bias = (int32_t *)(void *)g->quant_cols, *col_sum = bias + padded;
+    float *col_scale = (float *)(void *)(col_sum + padded), *out_bias = col_scale + padded;
+    g->ep.bias = g->ep.steps & ISF_EPILOGUE_BIAS ? bias : NULL;
+    g->ep.col_sum = col_sum, g->ep.col_scale = col_scale, g->ep.out_bias = out_bias;
+    g->ep.min = g->out_min, g->ep.max = g->out_max;
+    if (g->quant_blocks) {
+        int32_t *sums = (int32_t *)(void *)(out_bias + padded);
+        g->blockwise = (isf_blockwise){sums, (const float *)(void *)(sums + g->quant_blocks * padded), padded};
+    }
+}
+
+static size_t quant_cols_bytes(size_t padded, size_t blocks) { return (4 + 2 * blocks) * padded * sizeof(int32_t); }
+
 /* Blockwise scales (gemm_qd8_f32_qc4w with w_block < k): per block, the column sums and the scales, block-major
  * and NR-padded (isf_blockwise), at `cols`. */
-static void set_blockwise(const isf_gemm_desc *d, weights_view v, size_t padded, unsigned char *cols, isf_gemm *g) {
+static void set_blockwise(const isf_gemm_desc *d, weights_view v, size_t padded, unsigned char *cols) {
     const isf_quant_params *q = d->quant;
     size_t blocks = (d->k + q->w_block - 1) / q->w_block;
     int32_t *sums = (int32_t *)(void *)cols;
@@ -277,7 +306,6 @@ static void set_blockwise(const isf_gemm_desc *d, weights_view v, size_t padded,
             scales[b * padded + j] = q->w_scales[j * blocks + b];
         }
     }
-    g->blockwise = (isf_blockwise){sums, scales, padded};
 }
 
 /* Blockwise scales that need the block-by-block path: more than one block of k. */
@@ -291,12 +319,13 @@ static isf_status set_quant_epilogue(const isf_gemm_desc *d, weights_view v, isf
     const isf_quant_params *q = d->quant;
     size_t nr = isf_kernel_nr(g->kern, (size_t)g->h.vector_bytes), padded = round_up(d->n ? d->n : 1, nr);
     size_t blocks = blockwise(d) ? (d->k + q->w_block - 1) / q->w_block : 0;
-    size_t bytes = round_up((4 + 2 * blocks) * padded * sizeof(int32_t), PANEL_ALIGN);
+    size_t bytes = round_up(quant_cols_bytes(padded, blocks), PANEL_ALIGN);
     g->quant_cols = aligned_alloc(PANEL_ALIGN, bytes);
     if (g->quant_cols == NULL) {
         return ISF_ERR_NO_MEMORY;
     }
     memset(g->quant_cols, 0, bytes);
+    g->quant_padded = padded, g->quant_blocks = blocks;
     int32_t *bias = (int32_t *)(void *)g->quant_cols, *col_sum = bias + padded;
     float *col_scale = (float *)(void *)(col_sum + padded), *out_bias = col_scale + padded;
     int dyn = dynamic(d->op);
@@ -312,18 +341,13 @@ static isf_status set_quant_epilogue(const isf_gemm_desc *d, weights_view v, isf
         bias[j] = (int32_t)((uint32_t)given - (uint32_t)q->a_zero_point * (uint32_t)sum);
     }
     if (blocks) {
-        set_blockwise(d, v, padded, (unsigned char *)(out_bias + padded), g);
+        set_blockwise(d, v, padded, (unsigned char *)(out_bias + padded));
     }
-    isf_epilogue ep = {.steps = ISF_EPILOGUE_TO_F32 | (g->flags & ISF_GEMM_CLAMP ? ISF_EPILOGUE_CLAMP : 0u),
-                       .min = g->out_min,
-                       .max = g->out_max,
-                       .col_sum = col_sum,
-                       .col_scale = col_scale,
-                       .out_bias = out_bias};
+    isf_epilogue ep = {.steps = ISF_EPILOGUE_TO_F32 | (g->flags & ISF_GEMM_CLAMP ? ISF_EPILOGUE_CLAMP : 0u)};
     if (dyn) {
         ep.steps |= ISF_EPILOGUE_ROW_OFFSET | ISF_EPILOGUE_ROW_SCALE | (g->bias != NULL ? ISF_EPILOGUE_OUT_BIAS : 0u);
     } else {
-        ep.steps |= ISF_EPILOGUE_BIAS, ep.bias = bias;
+        ep.steps |= ISF_EPILOGUE_BIAS;
     }
     if (d->op == ISF_OP_GEMM_QS8) {
         int clamp = (g->flags & ISF_GEMM_CLAMP) != 0;
@@ -332,6 +356,7 @@ static isf_status set_quant_epilogue(const isf_gemm_desc *d, weights_view v, isf
         ep.qmin = clamp ? (int32_t)g->out_min : -128, ep.qmax = clamp ? (int32_t)g->out_max : 127;
     }
     g->ep = ep;
+    point_quant_columns(g);
     return ISF_OK;
 }
 
@@ -506,7 +531,15 @@ static void run_block(const run_args *r, size_t row, size_t rows, size_t col, si
     }
     isf_blockwise bw = g->blockwise;
     bw.col_sum += col, bw.col_scale += col;
-    isf_region reg = {r->a + row * r->lda * in, r->lda, c,  r->ldc, rows, col, cols, r->accumulate, &ep,
+    isf_region reg = {r->a + row * r->lda * in,
+                      r->lda,
+                      c,
+                      r->ldc,
+                      rows,
+                      col,
+                      cols,
+                      r->accumulate,
+                      &ep,
                       g->blockwise.col_sum != NULL ? &bw : NULL};
     isf_gemm_region(r->kern, r->row, &g->h, g->packed + g->h.panels, &reg);
 }
@@ -623,7 +656,8 @@ static uint64_t fnv1a64(uint64_t h, const unsigned char *p, size_t bytes) {
 static uint64_t checksum(const unsigned char *p) {
     uint64_t h = fnv1a64(0xcbf29ce484222325u, p, PH_CHECKSUM);
     h = fnv1a64(h, p + PH_BIAS_BYTES, PH_END - PH_BIAS_BYTES);
-    size_t data = (size_t)isf_get_le(p + PH_PACKED_BYTES, 8) + (size_t)isf_get_le(p + PH_BIAS_BYTES, 8);
+    size_t data = (size_t)isf_get_le(p + PH_PACKED_BYTES, 8) + (size_t)isf_get_le(p + PH_BIAS_BYTES, 8) +
+                  (size_t)isf_get_le(p + PH_QUANT_BYTES, 8);
     return fnv1a64(h, p + PLAN_HEADER_BYTES, data);
 }
 
@@ -640,14 +674,26 @@ static float bits_float(uint64_t u) {
     return f;
 }
 
+/* The quantized section's bytes (0 for the other ops). Their bias lives in it, folded: the given one is not kept. */
+static size_t quant_section_bytes(const isf_gemm *g) {
+    return quantized(g->op) ? QS_ARRAYS + quant_cols_bytes(g->quant_padded, g->quant_blocks) : 0;
+}
+
+static size_t exported_bias_bytes(const isf_gemm *g) { return quantized(g->op) ? 0 : g->bias_bytes; }
+
 size_t isf_gemm_export_size(const isf_gemm *plan) {
-    return plan != NULL && !quantized(plan->op) ? PLAN_HEADER_BYTES + plan->packed_bytes + plan->bias_bytes : 0;
+    return plan != NULL ? PLAN_HEADER_BYTES + plan->packed_bytes + exported_bias_bytes(plan) + quant_section_bytes(plan)
+                        : 0;
+}
+
+static void write_quant_section(const isf_gemm *g, unsigned char *p) {
+    isf_put_le(p + QS_STEPS, g->ep.steps, 4), isf_put_le(p + QS_OUT_ZP, (uint32_t)g->ep.out_zp, 4);
+    isf_put_le(p + QS_QMIN, (uint32_t)g->ep.qmin, 4), isf_put_le(p + QS_QMAX, (uint32_t)g->ep.qmax, 4);
+    isf_put_le(p + QS_PADDED, g->quant_padded, 8), isf_put_le(p + QS_BLOCKS, g->quant_blocks, 8);
+    memcpy(p + QS_ARRAYS, g->quant_cols, quant_cols_bytes(g->quant_padded, g->quant_blocks));
 }
 
 isf_status isf_gemm_export(const isf_gemm *plan, void *dst, size_t size) {
-    if (plan != NULL && quantized(plan->op)) {
-        return ISF_ERR_UNSUPPORTED; /* not yet: the format has no room for the quantization parameters */
-    }
     if (plan == NULL || dst == NULL || size < isf_gemm_export_size(plan)) {
         return ISF_ERR_INVALID_ARG; /* nothing written */
     }
@@ -657,11 +703,15 @@ isf_status isf_gemm_export(const isf_gemm *plan, void *dst, size_t size) {
         isf_put_le(p + PH_OP, plan->op, 4);
     isf_put_le(p + PH_FLAGS, plan->flags, 4), isf_put_le(p + PH_TILE_ROWS, plan->tile_rows, 4);
     isf_put_le(p + PH_TILE_COLS, plan->tile_cols, 4), isf_put_le(p + PH_PACKED_BYTES, plan->packed_bytes, 8);
-    isf_put_le(p + PH_BIAS_BYTES, plan->bias_bytes, 8);
+    size_t bias_bytes = exported_bias_bytes(plan);
+    isf_put_le(p + PH_BIAS_BYTES, bias_bytes, 8), isf_put_le(p + PH_QUANT_BYTES, quant_section_bytes(plan), 8);
     isf_put_le(p + PH_OUT_MIN, float_bits(plan->out_min), 4), isf_put_le(p + PH_OUT_MAX, float_bits(plan->out_max), 4);
     memcpy(p + PLAN_HEADER_BYTES, plan->packed, plan->packed_bytes);
-    if (plan->bias_bytes) {
-        memcpy(p + PLAN_HEADER_BYTES + plan->packed_bytes, plan->bias, plan->bias_bytes);
+    if (bias_bytes) {
+        memcpy(p + PLAN_HEADER_BYTES + plan->packed_bytes, plan->bias, bias_bytes);
+    }
+    if (quantized(plan->op)) {
+        write_quant_section(plan, p + PLAN_HEADER_BYTES + plan->packed_bytes);
     }
     isf_put_le(p + PH_CHECKSUM, checksum(p), 8);
     return ISF_OK;
@@ -669,20 +719,20 @@ isf_status isf_gemm_export(const isf_gemm *plan, void *dst, size_t size) {
 
 /* The plan header's fields and the packed-B header inside, checked as far as no kernel is needed. */
 static isf_status read_plan_header(const unsigned char *p, size_t size, isf_gemm *g) {
-    if (size < 2 * PLAN_HEADER_BYTES || isf_get_le(p + PH_MAGIC, 4) != PLAN_MAGIC ||
-        isf_get_le(p + PH_VERSION, 4) != PLAN_VERSION || (isf_get_le(p + PH_FLAGS, 4) & ~(uint64_t)ISF_GEMM_CLAMP)) {
+    uint64_t version = size < 2 * PLAN_HEADER_BYTES ? 0 : isf_get_le(p + PH_VERSION, 4);
+    if ((version != PLAN_VERSION && version != 2) || isf_get_le(p + PH_MAGIC, 4) != PLAN_MAGIC ||
+        (isf_get_le(p + PH_FLAGS, 4) & ~(uint64_t)ISF_GEMM_CLAMP)) {
         return ISF_ERR_INVALID_ARG;
     }
-    for (size_t i = PH_END; i < PLAN_HEADER_BYTES; i++) {
-        if (p[i] != 0) {
-            return ISF_ERR_INVALID_ARG;
-        }
-    }
     uint64_t packed_bytes = isf_get_le(p + PH_PACKED_BYTES, 8), bias_bytes = isf_get_le(p + PH_BIAS_BYTES, 8);
+    uint64_t quant_bytes = isf_get_le(p + PH_QUANT_BYTES, 8); /* version 2: zero padding there */
     if (packed_bytes < PLAN_HEADER_BYTES || packed_bytes > size - PLAN_HEADER_BYTES ||
-        bias_bytes > size - PLAN_HEADER_BYTES - packed_bytes || checksum(p) != isf_get_le(p + PH_CHECKSUM, 8) ||
-        !isf_packed_header_read(p + PLAN_HEADER_BYTES, &g->h) || g->h.op != isf_get_le(p + PH_OP, 4) ||
-        g->h.op >= isf_op_count || quantized((isf_op)g->h.op) || g->h.panels != PANEL_ALIGN) {
+        bias_bytes > size - PLAN_HEADER_BYTES - packed_bytes ||
+        quant_bytes > size - PLAN_HEADER_BYTES - packed_bytes - bias_bytes || (version == 2 && quant_bytes != 0) ||
+        checksum(p) != isf_get_le(p + PH_CHECKSUM, 8) || !isf_packed_header_read(p + PLAN_HEADER_BYTES, &g->h) ||
+        g->h.op != isf_get_le(p + PH_OP, 4) || g->h.op >= isf_op_count ||
+        (quant_bytes != 0) != quantized((isf_op)g->h.op) || (quant_bytes != 0 && bias_bytes != 0) ||
+        g->h.panels != PANEL_ALIGN) {
         return ISF_ERR_INVALID_ARG;
     }
     g->op = (isf_op)g->h.op;
@@ -710,6 +760,49 @@ static isf_status fits_kernel(const isf_gemm *g) {
         return ISF_ERR_INVALID_ARG;
     }
     return isf_region_fits(g->kern, &g->h, g->tile_cols) ? ISF_OK : ISF_ERR_UNSUPPORTED;
+}
+
+/* The steps a quantized plan of this op and flags has (isf_epilogue's; OUT_BIAS optional for the dynamic ops). */
+static uint32_t quant_steps(isf_op op, uint32_t flags) {
+    uint32_t clamp = flags & ISF_GEMM_CLAMP ? ISF_EPILOGUE_CLAMP : 0u;
+    if (op == ISF_OP_GEMM_QS8) {
+        return ISF_EPILOGUE_BIAS | ISF_EPILOGUE_TO_S8;
+    }
+    return ISF_EPILOGUE_TO_F32 | clamp |
+           (dynamic(op) ? ISF_EPILOGUE_ROW_OFFSET | ISF_EPILOGUE_ROW_SCALE : (uint32_t)ISF_EPILOGUE_BIAS);
+}
+
+/* The quantized section against the plan and its reading kernel: sizes, steps and int8 parameters in range. */
+static int quant_section_fits(const unsigned char *q, size_t bytes, const isf_gemm *g) {
+    size_t nr = isf_kernel_nr(g->kern, (size_t)g->h.vector_bytes), n = (size_t)g->h.n, k = (size_t)g->h.k;
+    uint64_t padded = isf_get_le(q + QS_PADDED, 8), blocks = isf_get_le(q + QS_BLOCKS, 8);
+    uint32_t steps = (uint32_t)isf_get_le(q + QS_STEPS, 4);
+    int32_t zp = (int32_t)isf_get_le(q + QS_OUT_ZP, 4), lo = (int32_t)isf_get_le(q + QS_QMIN, 4),
+            hi = (int32_t)isf_get_le(q + QS_QMAX, 4);
+    int blocks_ok = blocks == 0 || (isf_ops[g->op].w_bits == 4 && k > g->h.kc && blocks == (k + g->h.kc - 1) / g->h.kc);
+    uint32_t optional = dynamic(g->op) ? (uint32_t)ISF_EPILOGUE_OUT_BIAS : 0u;
+    return bytes >= QS_ARRAYS && padded == round_up(n ? n : 1, nr) && blocks_ok &&
+           bytes - QS_ARRAYS == quant_cols_bytes((size_t)padded, (size_t)blocks) &&
+           (steps & ~optional) == quant_steps(g->op, g->flags) && int8_zero_point(zp) && int8_zero_point(lo) &&
+           int8_zero_point(hi) && lo <= hi;
+}
+
+static isf_status read_quant_section(const unsigned char *q, size_t bytes, isf_gemm *g) {
+    if (!quant_section_fits(q, bytes, g)) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    g->quant_padded = (size_t)isf_get_le(q + QS_PADDED, 8), g->quant_blocks = (size_t)isf_get_le(q + QS_BLOCKS, 8);
+    g->quant_cols = aligned_alloc(PANEL_ALIGN, round_up(bytes - QS_ARRAYS, PANEL_ALIGN));
+    if (g->quant_cols == NULL) {
+        return ISF_ERR_NO_MEMORY;
+    }
+    memcpy(g->quant_cols, q + QS_ARRAYS, bytes - QS_ARRAYS);
+    g->ep = (isf_epilogue){.steps = (uint32_t)isf_get_le(q + QS_STEPS, 4),
+                           .out_zp = (int32_t)isf_get_le(q + QS_OUT_ZP, 4),
+                           .qmin = (int32_t)isf_get_le(q + QS_QMIN, 4),
+                           .qmax = (int32_t)isf_get_le(q + QS_QMAX, 4)};
+    point_quant_columns(g);
+    return ISF_OK;
 }
 
 isf_status isf_gemm_import(const void *src, size_t size, isf_gemm **plan) {
@@ -741,7 +834,8 @@ isf_status isf_gemm_import(const void *src, size_t size, isf_gemm **plan) {
     if (g.bias_bytes) {
         memcpy(out->bias, data + g.packed_bytes, g.bias_bytes);
     }
-    st = set_epilogue(out);
+    size_t quant_bytes = (size_t)isf_get_le((const unsigned char *)src + PH_QUANT_BYTES, 8);
+    st = quantized(g.op) ? read_quant_section(data + g.packed_bytes, quant_bytes, out) : set_epilogue(out);
     if (st != ISF_OK) {
         free_plan(out);
         return st;

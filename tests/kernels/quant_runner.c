@@ -1,7 +1,7 @@
 /* Runs batches of quantized plans (and gemm_s4's, which take no quant) for pytest's numpy oracle
  * (tests/kernels/runtime/test_quantized.py): jobs from a file, each C written back with whether the bytes around and
  * between its rows stayed untouched. Job (little-endian u32/i32/f32 fields): op, m, n, k, layout, flags, mode (0
- * isf_gemm_run, 1 its tiles in reverse order), count of w_scales, has_bias, out_min, out_max, a_scale, a_zero_point,
+ * isf_gemm_run, 1 its tiles in reverse order, 2 isf_gemm_run after an export and import), count of w_scales, has_bias, out_min, out_max, a_scale, a_zero_point,
  * c_scale, c_zero_point, w_bits, w_block, a 64-byte kernel name ("" automatic), then w_scales, A (m×k), W (n×k or
  * k×n: int8, or int4 two per byte for the int4 ops, ceil(n·k / 2) bytes), bias (n × 4 bytes). Result per job: status (i32), guard
  * flag (i32), then C (m×n). argv: jobs results. */
@@ -43,10 +43,23 @@ static int guards_kept(const unsigned char *block, const job *j, size_t out, siz
     return ok;
 }
 
+/* The plan through its export: exported, destroyed, imported from a copy at an odd address. */
+static isf_status reimport(isf_gemm **g) {
+    size_t bytes = isf_gemm_export_size(*g);
+    unsigned char *buf = malloc(bytes + 1);
+    isf_status st = buf == NULL ? ISF_ERR_NO_MEMORY : isf_gemm_export(*g, buf + 1, bytes);
+    isf_gemm_destroy(*g);
+    *g = NULL;
+    st = st == ISF_OK ? isf_gemm_import(buf + 1, bytes, g) : st;
+    free(buf);
+    return st;
+}
+
 static isf_status run(const job *j, const isf_gemm_desc *d, const void *a, size_t lda, void *c, size_t ldc) {
     isf_status st = isf_select_kernel((isf_op)j->op, j->kernel[0] ? j->kernel : NULL);
     isf_gemm *g = NULL;
     st = st == ISF_OK ? isf_gemm_create(d, &g) : st;
+    st = st == ISF_OK && j->mode == 2 ? reimport(&g) : st;
     if (st == ISF_OK && j->mode == 1) {
         for (size_t t = isf_gemm_tile_count(g, j->m); st == ISF_OK && t > 0; t--) {
             st = isf_gemm_run_tiles(g, j->m, a, lda, c, ldc, 0, t - 1, 1);
@@ -64,7 +77,8 @@ static int one_job(FILE *in, FILE *out) {
         return 0;
     }
     const isf_op_info *op = &isf_ops[j.op < isf_op_count ? j.op : 0];
-    size_t a_bytes = (size_t)j.m * j.k * op->in_bytes, w_bytes = ((size_t)j.n * j.k * op->w_bits + 7) / 8, lda = j.k + PAD, ldc = j.n + PAD;
+    size_t a_bytes = (size_t)j.m * j.k * op->in_bytes, w_bytes = ((size_t)j.n * j.k * op->w_bits + 7) / 8,
+           lda = j.k + PAD, ldc = j.n + PAD;
     size_t c_bytes = (size_t)j.m * ldc * op->out_bytes;
     float *scales = malloc(j.scale_count * sizeof(float) + 1);
     unsigned char *a = malloc(a_bytes + 1), *w = malloc(w_bytes + 1), *bias = malloc((size_t)j.n * 4 + 1);

@@ -159,7 +159,8 @@ int main(int argc, char **argv) {
     static const size_t block_counts[] = {1, 2, 3, 7, 8, 9, 33};
     for (size_t t = 0; t < isf_kernel_table_count; t++) {
         const isf_kernel *kern = &isf_kernel_table[t];
-        if ((kern->op != ISF_OP_GEMM_S8 && kern->op != ISF_OP_GEMM_S4) || (argc > 1 && strstr(kern->name, argv[1]) == NULL)) {
+        if ((kern->op != ISF_OP_GEMM_S8 && kern->op != ISF_OP_GEMM_S4) ||
+            (argc > 1 && strstr(kern->name, argv[1]) == NULL)) {
             continue;
         }
         if ((kern->required & ~active) != 0) {

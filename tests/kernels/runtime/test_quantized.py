@@ -3,7 +3,8 @@ kernel by name, on both arches and compilers: each C byte for byte equal to isaf
 isaforge.h's formulas (int8, int32 and fp32 alike), the bytes around and between C's rows untouched. Cases: zero
 points at both ends of int8, per-tensor and per-channel scales, scales that put many values on .5 ties, saturation at
 both ends, m = 1…17, k past one Kc block (the partial sums), W[n][k], tiles in reverse order, k = 0; int4 weights at
-both ends of their range, blockwise scales with k not a multiple of the block. Bad parameters are refused."""
+both ends of their range, blockwise scales with k not a multiple of the block; plans run after an export and import.
+Bad parameters are refused."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ class Case:
     clamp: tuple[float, float] | None = None
     nk: bool = False
     tiles: bool = False
+    exported: bool = False  # run after isf_gemm_export and isf_gemm_import
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -53,7 +55,7 @@ class Case:
             k,
             int(self.nk),
             CLAMP if self.clamp else 0,
-            int(self.tiles),
+            2 if self.exported else int(self.tiles),
             scales.size,
             int(self.bias is not None),
             lo,
@@ -125,12 +127,14 @@ def cases(op: str, kernel: str, seed: int) -> list[Case]:
                 clamp=clamp,
                 nk=i % 2 == 1,
                 tiles=i == 4,
+                exported=i in (2, 5),
             )
         )
     # Ties: power-of-two scales put many products on .5; k = 0.
     ties = quant.QuantParams(np.array([0.5], np.float32), a_scale=1.0, a_zero_point=-128, c_scale=4.0)
     out.append(Case(op, kernel, **operands(rng, op, 6, 21, 13), params=ties))
-    out.append(Case(op, kernel, **operands(rng, op, 3, 9, 0), params=ties, bias=np.arange(9, dtype=np.int32)))
+    k0 = operands(rng, op, 3, 9, 0)
+    out.append(Case(op, kernel, **k0, params=ties, bias=np.arange(9, dtype=np.int32), exported=True))
     return out + (blockwise_cases(kernel, rng) if op == "gemm_qd8_f32_qc4w" else [])
 
 
@@ -158,6 +162,7 @@ def blockwise_cases(kernel: str, rng: np.random.Generator) -> list[Case]:
                 clamp=clamp,
                 nk=m % 3 == 0,
                 tiles=m == 17,
+                exported=m == 9,
             )
         )
     return out
