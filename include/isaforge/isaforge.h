@@ -117,9 +117,13 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
  * ISF_ERR_INVALID_ARG, nothing written. isf_gemm_import reads such bytes at any alignment, in another process or
  * build: ISF_ERR_INVALID_ARG for a short, damaged or other-version buffer; ISF_ERR_UNSUPPORTED when no kernel
  * runnable here (features, cap, SVE vector length) reads its layout. */
-/* ---- Quantized plans (gemm_qs8, gemm_qs8_f32, gemm_qd8_f32: plans only, no typed function) --------------------
- * They run gemm_s8's kernels: exact int32 sums, then the epilogue converts them on registers. W is int8, symmetric
- * (its real value is w_scales[j] · W, per output channel j, or w_scales[0] · W for the whole tensor).
+/* ---- Quantized plans (gemm_qs8, gemm_qs8_f32, gemm_qd8_f32, gemm_qd8_f32_qc4w: plans only, no typed function) ---
+ * They run gemm_s8's kernels (gemm_s4's for int4 W): exact int32 sums, then the epilogue converts them on registers.
+ * W is symmetric: its real value is w_scales[j] · W, per output channel j, or w_scales[0] · W for the whole tensor
+ * (int4: also per block of k, below). W is int8, or int4 for gemm_qd8_f32_qc4w (and gemm_s4: int8 A × int4 W →
+ * int32 C, exact, a plan op without quant): values −8…7, two per byte, element e = row · ldw + col of the layout
+ * (W[k][n] or W[n][k], ldw in elements) in the low nibble of byte e / 2 when e is even, the high nibble when odd
+ * (so W[n][k] with even k is k / 2 bytes per output channel, k = 0, 1 in the first byte's low, high nibble).
  *   acc[i][j] = Σ_k (A[i][k] − a_zp) · W[k][j], exact in int32 for k ≤ ISF_QUANT_MAX_K (|(a − zp) · w| ≤ 255 · 128);
  *   gemm_qs8:     s[j] = (a_scale · w_scales[j]) / c_scale, in fp32 once at create;
  *                 C[i][j] = clamp(round_half_even((float)(acc[i][j] + bias[j]) · s[j]) + c_zp, lo, hi) (int8);
@@ -129,6 +133,13 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
  *   gemm_qd8_f32: each row of fp32 A is quantized at run time (isf_quantize_row below: scale_i, zp_i, q[i][k]);
  *                 acc[i][j] = Σ_k (q[i][k] − zp_i) · W[k][j];
  *                 C[i][j] = clamp(((float)acc[i][j] · scale_i) · w_scales[j] + bias[j]) with fp32 bias.
+ *   gemm_qd8_f32_qc4w: gemm_qd8_f32 with int4 W; with w_block (a multiple of 32, at most ISF_QUANT_MAX_BLOCK) the
+ *                 scales are per block of w_block k: w_scale_count = n · ceil(k / w_block), w_scales[j · blocks + b]
+ *                 for column j, k in [b · w_block, (b + 1) · w_block) (the last block may be shorter); then
+ *                 acc_b[i][j] = Σ_{k in block b} (q[i][k] − zp_i) · W[k][j],
+ *                 t_b = ((float)acc_b[i][j] · scale_i) · w_scales[j · blocks + b],
+ *                 C[i][j] = clamp((…((t_0 + t_1) + t_2) … + t_last) + bias[j]) (bias added only when given).
+ *                 With k ≤ w_block (one block) it is the per-channel formula above.
  * bias (int32 for the static ops, fp32 for gemm_qd8_f32) may be NULL; (float) of an int32 rounds to nearest even;
  * every fp32 step above is one IEEE rounding, in that order (no fused multiply-add), so the result is reproducible
  * bit for bit from the formula (AArch32's NEON flushes subnormal fp32 results to zero: only scales near 1e-38 see it).
@@ -137,10 +148,14 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
  * no ISF_ACCUMULATE (ISF_ERR_INVALID_ARG); quantized plans do not export yet (isf_gemm_export_size 0,
  * isf_gemm_export ISF_ERR_UNSUPPORTED). isf_gemm_create refuses with ISF_ERR_INVALID_ARG, allocating nothing: a
  * NULL quant (or one given to another op); a scale that is zero, negative, NaN or infinite; a zero point outside
- * −128…127; w_scale_count neither 1 nor n, or NULL w_scales; k > ISF_QUANT_MAX_K; a static op's bias with
+ * −128…127; w_scale_count neither 1 nor n (n · ceil(k / w_block) with w_block), or NULL w_scales; w_bits other than
+ * 0 and the op's (int4 weights for an int8 op); w_block given to an int8 op, not a multiple of 32, or above
+ * ISF_QUANT_MAX_BLOCK; k > ISF_QUANT_MAX_K; a static op's bias with
  * |bias[j]| > 2^31 − 1 − 32640·k (acc + bias could leave int32); int8 clamp bounds that are not whole numbers in
  * −128…127. */
-#define ISF_QUANT_MAX_K 65793u /* floor((2^31 − 1) / (255 · 128)) */
+#define ISF_QUANT_MAX_K 65793u   /* floor((2^31 − 1) / (255 · 128)) */
+#define ISF_QUANT_BLOCK_STEP 32u  /* w_block is a multiple of it */
+#define ISF_QUANT_MAX_BLOCK 1024u /* and at most this */
 typedef struct {
     float a_scale;         /* gemm_qs8, gemm_qs8_f32: A's real value is a_scale · (A − a_zero_point) */
     int32_t a_zero_point;  /* −128…127 */
@@ -148,6 +163,8 @@ typedef struct {
     size_t w_scale_count;  /* 1 (per tensor) or n (per output channel) */
     float c_scale;         /* gemm_qs8: C's real value is c_scale · (C − c_zero_point) */
     int32_t c_zero_point;  /* gemm_qs8: −128…127 */
+    uint32_t w_bits;       /* the weights' width: 0 (the op's), 8 or 4; another than the op's: ISF_ERR_INVALID_ARG */
+    size_t w_block;        /* gemm_qd8_f32_qc4w: 0 (scales per tensor or channel) or the k of one scale block */
 } isf_quant_params;
 
 /* gemm_qd8_f32's dynamic quantization of one row of k fp32 values, exactly (the plan runs the same steps; exposed

@@ -516,8 +516,8 @@ static size_t panels_bytes(const blocking *bl, size_t n, size_t k, int *ok) {
 }
 
 /* Header, then up to PANEL_ALIGN - 1 bytes to align the panels, then the panels; 0 on overflow. */
-size_t isf_packed_bytes_for(const isf_kernel *kern, size_t n, size_t k, size_t vector_bytes) {
-    blocking bl = plan(kern, k, vector_bytes, 0);
+size_t isf_packed_bytes_for(const isf_kernel *kern, size_t n, size_t k, size_t vector_bytes, size_t kc) {
+    blocking bl = plan(kern, k, vector_bytes, kc);
     int ok = 1;
     size_t bytes = panels_bytes(&bl, n, k, &ok);
     size_t overhead = PACKED_HEADER_BYTES + PANEL_ALIGN - 1;
@@ -538,7 +538,7 @@ size_t isf_packed_b_size(isf_op op, size_t n, size_t k) {
         if (kern->op != op || (kern->required & ~cpu) != 0) {
             continue;
         }
-        size_t bytes = isf_packed_bytes_for(kern, n, k, isf_kernel_vector_bytes(kern));
+        size_t bytes = isf_packed_bytes_for(kern, n, k, isf_kernel_vector_bytes(kern), 0);
         if (bytes == 0) {
             return 0;
         }
@@ -547,10 +547,10 @@ size_t isf_packed_b_size(isf_op op, size_t n, size_t k) {
     return most;
 }
 
-isf_status isf_pack_b_with(const isf_kernel *kern, isf_op op, size_t n, size_t k, const void *b, size_t ldb,
+isf_status isf_pack_b_with(const isf_kernel *kern, isf_op op, size_t n, size_t k, const void *b, size_t ldb, size_t kc,
                            void *packed, size_t packed_bytes) {
     size_t vector_bytes = isf_kernel_vector_bytes(kern);
-    blocking bl = plan(kern, k, vector_bytes, 0);
+    blocking bl = plan(kern, k, vector_bytes, kc);
     int ok = 1;
     size_t panels = panels_bytes(&bl, n, k, &ok);
     check_span(k, n, ldb, bl.pack.src_bytes, &ok);
@@ -577,7 +577,7 @@ isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, 
     }
     const isf_selection *sel = isf_selection_enter();
     const isf_kernel *kern = sel->kernel[op];
-    isf_status st = kern == NULL ? ISF_ERR_UNSUPPORTED : isf_pack_b_with(kern, op, n, k, b, ldb, packed, packed_bytes);
+    isf_status st = kern == NULL ? ISF_ERR_UNSUPPORTED : isf_pack_b_with(kern, op, n, k, b, ldb, 0, packed, packed_bytes);
     isf_selection_leave(sel);
     return st;
 }
@@ -821,6 +821,49 @@ static void region_quantized(const region_kernels *rk, const packed_header *h, c
     }
 }
 
+/* The fp32 sums of one Kc block (one scale block) in `t` (rows × cols, cols apart) into C: the first block's as
+ * they are, each later one added (one fp32 addition, left to right), the last then plus the bias and clamped. */
+static void blockwise_into_c(const isf_region *r, size_t i, size_t rows, const float *t, int first, int last) {
+    const isf_epilogue *ep = r->ep;
+    for (size_t y = 0; y < rows; y++) {
+        float *c = (float *)(void *)r->c + (i + y) * r->ldc;
+        for (size_t x = 0; x < r->cols; x++) {
+            float v = first ? t[y * r->cols + x] : c[x] + t[y * r->cols + x];
+            if (last && (ep->steps & ISF_EPILOGUE_OUT_BIAS)) {
+                v = v + ep->out_bias[x];
+            }
+            c[x] = last && (ep->steps & ISF_EPILOGUE_CLAMP) ? isf_clamp_f32(v, ep->min, ep->max) : v;
+        }
+    }
+}
+
+/* gemm_qd8_f32_qc4w with blockwise scales, a row chunk at a time: each Kc block (one scale block) through the
+ * kernel's fp32 epilogue with that block's column arrays into the region's accumulator, then into C. */
+static void region_blockwise(const region_kernels *rk, const packed_header *h, const unsigned char *panels,
+                             const isf_region *r, region_work *w) {
+    size_t k = (size_t)h->k;
+    const isf_blockwise *bw = r->blockwise;
+    for (size_t i = 0, rows; i < r->rows; i += rows) {
+        const row_chunk *ch = next_chunk(rk, r->rows - i);
+        rows = min_size(ch->rows, r->rows - i);
+        row_quant q;
+        quantize_rows(r, i, rows, k, &q);
+        isf_epilogue ep = {.steps = ISF_EPILOGUE_ROW_OFFSET | ISF_EPILOGUE_TO_F32 | ISF_EPILOGUE_ROW_SCALE,
+                           .row_offset = q.offset,
+                           .row_scale = q.scale};
+        for (size_t pc = 0, depth, b = 0; pc < k; pc += depth, b++) {
+            depth = min_size(ch->bl.kc, k - pc);
+            const float *a = (const float *)(const void *)r->a + i * r->lda + pc;
+            isf_pack_a_quantized(&ch->bl.pack, a, r->lda, rows, depth, q.inv, q.zp, w->a);
+            ep.col_sum = bw->col_sum + b * bw->stride, ep.col_scale = bw->col_scale + b * bw->stride;
+            c_block acc = {w->acc, r->cols};
+            const unsigned char *bp = packed_block(&ch->bl, panels, (size_t)h->n, pc, depth, r->col);
+            macro_tile(ch->kern, &ch->bl, acc, rows, r->cols, depth, 0, &ep, w->a, bp, w->tile);
+            blockwise_into_c(r, i, rows, (const float *)(void *)w->acc, pc == 0, pc + depth == k);
+        }
+    }
+}
+
 static row_chunk chunk_of(const isf_kernel *kern, const packed_header *h) {
     row_chunk ch = {kern, plan(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc), kern->mr};
     return ch;
@@ -841,7 +884,9 @@ void isf_gemm_region(const isf_kernel *kern, const isf_kernel *row, const packed
         uint64_t zero = 0;
         memcpy(w.tile + i, &zero, sizeof zero);
     }
-    if (isf_ops[kern->op].quantized) {
+    if (r->blockwise != NULL) {
+        region_blockwise(&rk, h, panels, r, &w);
+    } else if (isf_ops[kern->op].quantized) {
         region_quantized(&rk, h, panels, r, &w);
     } else if (rk.full.bl.out == rk.full.bl.c_out) {
         region_into_c(&rk, h, panels, r, &w);

@@ -329,14 +329,25 @@ typedef struct {
 } isf_packed_header;
 
 /* What isf_pack_b and isf_gemm_packed are made of (gemm.c), for the plan API (plan.c). */
-size_t isf_packed_bytes_for(const isf_kernel *kern, size_t n, size_t k, size_t vector_bytes); /* 0: overflow */
-isf_status isf_pack_b_with(const isf_kernel *kern, isf_op op, size_t n, size_t k, const void *b, size_t ldb,
+/* kc: the Kc to pack with (a whole number of the kernel's k blocks, pairs for nibble panels), 0 for the planned
+ * one (blockwise int4 plans pack one scale block per Kc block). */
+size_t isf_packed_bytes_for(const isf_kernel *kern, size_t n, size_t k, size_t vector_bytes, size_t kc); /* 0: overflow */
+isf_status isf_pack_b_with(const isf_kernel *kern, isf_op op, size_t n, size_t k, const void *b, size_t ldb, size_t kc,
                            void *packed, size_t packed_bytes);
 int isf_packed_header_read(const void *packed, isf_packed_header *h); /* 0: not a header this version writes */
 /* The runnable kernel (in `sel`, at this thread's vector length) reading h's layout: `prefer` if it does. */
 const isf_kernel *isf_packed_reader(const isf_packed_header *h, const isf_selection *sel, const isf_kernel *prefer);
 isf_status isf_packed_kc_fits(const isf_packed_header *h, const isf_kernel *kern); /* Kc and extent sane */
 size_t isf_packed_extent(const isf_packed_header *h, const isf_kernel *kern);      /* header + panels bytes */
+
+/* Blockwise weight scales (gemm_qd8_f32_qc4w, isaforge.h): the plan packs with Kc = the scale block, and each Kc
+ * block's sums become fp32 through its own column arrays (ROW_OFFSET, TO_F32, ROW_SCALE: t = ((float)acc · scale_i)
+ * · w_scale[j][b]), added to C left to right; the last block then adds the bias and clamps (ep's). */
+typedef struct {
+    const int32_t *col_sum;  /* block b's at col_sum + b · stride, from the region's first column */
+    const float *col_scale;  /* likewise */
+    size_t stride;           /* n rounded up to NR */
+} isf_blockwise;
 
 /* One region of C against packed panels: rows × cols of C (c at its first element, ldc in C's elements) from the
  * same rows of A (a at their first element, lda in A's elements), all of k; `col` is the region's first column in
@@ -349,6 +360,7 @@ typedef struct {
     size_t rows, col, cols;
     int accumulate;         /* C += A·B: C read once */
     const isf_epilogue *ep; /* with the last k block; bias at the region's first column */
+    const isf_blockwise *blockwise; /* gemm_qd8_f32_qc4w with scales per block of k; NULL: per column */
 } isf_region;
 
 /* 1 when isf_gemm_region's stack buffers hold what `kern` needs for regions of up to `cols` columns. */

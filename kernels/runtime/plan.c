@@ -45,10 +45,14 @@ struct isf_gemm {
     unsigned char *kernel_bias;
     isf_epilogue ep;
     unsigned char *quant_cols; /* the quantized ops' column arrays of ep (NR-padded), one allocation */
+    isf_blockwise blockwise;   /* its column arrays in quant_cols too; col_sum NULL: scales per column */
 };
 
 /* The quantized ops take isf_quant_params: their bias is int32 (the sums' type) or fp32 (gemm_qd8_f32's C). */
 static int quantized(isf_op op) { return isf_ops[op].quantized; }
+
+/* Its activations are fp32, quantized per row at run time (gemm_qd8_f32, gemm_qd8_f32_qc4w). */
+static int dynamic(isf_op op) { return quantized(op) && isf_ops[op].in_kind == ISF_ELEM_FLOAT; }
 
 static size_t bias_bytes_of(isf_op op) { return quantized(op) ? sizeof(int32_t) : isf_ops[op].out_bytes; }
 
@@ -75,7 +79,7 @@ static int int8_zero_point(int32_t zp) { return zp >= -128 && zp <= 127; }
 
 /* The static ops' bias keeps |acc + bias| within int32 for any A and W: |acc| ≤ 32640·k. */
 static int bias_fits(const isf_gemm_desc *d) {
-    if (d->bias == NULL || d->op == ISF_OP_GEMM_QD8_F32) {
+    if (d->bias == NULL || dynamic(d->op)) {
         return 1;
     }
     int64_t room = INT32_MAX - (int64_t)32640 * (int64_t)d->k;
@@ -89,10 +93,27 @@ static int bias_fits(const isf_gemm_desc *d) {
     return 1;
 }
 
+/* w_scale_count for these parameters: n × the blocks of k for blockwise scales (0 on overflow), else 1 or n. */
+static int scale_count_fits(const isf_gemm_desc *d) {
+    const isf_quant_params *q = d->quant;
+    if (q->w_block == 0) {
+        return q->w_scale_count == 1 || q->w_scale_count == d->n;
+    }
+    size_t blocks = d->k / q->w_block + (d->k % q->w_block != 0), count;
+    return !__builtin_mul_overflow(blocks ? blocks : 1, d->n, &count) && q->w_scale_count == count;
+}
+
 static isf_status check_quant(const isf_gemm_desc *d) {
     const isf_quant_params *q = d->quant;
-    int dynamic = d->op == ISF_OP_GEMM_QD8_F32;
-    if (d->k > ISF_QUANT_MAX_K || q->w_scales == NULL || (q->w_scale_count != 1 && q->w_scale_count != d->n)) {
+    size_t w_bits = isf_ops[d->op].w_bits;
+    int blockwise_op = w_bits == 4; /* only the int4 op takes blocks */
+    if (d->k > ISF_QUANT_MAX_K || q->w_scales == NULL || (q->w_bits != 0 && q->w_bits != w_bits)) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    if (q->w_block != 0 && (!blockwise_op || q->w_block % ISF_QUANT_BLOCK_STEP != 0 || q->w_block > ISF_QUANT_MAX_BLOCK)) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    if (!scale_count_fits(d)) {
         return ISF_ERR_INVALID_ARG;
     }
     for (size_t j = 0; j < q->w_scale_count; j++) {
@@ -100,7 +121,7 @@ static isf_status check_quant(const isf_gemm_desc *d) {
             return ISF_ERR_INVALID_ARG;
         }
     }
-    if (!dynamic && (!good_scale(q->a_scale) || !int8_zero_point(q->a_zero_point))) {
+    if (!dynamic(d->op) && (!good_scale(q->a_scale) || !int8_zero_point(q->a_zero_point))) {
         return ISF_ERR_INVALID_ARG;
     }
     if (d->op == ISF_OP_GEMM_QS8 && (!good_scale(q->c_scale) || !int8_zero_point(q->c_zero_point))) {
@@ -132,16 +153,35 @@ static isf_status check_desc(const isf_gemm_desc *d) {
 
 static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
 
-/* W[n][k] → W[k][n] (ldb = n) in a temporary, freed by the caller. NULL: no memory. */
-static void *transposed(const isf_gemm_desc *d) {
+/* Element (row, col) of int4 weights: element e = row · ldw + col is the low nibble of byte e / 2 when e is even,
+ * the high one when odd (isaforge.h), as an int8 in −8…7. */
+static int8_t int4_at(const unsigned char *w, size_t ldw, size_t row, size_t col) {
+    size_t e = row * ldw + col;
+    unsigned v = (w[e / 2] >> (e % 2 ? 4 : 0)) & 0xFu;
+    return (int8_t)((int)v - (int)((v & 0x8u) << 1));
+}
+
+/* W as W[k][n] elements (ldb = n), int4 weights one per byte, in a temporary freed by the caller; NULL when W can
+ * be packed as it is (W[k][n] of whole bytes) or there is no memory (*no_memory set). */
+static void *weights_kn(const isf_gemm_desc *d, int *no_memory) {
+    int nk = d->layout == ISF_WEIGHTS_NK, int4 = isf_ops[d->op].w_bits == 4;
+    if ((!nk && !int4) || d->n == 0 || d->k == 0) {
+        return NULL;
+    }
     size_t e = isf_ops[d->op].w_bytes;
     unsigned char *t = malloc(d->n * d->k * e);
     const unsigned char *w = d->weights;
-    for (size_t j = 0; t != NULL && j < d->n; j++) {
-        for (size_t p = 0; p < d->k; p++) {
-            memcpy(t + (p * d->n + j) * e, w + (j * d->ldw + p) * e, e);
+    for (size_t p = 0; t != NULL && p < d->k; p++) {
+        for (size_t j = 0; j < d->n; j++) {
+            size_t row = nk ? j : p, col = nk ? p : j;
+            if (int4) {
+                t[p * d->n + j] = (unsigned char)int4_at(w, d->ldw, row, col);
+            } else {
+                memcpy(t + (p * d->n + j) * e, w + (row * d->ldw + col) * e, e);
+            }
         }
     }
+    *no_memory = t == NULL;
     return t;
 }
 
@@ -208,19 +248,50 @@ static isf_status keep_epilogue(const isf_gemm_desc *d, isf_gemm *g) {
     return quantized(d->op) ? ISF_OK : set_epilogue(g); /* quantized: set_quant_epilogue, which needs W */
 }
 
-/* W[k][j] of either layout, as an int32. */
-static int32_t weight(const isf_gemm_desc *d, size_t p, size_t j) {
-    const int8_t *w = d->weights;
-    return d->layout == ISF_WEIGHTS_NK ? w[j * d->ldw + p] : w[p * d->ldw + j];
+/* The weights of a quantized plan as int8 W[k][n] (weights_kn's, or the descriptor's own), for the column sums. */
+typedef struct {
+    const int8_t *w;
+    size_t ld;
+} weights_view;
+
+/* Σ_k W[k][j] over k [k0, k1), wrapping (exact where isaforge.h says it is used). */
+static int32_t column_sum(weights_view v, size_t j, size_t k0, size_t k1) {
+    uint32_t sum = 0;
+    for (size_t p = k0; p < k1; p++) {
+        sum += (uint32_t)v.w[p * v.ld + j];
+    }
+    return (int32_t)sum;
 }
+
+/* Blockwise scales (gemm_qd8_f32_qc4w with w_block < k): per block, the column sums and the scales, block-major
+ * and NR-padded (isf_blockwise), at `cols`. */
+static void set_blockwise(const isf_gemm_desc *d, weights_view v, size_t padded, unsigned char *cols, isf_gemm *g) {
+    const isf_quant_params *q = d->quant;
+    size_t blocks = (d->k + q->w_block - 1) / q->w_block;
+    int32_t *sums = (int32_t *)(void *)cols;
+    float *scales = (float *)(void *)(sums + blocks * padded);
+    for (size_t b = 0; b < blocks; b++) {
+        size_t k0 = b * q->w_block, k1 = k0 + q->w_block < d->k ? k0 + q->w_block : d->k;
+        for (size_t j = 0; j < d->n; j++) {
+            sums[b * padded + j] = column_sum(v, j, k0, k1);
+            scales[b * padded + j] = q->w_scales[j * blocks + b];
+        }
+    }
+    g->blockwise = (isf_blockwise){sums, scales, padded};
+}
+
+/* Blockwise scales that need the block-by-block path: more than one block of k. */
+static int blockwise(const isf_gemm_desc *d) { return d->quant->w_block != 0 && d->k > d->quant->w_block; }
 
 /* The quantized ops' epilogue (isaforge.h's formulas): per column, the int32 bias with the activation zero point
  * folded in (static ops; wrapping, since acc + bias is known to fit), or the weight sums for the per-row zero points
- * (gemm_qd8_f32), and the fp32 scale; gemm_qd8_f32's fp32 bias. Arrays NR-padded with zeros. */
-static isf_status set_quant_epilogue(const isf_gemm_desc *d, isf_gemm *g) {
+ * (the dynamic ops), and the fp32 scale; the dynamic ops' fp32 bias. Arrays NR-padded with zeros. Blockwise scales
+ * add their per-block arrays after these. */
+static isf_status set_quant_epilogue(const isf_gemm_desc *d, weights_view v, isf_gemm *g) {
     const isf_quant_params *q = d->quant;
     size_t nr = isf_kernel_nr(g->kern, (size_t)g->h.vector_bytes), padded = round_up(d->n ? d->n : 1, nr);
-    size_t bytes = round_up(4 * padded * sizeof(int32_t), PANEL_ALIGN);
+    size_t blocks = blockwise(d) ? (d->k + q->w_block - 1) / q->w_block : 0;
+    size_t bytes = round_up((4 + 2 * blocks) * padded * sizeof(int32_t), PANEL_ALIGN);
     g->quant_cols = aligned_alloc(PANEL_ALIGN, bytes);
     if (g->quant_cols == NULL) {
         return ISF_ERR_NO_MEMORY;
@@ -228,20 +299,20 @@ static isf_status set_quant_epilogue(const isf_gemm_desc *d, isf_gemm *g) {
     memset(g->quant_cols, 0, bytes);
     int32_t *bias = (int32_t *)(void *)g->quant_cols, *col_sum = bias + padded;
     float *col_scale = (float *)(void *)(col_sum + padded), *out_bias = col_scale + padded;
-    int dynamic = d->op == ISF_OP_GEMM_QD8_F32;
+    int dyn = dynamic(d->op);
     for (size_t j = 0; j < d->n; j++) {
-        uint32_t sum = 0;
-        for (size_t p = 0; p < d->k; p++) {
-            sum += (uint32_t)weight(d, p, j);
-        }
-        col_sum[j] = (int32_t)sum;
-        float ws = q->w_scales[q->w_scale_count == 1 ? 0 : j];
-        col_scale[j] = dynamic ? ws : d->op == ISF_OP_GEMM_QS8 ? (q->a_scale * ws) / q->c_scale : q->a_scale * ws;
+        int32_t sum = column_sum(v, j, 0, d->k);
+        col_sum[j] = sum;
+        float ws = q->w_scales[q->w_scale_count == 1 ? 0 : j]; /* one block (k ≤ w_block): one scale per column */
+        col_scale[j] = dyn ? ws : d->op == ISF_OP_GEMM_QS8 ? (q->a_scale * ws) / q->c_scale : q->a_scale * ws;
         int32_t given = 0;
         if (g->bias != NULL) {
-            memcpy(dynamic ? (void *)&out_bias[j] : (void *)&given, g->bias + j * 4, 4);
+            memcpy(dyn ? (void *)&out_bias[j] : (void *)&given, g->bias + j * 4, 4);
         }
-        bias[j] = (int32_t)((uint32_t)given - (uint32_t)q->a_zero_point * sum);
+        bias[j] = (int32_t)((uint32_t)given - (uint32_t)q->a_zero_point * (uint32_t)sum);
+    }
+    if (blocks) {
+        set_blockwise(d, v, padded, (unsigned char *)(out_bias + padded), g);
     }
     isf_epilogue ep = {.steps = ISF_EPILOGUE_TO_F32 | (g->flags & ISF_GEMM_CLAMP ? ISF_EPILOGUE_CLAMP : 0u),
                        .min = g->out_min,
@@ -249,7 +320,7 @@ static isf_status set_quant_epilogue(const isf_gemm_desc *d, isf_gemm *g) {
                        .col_sum = col_sum,
                        .col_scale = col_scale,
                        .out_bias = out_bias};
-    if (dynamic) {
+    if (dyn) {
         ep.steps |= ISF_EPILOGUE_ROW_OFFSET | ISF_EPILOGUE_ROW_SCALE | (g->bias != NULL ? ISF_EPILOGUE_OUT_BIAS : 0u);
     } else {
         ep.steps |= ISF_EPILOGUE_BIAS, ep.bias = bias;
@@ -266,19 +337,20 @@ static isf_status set_quant_epilogue(const isf_gemm_desc *d, isf_gemm *g) {
 
 /* Packs W with `kern` into a new plan. */
 static isf_status build(const isf_kernel *kern, const isf_gemm_desc *d, isf_gemm **plan) {
-    size_t bytes = isf_packed_bytes_for(kern, d->n, d->k, isf_kernel_vector_bytes(kern));
+    size_t kc = quantized(d->op) && blockwise(d) ? d->quant->w_block : 0; /* a Kc block per scale block */
+    size_t bytes = isf_packed_bytes_for(kern, d->n, d->k, isf_kernel_vector_bytes(kern), kc);
     if (bytes == 0 || bytes > SIZE_MAX - PANEL_ALIGN) {
         return ISF_ERR_INVALID_ARG;
     }
-    int nk = d->layout == ISF_WEIGHTS_NK && d->n && d->k;
-    void *t = nk ? transposed(d) : NULL;
+    int no_memory = 0;
+    void *t = weights_kn(d, &no_memory);
+    weights_view v = {t != NULL ? t : d->weights, t != NULL ? d->n : d->ldw};
     isf_gemm *g = calloc(1, sizeof *g);
     unsigned char *packed = aligned_alloc(PANEL_ALIGN, round_up(bytes, PANEL_ALIGN));
-    isf_status st = g == NULL || packed == NULL || (nk && t == NULL) ? ISF_ERR_NO_MEMORY : ISF_OK;
+    isf_status st = g == NULL || packed == NULL || no_memory ? ISF_ERR_NO_MEMORY : ISF_OK;
     if (st == ISF_OK) {
-        st = isf_pack_b_with(kern, d->op, d->n, d->k, nk ? t : d->weights, nk ? d->n : d->ldw, packed, bytes);
+        st = isf_pack_b_with(kern, d->op, d->n, d->k, v.w, v.ld, kc, packed, bytes);
     }
-    free(t);
     if (st == ISF_OK && !isf_packed_header_read(packed, &g->h)) {
         st = ISF_ERR_INVALID_ARG;
     }
@@ -287,10 +359,11 @@ static isf_status build(const isf_kernel *kern, const isf_gemm_desc *d, isf_gemm
         g->packed_bytes = isf_packed_extent(&g->h, kern);
         set_tiles(g);
         st = isf_region_fits(kern, &g->h, g->tile_cols) ? keep_epilogue(d, g) : ISF_ERR_UNSUPPORTED;
-        st = st == ISF_OK && quantized(d->op) ? set_quant_epilogue(d, g) : st;
+        st = st == ISF_OK && quantized(d->op) ? set_quant_epilogue(d, v, g) : st;
     } else if (g != NULL) {
         g->packed = packed;
     }
+    free(t);
     if (st != ISF_OK) {
         free_plan(g);
         if (g == NULL) {
@@ -431,7 +504,10 @@ static void run_block(const run_args *r, size_t row, size_t rows, size_t col, si
     } else if (quantized(g->op)) {
         ep = quantized_columns_from(g, col);
     }
-    isf_region reg = {r->a + row * r->lda * in, r->lda, c, r->ldc, rows, col, cols, r->accumulate, &ep};
+    isf_blockwise bw = g->blockwise;
+    bw.col_sum += col, bw.col_scale += col;
+    isf_region reg = {r->a + row * r->lda * in, r->lda, c,  r->ldc, rows, col, cols, r->accumulate, &ep,
+                      g->blockwise.col_sum != NULL ? &bw : NULL};
     isf_gemm_region(r->kern, r->row, &g->h, g->packed + g->h.panels, &reg);
 }
 

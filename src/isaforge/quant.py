@@ -1,5 +1,6 @@
 """The quantized ops' numerics (include/isaforge/isaforge.h), in numpy, step for step: the oracle of the tests, and
-what an engine can check libisaforge's gemm_qs8, gemm_qs8_f32 and gemm_qd8_f32 against. Every fp32 step is one
+what an engine can check libisaforge's gemm_qs8, gemm_qs8_f32, gemm_qd8_f32, gemm_qd8_f32_qc4w and gemm_s4 against
+(and how it packs int4 weights for them). Every fp32 step is one
 IEEE rounding in the header's order, so the results are the library's bytes, not approximations of them."""
 
 from __future__ import annotations
@@ -10,17 +11,33 @@ import numpy as np
 
 F32 = np.float32
 MAX_K = 65793  # ISF_QUANT_MAX_K: floor((2^31 - 1) / (255 * 128))
+BLOCK_STEP = 32  # ISF_QUANT_BLOCK_STEP: w_block is a multiple of it
+MAX_BLOCK = 1024  # ISF_QUANT_MAX_BLOCK
 
 
 @dataclass(frozen=True)
 class QuantParams:
-    """isf_quant_params: w_scales has 1 or n values."""
+    """isf_quant_params: w_scales has 1 or n values (n · ceil(k / w_block) with w_block, column-major by block)."""
 
     w_scales: np.ndarray
     a_scale: float = 1.0
     a_zero_point: int = 0
     c_scale: float = 1.0
     c_zero_point: int = 0
+    w_bits: int = 0
+    w_block: int = 0
+
+
+def pack_int4(w: np.ndarray) -> bytes:
+    """int4 weights as isaforge.h stores them: element e of the row-major 2-D array (values −8…7; the leading
+    dimension is its width) in the low nibble of byte e // 2 when e is even, the high nibble when odd."""
+    flat = np.asarray(w, dtype=np.int8).reshape(-1)
+    if flat.size and (flat.min() < -8 or flat.max() > 7):
+        raise ValueError("int4 weights must be in -8..7")
+    nibbles = (flat.astype(np.uint8) & 0xF).astype(np.uint8)
+    if nibbles.size % 2:
+        nibbles = np.append(nibbles, np.uint8(0))
+    return (nibbles[0::2] | (nibbles[1::2] << 4)).astype(np.uint8).tobytes()
 
 
 def _rne(x: np.ndarray) -> np.ndarray:
@@ -95,10 +112,7 @@ def gemm_qd8_f32(
     bias: np.ndarray | None = None,
     clamp: tuple[float, float] | None = None,
 ) -> np.ndarray:
-    rows = [quantize_row(row) for row in np.asarray(a, dtype=F32)]
-    q = np.array([r[2] for r in rows]).reshape(a.shape)
-    zps = np.array([r[1] for r in rows], dtype=np.int64)
-    scales = np.array([r[0] for r in rows], dtype=F32).reshape(-1, 1)
+    q, zps, scales = _quantized_rows(a)
     acc = _sums(q, w_kn, zps).astype(np.int32).astype(F32)
     f = ((acc * scales).astype(F32) * _per_channel(p.w_scales, w_kn.shape[1])).astype(F32)
     if bias is not None:
@@ -106,4 +120,47 @@ def gemm_qd8_f32(
     return _clamp_f32(f, clamp)
 
 
-REFERENCE = {"gemm_qs8": gemm_qs8, "gemm_qs8_f32": gemm_qs8_f32, "gemm_qd8_f32": gemm_qd8_f32}
+def _quantized_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rows = [quantize_row(row) for row in np.asarray(a, dtype=F32)]
+    q = np.array([r[2] for r in rows], dtype=np.int8).reshape(a.shape)
+    zps = np.array([r[1] for r in rows], dtype=np.int64)
+    scales = np.array([r[0] for r in rows], dtype=F32).reshape(-1, 1)
+    return q, zps, scales
+
+
+def gemm_qd8_f32_qc4w(
+    a: np.ndarray,
+    w_kn: np.ndarray,
+    p: QuantParams,
+    bias: np.ndarray | None = None,
+    clamp: tuple[float, float] | None = None,
+) -> np.ndarray:
+    """int4 W (values −8…7, one per element here): per channel or tensor as gemm_qd8_f32, or per block of k."""
+    k, n = w_kn.shape
+    if p.w_block == 0 or k <= p.w_block:
+        return gemm_qd8_f32(a, w_kn, p, bias, clamp)
+    q, zps, scales = _quantized_rows(a)
+    blocks = -(-k // p.w_block)
+    w_scales = np.asarray(p.w_scales, dtype=F32).reshape(n, blocks)
+    total = np.zeros((a.shape[0], n), dtype=F32)
+    for b in range(blocks):
+        part = slice(b * p.w_block, min(k, (b + 1) * p.w_block))
+        acc = _sums(q[:, part], w_kn[part], zps).astype(np.int32).astype(F32)
+        t = ((acc * scales).astype(F32) * w_scales[:, b]).astype(F32)
+        total = t if b == 0 else (total + t).astype(F32)
+    if bias is not None:
+        total = (total + np.asarray(bias, dtype=F32)).astype(F32)
+    return _clamp_f32(total, clamp)
+
+
+def gemm_s4(a: np.ndarray, w_kn: np.ndarray) -> np.ndarray:
+    """int8 A × int4 W → int32, exact (wrapping as the library's int32 does)."""
+    return (a.astype(np.int64) @ w_kn.astype(np.int64)).astype(np.int32)
+
+
+REFERENCE = {
+    "gemm_qs8": gemm_qs8,
+    "gemm_qs8_f32": gemm_qs8_f32,
+    "gemm_qd8_f32": gemm_qd8_f32,
+    "gemm_qd8_f32_qc4w": gemm_qd8_f32_qc4w,
+}

@@ -1,8 +1,9 @@
-/* Runs batches of quantized plans for pytest's numpy oracle (tests/kernels/runtime/test_quantized.py): jobs from a
- * file, each C written back with whether the bytes around and between its rows stayed untouched. Job (little-endian
- * u32/i32/f32 fields): op, m, n, k, layout, flags, mode (0 isf_gemm_run, 1 its tiles in reverse order), count of
- * w_scales, has_bias, out_min, out_max, a_scale, a_zero_point, c_scale, c_zero_point, a 64-byte kernel name (""
- * automatic), then w_scales, A (m×k), W (n×k or k×n, int8), bias (n × 4 bytes). Result per job: status (i32), guard
+/* Runs batches of quantized plans (and gemm_s4's, which take no quant) for pytest's numpy oracle
+ * (tests/kernels/runtime/test_quantized.py): jobs from a file, each C written back with whether the bytes around and
+ * between its rows stayed untouched. Job (little-endian u32/i32/f32 fields): op, m, n, k, layout, flags, mode (0
+ * isf_gemm_run, 1 its tiles in reverse order), count of w_scales, has_bias, out_min, out_max, a_scale, a_zero_point,
+ * c_scale, c_zero_point, w_bits, w_block, a 64-byte kernel name ("" automatic), then w_scales, A (m×k), W (n×k or
+ * k×n: int8, or int4 two per byte for the int4 ops, ceil(n·k / 2) bytes), bias (n × 4 bytes). Result per job: status (i32), guard
  * flag (i32), then C (m×n). argv: jobs results. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ typedef struct {
     int32_t a_zp;
     float c_scale;
     int32_t c_zp;
+    uint32_t w_bits, w_block;
     char kernel[64];
 } job;
 
@@ -62,7 +64,7 @@ static int one_job(FILE *in, FILE *out) {
         return 0;
     }
     const isf_op_info *op = &isf_ops[j.op < isf_op_count ? j.op : 0];
-    size_t a_bytes = (size_t)j.m * j.k * op->in_bytes, w_bytes = (size_t)j.n * j.k, lda = j.k + PAD, ldc = j.n + PAD;
+    size_t a_bytes = (size_t)j.m * j.k * op->in_bytes, w_bytes = ((size_t)j.n * j.k * op->w_bits + 7) / 8, lda = j.k + PAD, ldc = j.n + PAD;
     size_t c_bytes = (size_t)j.m * ldc * op->out_bytes;
     float *scales = malloc(j.scale_count * sizeof(float) + 1);
     unsigned char *a = malloc(a_bytes + 1), *w = malloc(w_bytes + 1), *bias = malloc((size_t)j.n * 4 + 1);
@@ -74,7 +76,7 @@ static int one_job(FILE *in, FILE *out) {
             memcpy(a_ld + i * lda * op->in_bytes, a + i * j.k * op->in_bytes, j.k * op->in_bytes);
         }
         memset(block, FILL, c_bytes + 2 * GUARD);
-        isf_quant_params q = {j.a_scale, j.a_zp, scales, j.scale_count, j.c_scale, j.c_zp};
+        isf_quant_params q = {j.a_scale, j.a_zp, scales, j.scale_count, j.c_scale, j.c_zp, j.w_bits, j.w_block};
         int nk = j.layout == ISF_WEIGHTS_NK;
         isf_gemm_desc d = {(isf_op)j.op,
                            j.n,
@@ -86,7 +88,7 @@ static int one_job(FILE *in, FILE *out) {
                            j.flags,
                            j.out_min,
                            j.out_max,
-                           &q};
+                           op->quantized ? &q : NULL};
         int32_t st = (int32_t)run(&j, &d, a_ld, lda, block + GUARD, ldc);
         int32_t guards = guards_kept(block, &j, op->out_bytes, ldc, c_bytes);
         fwrite(&st, sizeof st, 1, out), fwrite(&guards, sizeof guards, 1, out);

@@ -1,8 +1,9 @@
-"""The quantized plans (gemm_qs8, gemm_qs8_f32, gemm_qd8_f32) under QEMU `max`, every kernel by name, on both arches
-and compilers: each C byte for byte equal to isaforge.quant's numpy reference of isaforge.h's formulas (int8 and fp32
-alike), the bytes around and between C's rows untouched. Cases: zero points at both ends of int8, per-tensor and
-per-channel scales, scales that put many values on .5 ties, saturation at both ends, m = 1…17, k past one Kc block
-(the partial sums) and at the limit's edge, W[n][k], tiles in reverse order, k = 0. Bad parameters are refused."""
+"""The quantized plans (gemm_qs8, gemm_qs8_f32, gemm_qd8_f32, gemm_qd8_f32_qc4w) and gemm_s4's under QEMU `max`, every
+kernel by name, on both arches and compilers: each C byte for byte equal to isaforge.quant's numpy reference of
+isaforge.h's formulas (int8, int32 and fp32 alike), the bytes around and between C's rows untouched. Cases: zero
+points at both ends of int8, per-tensor and per-channel scales, scales that put many values on .5 ties, saturation at
+both ends, m = 1…17, k past one Kc block (the partial sums), W[n][k], tiles in reverse order, k = 0; int4 weights at
+both ends of their range, blockwise scales with k not a multiple of the block. Bad parameters are refused."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from isaforge.catalogue import load
 from isaforge.pytest_plugin import QemuRunner, TargetCpu
 
 PROGRAM = "tests/kernels/quant_runner"
-OPS = ("gemm_qs8", "gemm_qs8_f32", "gemm_qd8_f32")
+OPS = ("gemm_qs8", "gemm_qs8_f32", "gemm_qd8_f32", "gemm_qd8_f32_qc4w", "gemm_s4")
 CLAMP = 1  # ISF_GEMM_CLAMP
 INVALID_ARG = 1
 
@@ -45,7 +46,7 @@ class Case:
         lo, hi = self.clamp if self.clamp is not None else (0.0, 0.0)
         scales = np.asarray(p.w_scales, dtype=np.float32)
         head = struct.pack(
-            "<9I3fifi64s",
+            "<9I3fifi2I64s",
             load().ops[self.op].index,
             m,
             n,
@@ -61,32 +62,44 @@ class Case:
             p.a_zero_point,
             p.c_scale,
             p.c_zero_point,
+            p.w_bits,
+            p.w_block,
             self.kernel.encode(),
         )
-        w = self.w_kn.T if self.nk else self.w_kn
+        w = np.ascontiguousarray(self.w_kn.T if self.nk else self.w_kn)
         bias = self.bias if self.bias is not None else np.zeros(n, np.int32)
-        dtype = np.float32 if self.op == "gemm_qd8_f32" else np.int32
-        return (
-            head
-            + scales.tobytes()
-            + self.a.tobytes()
-            + np.ascontiguousarray(w).tobytes()
-            + bias.astype(dtype).tobytes()
-        )
+        dtype = np.float32 if dynamic(self.op) else np.int32
+        weights = quant.pack_int4(w) if int4(self.op) else w.tobytes()
+        return head + scales.tobytes() + self.a.tobytes() + weights + bias.astype(dtype).tobytes()
 
     def expected(self) -> np.ndarray:
+        if self.op == "gemm_s4":
+            return quant.gemm_s4(self.a, self.w_kn) + (0 if self.bias is None else self.bias.astype(np.int32))
         clamp = self.clamp if self.clamp is not None else ((-128, 127) if self.op == "gemm_qs8" else None)
         return quant.REFERENCE[self.op](self.a, self.w_kn, self.params, self.bias, clamp)
 
 
+def dynamic(op: str) -> bool:
+    return load().ops[op].a.name == "f32"
+
+
+def int4(op: str) -> bool:
+    return load().ops[op].b.element_bits == 4
+
+
 def operands(rng: np.random.Generator, op: str, m: int, n: int, k: int, **kw) -> dict:
-    if op == "gemm_qd8_f32":
+    w_lo, w_hi = (-8, 8) if int4(op) else (-128, 128)
+    w_kn = rng.integers(w_lo, w_hi, (k, n), dtype=np.int8)
+    if int4(op) and k > 1 and n > 1:
+        w_kn[0, :] = -8  # both ends of int4 in every column
+        w_kn[1, 0] = 7
+    if dynamic(op):
         a = (rng.standard_normal((m, k)) * rng.uniform(0.1, 10)).astype(np.float32)
         if m > 1:
             a[1] = np.abs(a[1])  # a row with no negative value: lo = 0
     else:
         a = rng.integers(-128, 128, (m, k), dtype=np.int8)
-    return {"a": a, "w_kn": rng.integers(-128, 128, (k, n), dtype=np.int8), **kw}
+    return {"a": a, "w_kn": w_kn, **kw}
 
 
 def cases(op: str, kernel: str, seed: int) -> list[Case]:
@@ -97,11 +110,11 @@ def cases(op: str, kernel: str, seed: int) -> list[Case]:
         per_channel = i % 2 == 0
         w_scales = rng.uniform(1e-3, 2e-2, n if per_channel else 1).astype(np.float32)
         zp = (-128, 127, 0, 17)[i % 4]
-        bias = rng.integers(-50000, 50000, n, dtype=np.int32) if op != "gemm_qd8_f32" else rng.standard_normal(n)
+        bias = rng.integers(-50000, 50000, n, dtype=np.int32) if not dynamic(op) else rng.standard_normal(n)
         p = quant.QuantParams(
             w_scales, a_scale=0.05, a_zero_point=zp, c_scale=(0.5, 2.0, 40.0)[i % 3], c_zero_point=(-128, 127, 3)[i % 3]
         )
-        clamp = ((-100, 90) if op == "gemm_qs8" else (-3.0, 2.5)) if i % 3 == 1 else None
+        clamp = ((-100, 90) if op == "gemm_qs8" else (-3.0, 2.5)) if i % 3 == 1 and op != "gemm_s4" else None
         out.append(
             Case(
                 op,
@@ -118,6 +131,35 @@ def cases(op: str, kernel: str, seed: int) -> list[Case]:
     ties = quant.QuantParams(np.array([0.5], np.float32), a_scale=1.0, a_zero_point=-128, c_scale=4.0)
     out.append(Case(op, kernel, **operands(rng, op, 6, 21, 13), params=ties))
     out.append(Case(op, kernel, **operands(rng, op, 3, 9, 0), params=ties, bias=np.arange(9, dtype=np.int32)))
+    return out + (blockwise_cases(kernel, rng) if op == "gemm_qd8_f32_qc4w" else [])
+
+
+def blockwise_cases(kernel: str, rng: np.random.Generator) -> list[Case]:
+    """Scales per block of k: k not a multiple of the block, blocks from 32 up, one block (k ≤ w_block), m = 1."""
+    out = []
+    for m, n, k, block, clamp in [
+        (1, 40, 100, 32, None),
+        (9, 13, 333, 64, (-2.0, 2.0)),
+        (3, 70, 96, 96, None),
+        (2, 5, 40, 128, None),
+        (17, 24, 1100, 256, None),
+    ]:
+        blocks = -(-k // block)
+        w_scales = rng.uniform(1e-2, 5e-2, n * blocks).astype(np.float32)
+        p = quant.QuantParams(w_scales, w_bits=4, w_block=block)
+        bias = rng.standard_normal(n) if m % 2 else None
+        out.append(
+            Case(
+                "gemm_qd8_f32_qc4w",
+                kernel,
+                **operands(rng, "gemm_qd8_f32_qc4w", m, n, k),
+                params=p,
+                bias=bias,
+                clamp=clamp,
+                nk=m % 3 == 0,
+                tiles=m == 17,
+            )
+        )
     return out
 
 
@@ -165,8 +207,8 @@ def test_every_kernel_gives_the_reference_bytes(target_cpu: TargetCpu, qemu_run:
 def test_every_int32_kernel_stores_the_scalar_epilogue(
     target_cpu: TargetCpu, qemu_run: QemuRunner, vector_bytes: int
 ) -> None:
-    """tests/kernels/test_epilogue.c: each gemm_s8 kernel called directly, every step combination, byte for byte;
-    the SVE kernels at each vector length (AArch32 runs once)."""
+    """tests/kernels/test_epilogue.c: each gemm_s8 and gemm_s4 kernel called directly, every step combination, byte
+    for byte; the SVE kernels at each vector length (AArch32 runs once)."""
     if target_cpu.build.arch_name != "aarch64" and vector_bytes != 16:
         pytest.skip("no SVE on AArch32: one run covers its kernels")
     cpu = f"max,sve-default-vector-length={vector_bytes}" if target_cpu.build.arch_name == "aarch64" else "max"
@@ -174,6 +216,7 @@ def test_every_int32_kernel_stores_the_scalar_epilogue(
     assert result.returncode == 0, result.describe()
     assert result.stdout.strip().splitlines()[-1] == "0 failed", result.stdout
     assert "gemm_s8_4x4_ref: epilogue checked" in result.stdout
+    assert "gemm_s4_4x4_ref: epilogue checked" in result.stdout
 
 
 def bad(op: str, **change) -> Case:
@@ -211,6 +254,25 @@ def test_bad_parameters_are_refused_and_c_untouched(
             "gemm_qs8",
             a=rng.integers(-128, 128, (1, big_k), dtype=np.int8),
             w_kn=rng.integers(-128, 128, (big_k, 1), dtype=np.int8),
+        ),
+    ]
+    blocks = quant.QuantParams(np.full(5 * 2, 0.01, np.float32), w_bits=4, w_block=32)  # 2 blocks of k = 40
+    batch += [
+        bad("gemm_qd8_f32", params=params(w_bits=4)),  # int4 weights for an int8 op
+        bad("gemm_qd8_f32_qc4w", params=params(w_bits=8)),
+        bad("gemm_qd8_f32", params=params(w_block=32)),  # blocks for an int8 op
+        bad("gemm_qd8_f32_qc4w", params=params(w_block=48)),  # not a multiple of 32
+        bad("gemm_qd8_f32_qc4w", params=params(w_block=quant.MAX_BLOCK + 32)),
+        bad("gemm_qd8_f32_qc4w", params=blocks, **operands(rng, "gemm_qd8_f32_qc4w", 2, 5, 70)),  # 3 blocks, not 2
+        bad(
+            "gemm_qd8_f32_qc4w",
+            params=params(w_scales=np.full(5, 0.01, np.float32), w_block=32),
+            **operands(rng, "gemm_qd8_f32_qc4w", 2, 5, 70),
+        ),
+        bad(
+            "gemm_qd8_f32_qc4w",
+            params=params(w_scales=np.array([0.01, -1.0] * 5, np.float32), w_block=32),
+            **operands(rng, "gemm_qd8_f32_qc4w", 2, 5, 40),
         ),
     ]
     for c, (status, guards, _) in zip(batch, run_cases(qemu_run, target_cpu, tmp_path, batch), strict=True):
