@@ -103,7 +103,7 @@ def prepare(build: Build, directory: Path, workdir: Path, sve_bits: int) -> Stat
 class Problem:
     op: str
     a: np.ndarray  # [m][k]: int8, or fp32 for the dynamic ops
-    w_kn: np.ndarray  # [k][n] int8 (−8…7 for int4 weights: one value per byte, as isf_gemm_create takes them)
+    w_kn: np.ndarray  # [k][n] int8 (−8…7 for int4 weights; the job packs them two per byte, quant.pack_int4)
     params: quant.QuantParams | None
     bias: np.ndarray | None  # int32, or fp32 for the dynamic ops
 
@@ -149,7 +149,7 @@ def job(p: Problem, kernel: str) -> bytes:
         q.c_zero_point if q else 0, kernel.encode(), c_bytes, p.a.dtype.itemsize,
     )  # fmt: skip
     bias = p.bias.tobytes() if p.bias is not None else b""
-    w = np.ascontiguousarray(p.w_kn).tobytes()
+    w = quant.pack_int4(p.w_kn) if spec.b.element_bits == 4 else np.ascontiguousarray(p.w_kn).tobytes()
     return head + scales.tobytes() + p.a.tobytes() + struct.pack("<I", len(w)) + w + struct.pack("<I", len(bias)) + bias
 
 
@@ -158,8 +158,7 @@ def expected(p: Problem) -> np.ndarray:
     if p.params is None:
         acc = p.a.astype(np.int64) @ p.w_kn.astype(np.int64) + (p.bias if p.bias is not None else 0)
         return ((acc + 2**31) % 2**32 - 2**31).astype(np.int32)
-    # int4 weights per channel: gemm_qd8_f32's formula on the same values (isaforge.h: only W's storage differs)
-    reference = quant.REFERENCE.get(p.op) or quant.REFERENCE[INT8_PATH]
+    reference = quant.REFERENCE[p.op]
     clamp = (-128, 127) if p.op == REQUANTIZED else None
     return np.asarray(reference(p.a, p.w_kn, p.params, p.bias, clamp))  # type: ignore[arg-type]
 

@@ -4,7 +4,7 @@
  *
  * Usage: qplan JOB OUTPUT. JOB (little-endian): u32 op, m, n, k, has_quant, w_scale_count, has_bias; f32 a_scale;
  *   i32 a_zero_point; f32 c_scale; i32 c_zero_point; char kernel[64] ("" automatic choice); u32 c_bytes (bytes of
- *   one C element); then w_scales (f32 × count), A [m][k] (a_bytes each), W [k][n] (w_bytes: u32 before it), bias
+ *   one C element); then w_scales (f32 × count), A [m][k] (a_bytes each), W [k][n] (u32 byte count before it; int4 two per byte as isaforge.h stores them), bias
  *   [n] (u32 byte count before it, 0 for none).
  * OUTPUT: i32 status, then C [m][n]. stdout: {"kernel": "<the kernel the plan ran>"}. */
 #include <isaforge/isaforge.h>
@@ -53,7 +53,12 @@ int main(int argc, char **argv) {
         return 2;
     }
     fclose(in);
-    isf_quant_params q = {h.a_scale, h.a_zp, scales, h.scale_count, h.c_scale, h.c_zp};
+    isf_quant_params q = {.a_scale = h.a_scale,
+                          .a_zero_point = h.a_zp,
+                          .w_scales = scales,
+                          .w_scale_count = h.scale_count,
+                          .c_scale = h.c_scale,
+                          .c_zero_point = h.c_zp}; /* w_bits 0: the op's; w_block 0: per channel */
     isf_gemm_desc d = {.op = (isf_op)h.op,
                        .n = h.n,
                        .k = h.k,
