@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from isaforge import ui
-from isaforge.bench import plans
+from isaforge.bench import plans, qreport
 from isaforge.bench.mca.analyse import GOAL_PERCENT, CoreResult, KernelLoop, Peak
 from isaforge.bench.mca.cores import CORES, SVE_BITS
 from isaforge.bench.qemu_count import PLAIN, RunCount
+from isaforge.bench.qplans import QuantResult
 from isaforge.errors import IsaforgeError
 
 RATIO_GOAL = 0.55
@@ -71,6 +72,7 @@ class BenchResult:
     plan_shapes: list[str] = field(default_factory=list)
     epilogue_shape: str = plans.DEFAULT_EPILOGUE_SHAPE
     before: plans.Before | None = None
+    quantized: list[QuantResult] = field(default_factory=list)  # per compiler, when quantized ops were chosen
 
     @property
     def plain(self) -> list[RunCount]:
@@ -185,6 +187,8 @@ def evaluate_goals(result: BenchResult) -> list[Goal]:
             )
             goals.append(Goal(compiler, title, over <= IDEAL_TOLERANCE, detail))
         goals += _plan_goals(result, compiler)
+        for q in (q for q in result.quantized if q.compiler == compiler):
+            goals += [Goal(compiler, title, met, detail) for title, met, detail in qreport.goals(q)]
     return goals
 
 
@@ -357,6 +361,8 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
         if counted:  # runs allocate nothing: a malloc or memcpy here would show
             lead = "Calls out of libisaforge during the counted plan runs (isf_gemm_run alone)"
             out += [_calls_out_sentence(counted, lead), ""]
+    for q in result.quantized:
+        out += qreport.markdown(q, result.mca, result.cores if result.ran_mca else [])
     out += _notes(result)
     return "\n".join(out).rstrip() + "\n"
 
@@ -440,6 +446,7 @@ def to_json(result: BenchResult, goals: Sequence[Goal]) -> dict[str, object]:
         "plans": plans.to_json(result.qemu, result.compilers, result.plan_shapes, result.epilogue_shape, result.before)
         if result.ran_plans
         else None,
+        "quantized": [qreport.to_json(q) for q in result.quantized],
         "goals": [{**asdict(g), "status": g.status} for g in goals],
         "seconds": round(result.seconds, 1),
     }

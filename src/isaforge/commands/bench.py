@@ -16,6 +16,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from isaforge.catalogue import REFERENCE, load
 from isaforge.errors import IsaforgeError
 
 try:  # numpy (job files) is an optional dependency: without it, `run` says in one line how to get it
-    from isaforge.bench import peer_report, plans, qemu_count, report, sidebyside, wholecall
+    from isaforge.bench import peer_report, plans, qemu_count, qplans, report, sidebyside, wholecall
     from isaforge.bench.qemu_count import PLAN, PLAN_EPILOGUE, Shape
 except ImportError as exc:  # pragma: no cover - depends on the environment
     MISSING: str | None = exc.name
@@ -71,6 +72,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"MxNxK of the plan runs with and without fused bias + clamp (default: {DEFAULT_EPILOGUE_SHAPE})",
     )
     parser.add_argument("--no-plans", action="store_true", help="skip the plan runs (the Plans section)")
+    parser.add_argument(
+        "--no-decode",
+        action="store_true",
+        help="skip the quantized section's m=1 int4-vs-int8 decoding runs on Neoverse V1 (the slowest QEMU runs)",
+    )
     parser.add_argument(
         "--before",
         type=Path,
@@ -118,7 +124,7 @@ def _choose(kind: str, wanted: list[str], valid: list[str]) -> list[str]:
 
 def _ops(text: str) -> list[str]:
     """Op names, `gemm_` optional: `f32,gemm_s8`."""
-    valid = load().plain_ops()  # the quantized ops are not benchmarked yet
+    valid = list(load().ops)  # the plan-only ops (quantized, gemm_s4) through bench.qplans
     return _choose("op", [o if o in valid or f"gemm_{o}" not in valid else f"gemm_{o}" for o in _split(text)], valid)
 
 
@@ -133,7 +139,7 @@ def command_line(args: argparse.Namespace) -> str:
         value = getattr(args, name)
         if value != default:
             parts += [f"--{name.replace('_', '-')}", str(value)]
-    for flag in ("no_qemu", "no_mca", "no_plans", "peers"):
+    for flag in ("no_qemu", "no_mca", "no_plans", "no_decode", "peers"):
         if getattr(args, flag):
             parts.append(f"--{flag.replace('_', '-')}")
     for name in ("before", "markdown", "json", "plot"):
@@ -216,8 +222,20 @@ def _stage(status: ui.StatusLine, stage: str) -> Callable[[int, int, str], None]
     return lambda done, total, detail: status.update("bench", f"{stage} {done}/{total} {detail}")
 
 
+def split_ops(chosen: list[str]) -> tuple[list[str] | None, list[str], list[str] | None]:
+    """(plain ops for the one-call counts, plan-only ops for bench.qplans, ops whose kernels llvm-mca models);
+    None: every op. No --ops: every op of both kinds."""
+    cat = load()
+    if not chosen:
+        return None, qplans.quantized_ops(), None
+    plain = [o for o in chosen if cat.ops[o].plain]
+    quantized = [o for o in chosen if not cat.ops[o].plain]
+    return plain, quantized, list(dict.fromkeys(plain + [qplans.kernel_op(o) for o in quantized]))
+
+
 def collect(args: argparse.Namespace, choice: Choice, status: ui.StatusLine) -> report.BenchResult:
     cat = load()
+    plain_ops, quantized_ops, mca_ops = split_ops(choice.ops)
     result = report.BenchResult(
         command_line(args), choice.compilers, choice.cores, [s.label for s in choice.shapes], args.sve_bits,
         ran_mca=not args.no_mca, ran_qemu=not args.no_qemu, ran_plans=bool(choice.plans),
@@ -238,18 +256,33 @@ def collect(args: argparse.Namespace, choice: Choice, status: ui.StatusLine) -> 
         result.tools[compiler] = _version(build.toolchain.compiler.command(build.toolchain.arch)[:1], r".*")
         if not args.no_mca:
             rows, peaks, loops = analyse.analyse(
-                directory / qemu_count.LIBRARY, compiler, choice.cores, choice.ops, choice.variants, args.jobs,
+                directory / qemu_count.LIBRARY, compiler, choice.cores, mca_ops, choice.variants, args.jobs,
                 _stage(status, f"llvm-mca ({compiler})"),
             )  # fmt: skip
             result.mca += rows
             result.peaks[compiler] = peaks
             result.hot_loops += [report.HotLoop.of(compiler, kl) for kl in loops]
-        if not args.no_qemu:
+        if not args.no_qemu and plain_ops != []:
             counts, _ = qemu_count.count_all(
-                build, directory, choice.ops, choice.variants, choice.shapes, args.sve_bits, args.jobs,
+                build, directory, plain_ops, choice.variants, choice.shapes, args.sve_bits, args.jobs,
                 _stage(status, f"qemu ({compiler})"), choice.plans,
             )  # fmt: skip
             result.qemu += counts
+        if not args.no_qemu and not args.no_plans and quantized_ops:
+            with tempfile.TemporaryDirectory(prefix="isaforge-qbench-") as tmp:
+                result.quantized.append(
+                    qplans.collect(
+                        build,
+                        directory,
+                        quantized_ops,
+                        choice.variants or None,
+                        Path(tmp),
+                        args.sve_bits,
+                        not args.no_decode,
+                        args.jobs,
+                        _stage(status, f"quantized plans ({compiler})"),
+                    )
+                )
     return result
 
 
