@@ -153,7 +153,7 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
  * ISF_QUANT_MAX_BLOCK; k > ISF_QUANT_MAX_K; a static op's bias with
  * |bias[j]| > 2^31 − 1 − 32640·k (acc + bias could leave int32); int8 clamp bounds that are not whole numbers in
  * −128…127. */
-#define ISF_QUANT_MAX_K 65793u   /* floor((2^31 − 1) / (255 · 128)) */
+#define ISF_QUANT_MAX_K 65793u    /* floor((2^31 − 1) / (255 · 128)) */
 #define ISF_QUANT_BLOCK_STEP 32u  /* w_block is a multiple of it */
 #define ISF_QUANT_MAX_BLOCK 1024u /* and at most this */
 typedef struct {

@@ -415,7 +415,8 @@ def load(path: Path = CATALOGUE_PATH) -> Catalogue:
         for rank, (name, v) in enumerate(raw["variant"].items())
     }
     dtypes = {
-        name: DType(name, d["c"], d["bytes"], d["numpy"], d["kind"], d.get("bits", 0)) for name, d in raw["dtype"].items()
+        name: DType(name, d["c"], d["bytes"], d["numpy"], d["kind"], d.get("bits", 0))
+        for name, d in raw["dtype"].items()
     }
     signatures = {name: Signature(name, **sig) for name, sig in raw["signature"].items()}
     ops = {name: _op(name, o, dtypes, signatures) for name, o in sorted(raw["op"].items(), key=lambda i: i[1]["index"])}
