@@ -16,28 +16,7 @@
 #include <arm_neon.h>
 #include <string.h>
 
-#include "isf_internal.h"
-#include "isf_quant_neon.h"
-
-/* Steps p past `n` bytes. The empty asm hides the pointer's history, so the compilers keep one pointer and
- * post-increment it (ld1 {4 registers}, [x], #64) rather than address each group from a base, which ld1's
- * addressing modes cannot do without an add per group. */
-#define NEXT(p, n)             \
-    do {                       \
-        (p) += (n);            \
-        __asm__("" : "+r"(p)); \
-    } while (0)
-
-/* Named registers rather than an array: an array indexed in a loop may be kept on the stack at -O2. */
-#define ACC_DECL(s) int32x4_t c##s##0 = vdupq_n_s32(0), c##s##1 = c##s##0, c##s##2 = c##s##0
-#define ACC_DOT(s, x0, x1, x2, av, lane)              \
-    c##s##0 = vdotq_laneq_s32(c##s##0, x0, av, lane); \
-    c##s##1 = vdotq_laneq_s32(c##s##1, x1, av, lane); \
-    c##s##2 = vdotq_laneq_s32(c##s##2, x2, av, lane)
-#define ACC_FOLD(s, t)                     \
-    c##s##0 = vaddq_s32(c##s##0, c##t##0); \
-    c##s##1 = vaddq_s32(c##s##1, c##t##1); \
-    c##s##2 = vaddq_s32(c##s##2, c##t##2)
+#include "isf_s8_1x12x4.h"
 
 /* Four blocks (12 B vectors in three groups of 4) against the four 4-byte groups of `av`: block s into set s. */
 #define FOUR_BLOCKS(av)                                     \
@@ -57,7 +36,6 @@
 ISF_UKERNEL(gemm_s8_1x12x4_dotprod) {
     const int8_t *pa = a;
     const int8_t *pb = b;
-    int32_t *out = c;
     (void)ldc; /* one row */
     ACC_DECL(0);
     ACC_DECL(1);
@@ -93,23 +71,5 @@ ISF_UKERNEL(gemm_s8_1x12x4_dotprod) {
     ACC_FOLD(0, 2);
     ACC_FOLD(1, 3);
     ACC_FOLD(0, 1);
-    if (__builtin_expect((ep->steps & ISF_EPILOGUE_QUANTIZED) != 0, 0)) { /* fp32 or int8 C: every step here */
-        isf_qn_store_row(ep, c, 3, c00, c01, c02, c02);
-        return;
-    }
-    if (accumulate) {
-        c00 = vaddq_s32(c00, vld1q_s32(out));
-        c01 = vaddq_s32(c01, vld1q_s32(out + 4));
-        c02 = vaddq_s32(c02, vld1q_s32(out + 8));
-    }
-    /* int32 output: BIAS only (wrapping, as vector adds do); the driver never asks for CLAMP. */
-    if (ep->steps & ISF_EPILOGUE_BIAS) {
-        const int32_t *bias = ep->bias;
-        c00 = vaddq_s32(c00, vld1q_s32(bias));
-        c01 = vaddq_s32(c01, vld1q_s32(bias + 4));
-        c02 = vaddq_s32(c02, vld1q_s32(bias + 8));
-    }
-    vst1q_s32(out, c00);
-    vst1q_s32(out + 4, c01);
-    vst1q_s32(out + 8, c02);
+    isf_1x12_store(ep, c, accumulate, c00, c01, c02);
 }

@@ -15,16 +15,7 @@
  */
 #include <arm_neon.h>
 
-#include "isf_internal.h"
-#include "isf_quant_neon.h"
-
-/* Steps p past `n` bytes. The empty asm hides the pointer's history, so the compilers post-increment it (ld1
- * {4 registers}, [x], #64) rather than address each block from a base, which costs an add per block. */
-#define NEXT(p, n)             \
-    do {                       \
-        (p) += (n);            \
-        __asm__("" : "+r"(p)); \
-    } while (0)
+#include "isf_s8_1x4x16.h"
 
 /* Named registers rather than an array: an array indexed in a loop may be kept on the stack at -O2. */
 #define MAC(j, av, bv)                                                      \
@@ -44,18 +35,9 @@
         MAC(3, av, g.val[3]);            \
     } while (0)
 
-/* GCC's pre-allocation scheduler makes its allocator shuffle an accumulator out of a 4-register ld1 tuple and
- * back (2 mov per iteration, GCC 12 -O3); clang needs no help. */
-#if defined(__GNUC__) && !defined(__clang__)
-#define ISF_NO_PRE_RA_SCHED __attribute__((optimize("no-schedule-insns")))
-#else
-#define ISF_NO_PRE_RA_SCHED
-#endif
-
 ISF_NO_PRE_RA_SCHED ISF_UKERNEL(gemm_s8_1x4x16_neon) {
     const int8_t *pa = a;
     const int8_t *pb = b;
-    int32_t *out = c;
     (void)ldc; /* one row */
     int32x4_t lo0 = vdupq_n_s32(0), lo1 = lo0, lo2 = lo0, lo3 = lo0;
     int32x4_t hi0 = lo0, hi1 = lo0, hi2 = lo0, hi3 = lo0;
@@ -70,19 +52,6 @@ ISF_NO_PRE_RA_SCHED ISF_UKERNEL(gemm_s8_1x4x16_neon) {
         BLOCK();
     }
 
-    /* lane l of s<j> holds a quarter of column j's sum: two pairwise additions give [c0 c1 c2 c3]. */
-    int32x4_t s0 = vaddq_s32(lo0, hi0), s1 = vaddq_s32(lo1, hi1), s2 = vaddq_s32(lo2, hi2), s3 = vaddq_s32(lo3, hi3);
-    int32x4_t row = vpaddq_s32(vpaddq_s32(s0, s1), vpaddq_s32(s2, s3));
-    if (__builtin_expect((ep->steps & ISF_EPILOGUE_QUANTIZED) != 0, 0)) { /* fp32 or int8 C: every step here */
-        isf_qn_store_row(ep, c, 1, row, row, row, row);
-        return;
-    }
-    if (accumulate) {
-        row = vaddq_s32(row, vld1q_s32(out));
-    }
-    /* int32 output: BIAS only (wrapping, as vector adds do); the driver never asks for CLAMP. */
-    if (ep->steps & ISF_EPILOGUE_BIAS) {
-        row = vaddq_s32(row, vld1q_s32(ep->bias));
-    }
-    vst1q_s32(out, row);
+    isf_1x4_store(ep, c, accumulate, vaddq_s32(lo0, hi0), vaddq_s32(lo1, hi1), vaddq_s32(lo2, hi2),
+                  vaddq_s32(lo3, hi3));
 }
