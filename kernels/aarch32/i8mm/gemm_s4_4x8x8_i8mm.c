@@ -32,7 +32,7 @@
         c1##j = vmmlaq_s32(c1##j, y1, hi_);       \
     } while (0)
 
-/* Row r (0-3) of the tile, columns 0-3 or 4-7 (h = 0, 1), from the blocks: the low or high D halves. */
+/* 4 columns of the even (odd = 0) or odd row of two blocks (ca, cb) of a row pair: their low or high D halves. */
 static inline int32x4_t row_half(int32x4_t ca, int32x4_t cb, int odd) {
     return odd ? vcombine_s32(vget_high_s32(ca), vget_high_s32(cb)) : vcombine_s32(vget_low_s32(ca), vget_low_s32(cb));
 }
