@@ -12,22 +12,7 @@
  * reuses each B register for 4 rows and wastes no half).
  * A is the caller's row (any byte alignment: VLD1.8), k_blocks × 8 bytes, never read past; an odd last block
  * goes in both rows. Registers: 8 accumulators + A 1 + B 4 per block in flight = 13 of the 16 q. */
-#include <arm_neon.h>
-
-#include "isf_internal.h"
-#include "isf_quant_neon.h"
-
-/* Row 0 of the even accumulator plus row 1 of the odd one: columns 2j, 2j+1 for j = 0, 1 of pairs (e0, o0), (e1, o1). */
-static inline int32x4_t fold(int32x4_t e0, int32x4_t o0, int32x4_t e1, int32x4_t o1) {
-    return vaddq_s32(vcombine_s32(vget_low_s32(e0), vget_low_s32(e1)),
-                     vcombine_s32(vget_high_s32(o0), vget_high_s32(o1)));
-}
-
-/* Quantized C (fp32 or int8), every step on the row's two vectors, on registers. Not inlined: with it in the
- * kernel, GCC 12 schedules the hot loop's loads differently. */
-static __attribute__((noinline)) void quant_row(const isf_epilogue *ep, void *c, int32x4_t lo, int32x4_t hi) {
-    isf_qn_store_row(ep, c, 2, lo, hi, lo, lo);
-}
+#include "isf_i8mm_1x8x8.h"
 
 ISF_UKERNEL(gemm_s8_1x8x8_i8mm) {
     const int8_t *pa = a;
@@ -60,22 +45,6 @@ ISF_UKERNEL(gemm_s8_1x8x8_i8mm) {
         e3 = vmmlaq_s32(e3, av, vld1q_s8(pb + 48));
     }
 
-    int32x4_t lo = fold(e0, o0, e1, o1), hi = fold(e2, o2, e3, o3);
-    if (__builtin_expect((ep->steps & ISF_EPILOGUE_QUANTIZED) != 0, 0)) {
-        quant_row(ep, c, lo, hi);
-        return;
-    }
-    int32_t *pc = c;
     (void)ldc; /* one row */
-    if (accumulate) {
-        lo = vaddq_s32(lo, vld1q_s32(pc));
-        hi = vaddq_s32(hi, vld1q_s32(pc + 4));
-    }
-    if (ep->steps & ISF_EPILOGUE_BIAS) { /* int32 wrapping; int32 output is never clamped */
-        const int32_t *bias = ep->bias;
-        lo = vaddq_s32(lo, vld1q_s32(bias));
-        hi = vaddq_s32(hi, vld1q_s32(bias + 4));
-    }
-    vst1q_s32(pc, lo);
-    vst1q_s32(pc + 4, hi);
+    row_store(ep, c, accumulate, fold(e0, o0, e1, o1), fold(e2, o2, e3, o3));
 }

@@ -17,27 +17,7 @@
  * (smmla latency 3-4 × 2 pipes); the useful halves are gathered (uzp1 / uzp2 on 64-bit lanes) after the loop.
  * Registers: 8 accumulators + 2 A + 4 groups of 4 B = 26 of 32 (16 accumulators made clang spill).
  */
-#include <arm_neon.h>
-
-#include "isf_internal.h"
-#include "isf_quant_neon.h"
-
-/* Steps p past `n` bytes. The empty asm hides the pointer's history, so the compilers keep one pointer and
- * post-increment it (ld1 {4 registers}, [x], #64) rather than address each group from a base, which ld1's
- * addressing modes cannot do without an add per group. */
-#define NEXT(p, n)             \
-    do {                       \
-        (p) += (n);            \
-        __asm__("" : "+r"(p)); \
-    } while (0)
-
-/* Named registers rather than an array: an array indexed in a loop may be kept on the stack at -O2. */
-#define ACC_DECL(x) int32x4_t x##0 = vdupq_n_s32(0), x##1 = x##0, x##2 = x##0, x##3 = x##0
-#define ACC_MMLA(x, av, g)                   \
-    x##0 = vmmlaq_s32(x##0, av, (g).val[0]); \
-    x##1 = vmmlaq_s32(x##1, av, (g).val[1]); \
-    x##2 = vmmlaq_s32(x##2, av, (g).val[2]); \
-    x##3 = vmmlaq_s32(x##3, av, (g).val[3])
+#include "isf_i8mm_1x8x8.h"
 
 /* Two blocks, A's 16 bytes (block kb, block kb+1) against each block's B: row 0 useful in x, row 1 in y. */
 #define TWO_BLOCKS(x, y, av)              \
@@ -50,17 +30,9 @@
         ACC_MMLA(y, av, g1);              \
     } while (0)
 
-/* Columns 4h..4h+3: the row-0 halves of e<2h>, e<2h+1> plus the row-1 halves of o<2h>, o<2h+1>. */
-static inline int32x4_t gather(int32x4_t e0, int32x4_t e1, int32x4_t o0, int32x4_t o1) {
-    int64x2_t rows0 = vuzp1q_s64(vreinterpretq_s64_s32(e0), vreinterpretq_s64_s32(e1));
-    int64x2_t rows1 = vuzp2q_s64(vreinterpretq_s64_s32(o0), vreinterpretq_s64_s32(o1));
-    return vaddq_s32(vreinterpretq_s32_s64(rows0), vreinterpretq_s32_s64(rows1));
-}
-
 ISF_UKERNEL(gemm_s8_1x8x8_i8mm) {
     const int8_t *pa = a;
     const int8_t *pb = b;
-    int32_t *out = c;
     (void)ldc; /* one row */
     ACC_DECL(e);
     ACC_DECL(o);
@@ -84,21 +56,5 @@ ISF_UKERNEL(gemm_s8_1x8x8_i8mm) {
         ACC_MMLA(e, av, g);
     }
 
-    int32x4_t lo = gather(e0, e1, o0, o1), hi = gather(e2, e3, o2, o3);
-    if (__builtin_expect((ep->steps & ISF_EPILOGUE_QUANTIZED) != 0, 0)) { /* fp32 or int8 C: every step here */
-        isf_qn_store_row(ep, c, 2, lo, hi, lo, lo);
-        return;
-    }
-    if (accumulate) {
-        lo = vaddq_s32(lo, vld1q_s32(out));
-        hi = vaddq_s32(hi, vld1q_s32(out + 4));
-    }
-    /* int32 output: BIAS only (wrapping, as vector adds do); the driver never asks for CLAMP. */
-    if (ep->steps & ISF_EPILOGUE_BIAS) {
-        const int32_t *bias = ep->bias;
-        lo = vaddq_s32(lo, vld1q_s32(bias));
-        hi = vaddq_s32(hi, vld1q_s32(bias + 4));
-    }
-    vst1q_s32(out, lo);
-    vst1q_s32(out + 4, hi);
+    row_store(ep, c, accumulate, gather(e0, e1, o0, o1), gather(e2, e3, o2, o3));
 }

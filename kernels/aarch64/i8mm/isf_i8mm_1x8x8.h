@@ -1,0 +1,58 @@
+/* What gemm_s8_1x8x8_i8mm and gemm_s4_1x8x8_i8mm share: the accumulators (e<j> for even blocks, o<j> for odd
+ * ones, see gemm_s8_1x8x8_i8mm.c), their gathering into the row's 8 sums and the store with its epilogue. Only the
+ * hot loop differs (how B's bytes become smmla operands), so each kernel file keeps its own. */
+#ifndef ISAFORGE_I8MM_1X8X8_H
+#define ISAFORGE_I8MM_1X8X8_H
+
+#include <arm_neon.h>
+
+#include "isf_internal.h"
+#include "isf_quant_neon.h"
+
+/* Steps p past `n` bytes. The empty asm hides the pointer's history, so the compilers keep one pointer and
+ * post-increment it (ld1 {4 registers}, [x], #64) rather than address each group from a base, which ld1's
+ * addressing modes cannot do without an add per group. */
+#define NEXT(p, n)             \
+    do {                       \
+        (p) += (n);            \
+        __asm__("" : "+r"(p)); \
+    } while (0)
+
+/* Named registers rather than an array: an array indexed in a loop may be kept on the stack at -O2. */
+#define ACC_DECL(x) int32x4_t x##0 = vdupq_n_s32(0), x##1 = x##0, x##2 = x##0, x##3 = x##0
+#define ACC_MMLA(x, av, g)                   \
+    x##0 = vmmlaq_s32(x##0, av, (g).val[0]); \
+    x##1 = vmmlaq_s32(x##1, av, (g).val[1]); \
+    x##2 = vmmlaq_s32(x##2, av, (g).val[2]); \
+    x##3 = vmmlaq_s32(x##3, av, (g).val[3])
+
+/* Columns 4h..4h+3: the row-0 halves of e<2h>, e<2h+1> plus the row-1 halves of o<2h>, o<2h+1>. */
+static inline int32x4_t gather(int32x4_t e0, int32x4_t e1, int32x4_t o0, int32x4_t o1) {
+    int64x2_t rows0 = vuzp1q_s64(vreinterpretq_s64_s32(e0), vreinterpretq_s64_s32(e1));
+    int64x2_t rows1 = vuzp2q_s64(vreinterpretq_s64_s32(o0), vreinterpretq_s64_s32(o1));
+    return vaddq_s32(vreinterpretq_s32_s64(rows0), vreinterpretq_s32_s64(rows1));
+}
+
+/* The row's true sums (columns 0-3 in lo, 4-7 in hi) through the epilogue into C. */
+static inline __attribute__((always_inline)) void row_store(const isf_epilogue *ep, void *c, int accumulate,
+                                                            int32x4_t lo, int32x4_t hi) {
+    int32_t *out = c;
+    if (__builtin_expect((ep->steps & ISF_EPILOGUE_QUANTIZED) != 0, 0)) { /* fp32 or int8 C: every step here */
+        isf_qn_store_row(ep, c, 2, lo, hi, lo, lo);
+        return;
+    }
+    if (accumulate) {
+        lo = vaddq_s32(lo, vld1q_s32(out));
+        hi = vaddq_s32(hi, vld1q_s32(out + 4));
+    }
+    /* int32 output: BIAS only (wrapping, as vector adds do); the driver never asks for CLAMP. */
+    if (ep->steps & ISF_EPILOGUE_BIAS) {
+        const int32_t *bias = ep->bias;
+        lo = vaddq_s32(lo, vld1q_s32(bias));
+        hi = vaddq_s32(hi, vld1q_s32(bias + 4));
+    }
+    vst1q_s32(out, lo);
+    vst1q_s32(out + 4, hi);
+}
+
+#endif
