@@ -9,8 +9,9 @@
  * 8 unpacking instructions + 8 VSDOT. The low nibbles go to the even-block accumulators, the high ones to the odd,
  * so the 4 VSDOT chains are gemm_s8's.
  * A is the caller's row (any byte alignment), k_blocks × 4 bytes, never read past. k_blocks is even (pairs).
- * Hot loop at -O3: 21 instructions per 128 MACs with GCC 12, 23 with clang 19 (which, as for gemm_s8, makes the
- * high half's lanes VDUPs before plain VSDOTs; two D loads of A instead cost GCC 3 more and clang as many).
+ * A's 16 bytes of 4 blocks come in by VLD2.32 too, as two D registers (blocks 0 and 2, 1 and 3): clang turns a
+ * lane of the high half of a Q load into a VDUP before a plain VSDOT (it does so in gemm_s8_1x8x4_dotprod).
+ * Hot loop at -O3: 21 instructions per 128 MACs with GCC 12, 22 with clang 19 (gemm_s8_1x8x4_dotprod: 19, 21).
  * Registers: 4 accumulators + the 0xF0 mask + A 1 + 4 per pair (2 loaded, 2 shifted), 2 pairs in flight = 14. */
 #include <arm_neon.h>
 
@@ -30,14 +31,15 @@ ISF_UKERNEL(gemm_s4_1x8x4_dotprod) {
 
     for (size_t n = k_blocks / 4; n != 0; n--) {
         // isf-hot-loop-begin
-        const int8x16_t av = vld1q_s8(pa);
-        const int8x8_t a01 = vget_low_s8(av), a23 = vget_high_s8(av);
+        /* VLD2.32: d02 = blocks 0 and 2 of A, d13 = blocks 1 and 3, so the lanes come from D registers */
+        const int32x2x2_t av = vld2_s32((const int32_t *)pa);
+        const int8x8_t a02 = vreinterpret_s8_s32(av.val[0]), a13 = vreinterpret_s8_s32(av.val[1]);
         const int32x4x2_t b01 = vld2q_s32(pb);
         const int32x4x2_t b23 = vld2q_s32(pb + 8);
-        ISF_DOT_ROW8(c0e, c0o, LO(b01.val[0]), LO(b01.val[1]), a01, 0);
-        ISF_DOT_ROW8(c1e, c1o, HI(b01.val[0]), HI(b01.val[1]), a01, 1);
-        ISF_DOT_ROW8(c0e, c0o, LO(b23.val[0]), LO(b23.val[1]), a23, 0);
-        ISF_DOT_ROW8(c1e, c1o, HI(b23.val[0]), HI(b23.val[1]), a23, 1);
+        ISF_DOT_ROW8(c0e, c0o, LO(b01.val[0]), LO(b01.val[1]), a02, 0);
+        ISF_DOT_ROW8(c1e, c1o, HI(b01.val[0]), HI(b01.val[1]), a13, 0);
+        ISF_DOT_ROW8(c0e, c0o, LO(b23.val[0]), LO(b23.val[1]), a02, 1);
+        ISF_DOT_ROW8(c1e, c1o, HI(b23.val[0]), HI(b23.val[1]), a13, 1);
         pa += 16;
         pb += 16;
         // isf-hot-loop-end
