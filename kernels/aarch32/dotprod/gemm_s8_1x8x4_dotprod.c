@@ -15,20 +15,7 @@
 #include <arm_neon.h>
 #include <string.h>
 
-#include "isf_internal.h"
-#include "isf_quant_neon.h"
-
-/* The row's even and odd columns (VLD2's order). */
-typedef struct {
-    int32x4_t e, o;
-} row8;
-
-static inline row8 add_row(row8 x, const int32_t *p) {
-    const int32x4x2_t y = vld2q_s32(p);
-    return (row8){vaddq_s32(x.e, y.val[0]), vaddq_s32(x.o, y.val[1])};
-}
-
-static inline int8x16_t s8(int32x4_t v) { return vreinterpretq_s8_s32(v); }
+#include "isf_s8_1x8x4.h"
 
 ISF_UKERNEL(gemm_s8_1x8x4_dotprod) {
     const int8_t *pa = a;
@@ -42,17 +29,13 @@ ISF_UKERNEL(gemm_s8_1x8x4_dotprod) {
         const int8x16_t av = vld1q_s8(pa);
         const int8x8_t a01 = vget_low_s8(av), a23 = vget_high_s8(av);
         const int32x4x2_t b0 = vld2q_s32(pb);
-        c0e = vdotq_lane_s32(c0e, s8(b0.val[0]), a01, 0);
-        c0o = vdotq_lane_s32(c0o, s8(b0.val[1]), a01, 0);
+        ISF_DOT_ROW8(c0e, c0o, s8(b0.val[0]), s8(b0.val[1]), a01, 0);
         const int32x4x2_t b1 = vld2q_s32(pb + 8);
-        c1e = vdotq_lane_s32(c1e, s8(b1.val[0]), a01, 1);
-        c1o = vdotq_lane_s32(c1o, s8(b1.val[1]), a01, 1);
+        ISF_DOT_ROW8(c1e, c1o, s8(b1.val[0]), s8(b1.val[1]), a01, 1);
         const int32x4x2_t b2 = vld2q_s32(pb + 16);
-        c0e = vdotq_lane_s32(c0e, s8(b2.val[0]), a23, 0);
-        c0o = vdotq_lane_s32(c0o, s8(b2.val[1]), a23, 0);
+        ISF_DOT_ROW8(c0e, c0o, s8(b2.val[0]), s8(b2.val[1]), a23, 0);
         const int32x4x2_t b3 = vld2q_s32(pb + 24);
-        c1e = vdotq_lane_s32(c1e, s8(b3.val[0]), a23, 1);
-        c1o = vdotq_lane_s32(c1o, s8(b3.val[1]), a23, 1);
+        ISF_DOT_ROW8(c1e, c1o, s8(b3.val[0]), s8(b3.val[1]), a23, 1);
         pa += 16;
         pb += 32;
         // isf-hot-loop-end
@@ -62,27 +45,11 @@ ISF_UKERNEL(gemm_s8_1x8x4_dotprod) {
         memcpy(&a4, pa, sizeof a4);
         const int8x8_t av = vreinterpret_s8_u32(vdup_n_u32(a4));
         const int32x4x2_t b0 = vld2q_s32(pb);
-        c0e = vdotq_lane_s32(c0e, s8(b0.val[0]), av, 0);
-        c0o = vdotq_lane_s32(c0o, s8(b0.val[1]), av, 0);
+        ISF_DOT_ROW8(c0e, c0o, s8(b0.val[0]), s8(b0.val[1]), av, 0);
         pa += 4;
         pb += 8;
     }
 
-    row8 r = {vaddq_s32(c0e, c1e), vaddq_s32(c0o, c1o)};
-    if (__builtin_expect((ep->steps & ISF_EPILOGUE_QUANTIZED) != 0, 0)) {
-        /* fp32 or int8 C: every step here, on the columns back in order (the parameters are in C's order) */
-        const int32x4x2_t z = vzipq_s32(r.e, r.o);
-        isf_qn_store_row(ep, c, 2, z.val[0], z.val[1], z.val[0], z.val[0]);
-        return;
-    }
-    int32_t *pc = c;
     (void)ldc; /* one row */
-    if (accumulate) {
-        r = add_row(r, pc);
-    }
-    if (ep->steps & ISF_EPILOGUE_BIAS) { /* int32 wrapping; int32 output is never clamped */
-        r = add_row(r, ep->bias);
-    }
-    const int32x4x2_t out = {{r.e, r.o}};
-    vst2q_s32(pc, out);
+    isf_row8_store((row8){vaddq_s32(c0e, c1e), vaddq_s32(c0o, c1o)}, c, accumulate, ep);
 }

@@ -13,16 +13,7 @@
  * read past. Registers: 4 accumulators + B 2 + A 2 + 4 products = 12 of the 16 q. */
 #include <arm_neon.h>
 
-#include "isf_internal.h"
-#include "isf_quant_neon.h"
-
-/* Bias (int32, wrapping); int32 output is never clamped. */
-static inline int32x4_t epilogue(int32x4_t r, const isf_epilogue *ep) {
-    if (ep->steps & ISF_EPILOGUE_BIAS) {
-        r = vaddq_s32(r, vld1q_s32(ep->bias));
-    }
-    return r;
-}
+#include "isf_s8_x4x8.h"
 
 static inline int8x8_t s8(uint16x4_t v) { return vreinterpret_s8_u16(v); }
 
@@ -54,18 +45,6 @@ ISF_UKERNEL(gemm_s8_1x4x8_neon) {
         block(acc, pa, pb);
     }
 
-    int32x4_t r = vaddq_s32(vaddq_s32(acc[0], acc[1]), vaddq_s32(acc[2], acc[3]));
-    if (__builtin_expect((ep->steps & ISF_EPILOGUE_QUANTIZED) != 0, 0)) { /* fp32 or int8 C: every step here */
-        isf_qn_store_row(ep, c, 1, r, r, r, r);
-        return;
-    }
-    int32_t *pc = c;
     (void)ldc; /* one row */
-    if (accumulate) {
-        r = vaddq_s32(r, vld1q_s32(pc));
-    }
-    if (ep->steps != ISF_EPILOGUE_NONE) {
-        r = epilogue(r, ep);
-    }
-    vst1q_s32(pc, r);
+    isf_x4x8_store_1row(ep, c, accumulate, vaddq_s32(vaddq_s32(acc[0], acc[1]), vaddq_s32(acc[2], acc[3])));
 }

@@ -3,40 +3,11 @@
  * in int16, since (−128)·(−128) twice overflows it. */
 #include <arm_neon.h>
 
-#include "isf_internal.h"
-#include "isf_quant_neon.h"
-
-/* Each accumulator holds 4 partial sums of one C element: fold the halves, then pairwise-add neighbours. */
-static inline int32x4_t reduce_row(int32x4_t x0, int32x4_t x1, int32x4_t x2, int32x4_t x3) {
-    const int32x2_t s0 = vadd_s32(vget_low_s32(x0), vget_high_s32(x0));
-    const int32x2_t s1 = vadd_s32(vget_low_s32(x1), vget_high_s32(x1));
-    const int32x2_t s2 = vadd_s32(vget_low_s32(x2), vget_high_s32(x2));
-    const int32x2_t s3 = vadd_s32(vget_low_s32(x3), vget_high_s32(x3));
-    return vcombine_s32(vpadd_s32(s0, s1), vpadd_s32(s2, s3));
-}
-
-/* The old C, then the bias (the only step of int32 output; it wraps, as int32 addition does here). */
-static inline __attribute__((always_inline)) void store_row(int32_t *c, int32x4_t v, int accumulate, int has_bias,
-                                                            int32x4_t bias) {
-    if (accumulate)
-        v = vaddq_s32(v, vld1q_s32(c));
-    if (has_bias)
-        v = vaddq_s32(v, bias);
-    vst1q_s32(c, v);
-}
-
-/* `has_bias` a constant, so the store without it is the same code as before the epilogue existed. */
-#define TILE_STORE(has_bias, acc)                                                 \
-    do {                                                                          \
-        const int32x4_t bias = (has_bias) ? vld1q_s32(ep->bias) : vdupq_n_s32(0); \
-        store_row(pc, reduce_row(c00, c01, c02, c03), acc, has_bias, bias);       \
-        store_row(pc + ldc, reduce_row(c10, c11, c12, c13), acc, has_bias, bias); \
-    } while (0)
+#include "isf_s8_x4x8.h"
 
 ISF_UKERNEL(gemm_s8_2x4x8_neon) {
     const int8_t *pa = __builtin_assume_aligned(a, 64);
     const int8_t *pb = __builtin_assume_aligned(b, 64);
-    int32_t *pc = c;
     int32x4_t c00 = vdupq_n_s32(0), c01 = c00, c02 = c00, c03 = c00;
     int32x4_t c10 = c00, c11 = c00, c12 = c00, c13 = c00;
 
@@ -61,19 +32,6 @@ ISF_UKERNEL(gemm_s8_2x4x8_neon) {
         // isf-hot-loop-end
     }
 
-    /* CLAMP is never asked of int32 output: only BIAS is looked at, for a load and a branch per tile; without it,
-     * the fall-through path, where the compilers unswitch `accumulate` themselves as they did before. With it, both
-     * are constants, so that each combination is straight-line code (clang tests `accumulate` per row otherwise). */
-    if (__builtin_expect((ep->steps & ISF_EPILOGUE_QUANTIZED) != 0, 0)) { /* fp32 or int8 C: every step here */
-        const int32x4_t r0 = reduce_row(c00, c01, c02, c03), r1 = reduce_row(c10, c11, c12, c13);
-        isf_qn_store_4cols(ep, c, ldc, 2, r0, r1, r0, r0);
-        return;
-    }
-    if (__builtin_expect(!(ep->steps & ISF_EPILOGUE_BIAS), 1)) {
-        TILE_STORE(0, accumulate);
-    } else if (accumulate) {
-        TILE_STORE(1, 1);
-    } else {
-        TILE_STORE(1, 0);
-    }
+    isf_x4x8_store_2rows(ep, c, ldc, accumulate, isf_x4x8_reduce_row(c00, c01, c02, c03),
+                         isf_x4x8_reduce_row(c10, c11, c12, c13));
 }
