@@ -18,54 +18,75 @@
  * during the last 8 sdot. The last pair is peeled without those loads, so nothing past the panels is read.
  */
 
-#include "isf_s8_8x12x4.h"
+#include "kernels/aarch64/dotprod/isf_s8_8x12x4.h" /* from the source root: also from the .inst-encoded copy */
 
-/* 8 sdot: the unpacked vector \b against the 8 rows of A in \lo (rows 0-3), \hi (4-7), into v\c0 (row 0)
- * to v\c7 (row 7), one column group. */
-	.macro	rows8 b, lo, hi, c0, c1, c2, c3, c4, c5, c6, c7
-	sdot	v\c0\().4s, \b\().16b, \lo\().4b[0]
-	sdot	v\c1\().4s, \b\().16b, \lo\().4b[1]
-	sdot	v\c2\().4s, \b\().16b, \lo\().4b[2]
-	sdot	v\c3\().4s, \b\().16b, \lo\().4b[3]
-	sdot	v\c4\().4s, \b\().16b, \hi\().4b[0]
-	sdot	v\c5\().4s, \b\().16b, \hi\().4b[1]
-	sdot	v\c6\().4s, \b\().16b, \hi\().4b[2]
-	sdot	v\c7\().4s, \b\().16b, \hi\().4b[3]
-	.endm
-
-/* Columns 0-3, 4-7, 8-11 of the tile: rows8 into that column group's 8 accumulators. */
-	.macro	col0 b, lo, hi
-	rows8	\b, \lo, \hi, 8, 11, 14, 17, 20, 23, 26, 29
-	.endm
-	.macro	col1 b, lo, hi
-	rows8	\b, \lo, \hi, 9, 12, 15, 18, 21, 24, 27, 30
-	.endm
-	.macro	col2 b, lo, hi
-	rows8	\b, \lo, \hi, 10, 13, 16, 19, 22, 25, 28, 31
-	.endm
-
+/* The pair's sdot are spelled out with literal registers (the .inst encoder of old assemblers reads no macro
+ * arguments): per column group (accumulators v8 + j, v11 + j, …, v29 + j for rows 0-7), the unpacked vector
+ * against rows 0-3 in v0 / v2 and 4-7 in v1 / v3, by element. */
 /* One pair of blocks; on entry v0, v1 hold block 2t's A and v6 the first packed vector. \last: no loads for a
  * next pair. */
 	.macro	pair last
 	ld1	{v2.16b, v3.16b}, [x1], #32
 	shl	v5.16b, v6.16b, #4
 	ldr	q7, [x2], #16
-	col0	v5, v0, v1
+	sdot	v8.4s, v5.16b, v0.4b[0]
+	sdot	v11.4s, v5.16b, v0.4b[1]
+	sdot	v14.4s, v5.16b, v0.4b[2]
+	sdot	v17.4s, v5.16b, v0.4b[3]
+	sdot	v20.4s, v5.16b, v1.4b[0]
+	sdot	v23.4s, v5.16b, v1.4b[1]
+	sdot	v26.4s, v5.16b, v1.4b[2]
+	sdot	v29.4s, v5.16b, v1.4b[3]
 	and	v6.16b, v6.16b, v4.16b
-	col0	v6, v2, v3
+	sdot	v8.4s, v6.16b, v2.4b[0]
+	sdot	v11.4s, v6.16b, v2.4b[1]
+	sdot	v14.4s, v6.16b, v2.4b[2]
+	sdot	v17.4s, v6.16b, v2.4b[3]
+	sdot	v20.4s, v6.16b, v3.4b[0]
+	sdot	v23.4s, v6.16b, v3.4b[1]
+	sdot	v26.4s, v6.16b, v3.4b[2]
+	sdot	v29.4s, v6.16b, v3.4b[3]
 	shl	v5.16b, v7.16b, #4
 	ldr	q6, [x2], #16
-	col1	v5, v0, v1
+	sdot	v9.4s, v5.16b, v0.4b[0]
+	sdot	v12.4s, v5.16b, v0.4b[1]
+	sdot	v15.4s, v5.16b, v0.4b[2]
+	sdot	v18.4s, v5.16b, v0.4b[3]
+	sdot	v21.4s, v5.16b, v1.4b[0]
+	sdot	v24.4s, v5.16b, v1.4b[1]
+	sdot	v27.4s, v5.16b, v1.4b[2]
+	sdot	v30.4s, v5.16b, v1.4b[3]
 	and	v7.16b, v7.16b, v4.16b
-	col1	v7, v2, v3
+	sdot	v9.4s, v7.16b, v2.4b[0]
+	sdot	v12.4s, v7.16b, v2.4b[1]
+	sdot	v15.4s, v7.16b, v2.4b[2]
+	sdot	v18.4s, v7.16b, v2.4b[3]
+	sdot	v21.4s, v7.16b, v3.4b[0]
+	sdot	v24.4s, v7.16b, v3.4b[1]
+	sdot	v27.4s, v7.16b, v3.4b[2]
+	sdot	v30.4s, v7.16b, v3.4b[3]
 	shl	v5.16b, v6.16b, #4
-	col2	v5, v0, v1
+	sdot	v10.4s, v5.16b, v0.4b[0]
+	sdot	v13.4s, v5.16b, v0.4b[1]
+	sdot	v16.4s, v5.16b, v0.4b[2]
+	sdot	v19.4s, v5.16b, v0.4b[3]
+	sdot	v22.4s, v5.16b, v1.4b[0]
+	sdot	v25.4s, v5.16b, v1.4b[1]
+	sdot	v28.4s, v5.16b, v1.4b[2]
+	sdot	v31.4s, v5.16b, v1.4b[3]
 	and	v5.16b, v6.16b, v4.16b
 	.if	\last == 0
 	ld1	{v0.16b, v1.16b}, [x1], #32
 	ldr	q6, [x2], #16
 	.endif
-	col2	v5, v2, v3
+	sdot	v10.4s, v5.16b, v2.4b[0]
+	sdot	v13.4s, v5.16b, v2.4b[1]
+	sdot	v16.4s, v5.16b, v2.4b[2]
+	sdot	v19.4s, v5.16b, v2.4b[3]
+	sdot	v22.4s, v5.16b, v3.4b[0]
+	sdot	v25.4s, v5.16b, v3.4b[1]
+	sdot	v28.4s, v5.16b, v3.4b[2]
+	sdot	v31.4s, v5.16b, v3.4b[3]
 	.endm
 
 /* One row of \src (C, or the partial sums) added to accumulators \a, \b, \c through v0-v2; \src steps on. */

@@ -28,7 +28,7 @@
  * order and the int8 clamp lies inside every range on the way.
  */
 
-#include "isf_s8_8x12x4.h"
+#include "kernels/aarch64/dotprod/isf_s8_8x12x4.h" /* from the source root: also from the .inst-encoded copy */
 
 	.text
 	.p2align	4
