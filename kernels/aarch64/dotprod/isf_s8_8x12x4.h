@@ -8,6 +8,8 @@
  */
 #ifndef ISAFORGE_S8_8X12X4_H
 #define ISAFORGE_S8_8X12X4_H
+/* Assembly: not for clang-format. */
+/* clang-format off */
 
 #include "isf_epilogue_offsets.h"
 
@@ -191,4 +193,5 @@
 	b	.Lreturn
 	.endm
 
+/* clang-format on */
 #endif
