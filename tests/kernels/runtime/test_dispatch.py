@@ -100,7 +100,9 @@ def test_kernels_env_reports_each_bad_entry_in_one_line_and_keeps_the_automatic_
     cat = load()
     arch = target_cpu.build.arch_name
     unrunnable = next(
-        k.name for k in cat.kernels(ROOT, arch, [v.name for v in cat.arch_variants(arch)]) if k.variant == "i8mm"
+        k.name
+        for k in cat.kernels(ROOT, arch, [v.name for v in cat.arch_variants(arch)])
+        if k.variant == "i8mm" and k.op == "gemm_s8"
     )
     env = {"ISAFORGE_KERNELS": f"gemm_s8={unrunnable},gemm_f32=gemm_f32_1x1_nope,oops"}
     result = qemu_run(target_cpu.build, target_cpu.cpu, "isaforge-info", env=env)
