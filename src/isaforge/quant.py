@@ -73,7 +73,7 @@ def _clamp_f32(x: np.ndarray, clamp: tuple[float, float] | None) -> np.ndarray:
     return np.where(np.isnan(x), x, np.minimum(np.maximum(x, lo), hi)).astype(F32)
 
 
-def _sums(a: np.ndarray, w_kn: np.ndarray, zero_points: np.ndarray) -> np.ndarray:
+def sums(a: np.ndarray, w_kn: np.ndarray, zero_points: np.ndarray) -> np.ndarray:
     """Σ_k (a − zp) · w exactly (int64), row zero points broadcast."""
     return (a.astype(np.int64) - zero_points.reshape(-1, 1)) @ w_kn.astype(np.int64)
 
@@ -86,7 +86,7 @@ def gemm_qs8(
     clamp: tuple[int, int] = (-128, 127),
 ) -> np.ndarray:
     n = w_kn.shape[1]
-    acc = _sums(a, w_kn, np.array([p.a_zero_point])) + (0 if bias is None else np.asarray(bias, dtype=np.int64))
+    acc = sums(a, w_kn, np.array([p.a_zero_point])) + (0 if bias is None else np.asarray(bias, dtype=np.int64))
     s = ((F32(p.a_scale) * _per_channel(p.w_scales, n)).astype(F32) / F32(p.c_scale)).astype(F32)
     f = (acc.astype(np.int32).astype(F32) * s).astype(F32)
     return np.clip(_rne(f) + p.c_zero_point, clamp[0], clamp[1]).astype(np.int8)
@@ -100,7 +100,7 @@ def gemm_qs8_f32(
     clamp: tuple[float, float] | None = None,
 ) -> np.ndarray:
     n = w_kn.shape[1]
-    acc = _sums(a, w_kn, np.array([p.a_zero_point])) + (0 if bias is None else np.asarray(bias, dtype=np.int64))
+    acc = sums(a, w_kn, np.array([p.a_zero_point])) + (0 if bias is None else np.asarray(bias, dtype=np.int64))
     d = (F32(p.a_scale) * _per_channel(p.w_scales, n)).astype(F32)
     return _clamp_f32((acc.astype(np.int32).astype(F32) * d).astype(F32), clamp)
 
@@ -113,7 +113,7 @@ def gemm_qd8_f32(
     clamp: tuple[float, float] | None = None,
 ) -> np.ndarray:
     q, zps, scales = _quantized_rows(a)
-    acc = _sums(q, w_kn, zps).astype(np.int32).astype(F32)
+    acc = sums(q, w_kn, zps).astype(np.int32).astype(F32)
     f = ((acc * scales).astype(F32) * _per_channel(p.w_scales, w_kn.shape[1])).astype(F32)
     if bias is not None:
         f = (f + np.asarray(bias, dtype=F32)).astype(F32)
@@ -145,7 +145,7 @@ def gemm_qd8_f32_qc4w(
     total = np.zeros((a.shape[0], n), dtype=F32)
     for b in range(blocks):
         part = slice(b * p.w_block, min(k, (b + 1) * p.w_block))
-        acc = _sums(q[:, part], w_kn[part], zps).astype(np.int32).astype(F32)
+        acc = sums(q[:, part], w_kn[part], zps).astype(np.int32).astype(F32)
         t = ((acc * scales).astype(F32) * w_scales[:, b]).astype(F32)
         total = t if b == 0 else (total + t).astype(F32)
     if bias is not None:

@@ -168,6 +168,33 @@ def blockwise_cases(kernel: str, rng: np.random.Generator) -> list[Case]:
     return out
 
 
+def limit_cases(op: str, kernel: str) -> list[Case]:
+    """k = ISF_QUANT_MAX_K with every product of row 0 at its largest magnitude, (a − zp) = ∓255 against w = −128
+    (−8 for int4) in column 0 and 127 (7) in column 1: column 0 sums to ±(2^31 − 128) for int8 W, which fp32 holds
+    exactly, so a kernel whose int32 sums wrapped, or that lost one Kc block's partial sums, gives other bytes. Row 1
+    is random."""
+    rng = np.random.default_rng(7)
+    k, (lo, hi) = quant.MAX_K, ((-8, 7) if int4(op) else (-128, 127))
+    w_kn = rng.integers(lo, hi + 1, (k, 3), dtype=np.int8)
+    w_kn[:, 0], w_kn[:, 1] = lo, hi
+    out = []
+    for zp, extreme, bias in ((127, -128, [127, -127, 5]), (-128, 127, [-127, 127, -5])):
+        if dynamic(op):  # a constant row quantizes to −128 with zp 127 (negative) or 127 with zp −128 (positive)
+            a = rng.standard_normal((2, k)).astype(np.float32)
+            a[0] = np.float32(1.0 if extreme > 0 else -1.0)
+        else:
+            a = rng.integers(-128, 128, (2, k), dtype=np.int8)
+            a[0] = extreme
+        # power-of-two scales: gemm_qs8's column 1 lands on a .5 tie (−255 · 127 · k · 2^-25 = ∓63.5…)
+        w_scales = np.array([2.0**-25, 2.0**-25, 2.0**-12], np.float32)
+        p = quant.QuantParams(w_scales, a_scale=1.0, a_zero_point=zp, c_scale=1.0)
+        q, row_zp = (quant.quantize_row(a[0])[2], quant.quantize_row(a[0])[1]) if dynamic(op) else (a[0], zp)
+        assert quant.sums(q[None, :], w_kn[:, :1], np.array([row_zp]))[0, 0] == np.sign(extreme) * 255 * lo * k
+        bias_values = np.array(bias, np.float32 if dynamic(op) else np.int32)
+        out.append(Case(op, kernel, a=a, w_kn=w_kn, params=p, bias=bias_values, nk=zp < 0))
+    return out
+
+
 def run_cases(qemu_run: QemuRunner, tc: TargetCpu, tmp_path: Path, batch: list[Case]) -> list[tuple[int, int, bytes]]:
     jobs, results = tmp_path / "jobs.bin", tmp_path / "results.bin"
     jobs.write_bytes(b"".join(c.job() for c in batch))
@@ -222,6 +249,21 @@ def test_every_int32_kernel_stores_the_scalar_epilogue(
     assert result.stdout.strip().splitlines()[-1] == "0 failed", result.stdout
     assert "gemm_s8_4x4_ref: epilogue checked" in result.stdout
     assert "gemm_s4_4x4_ref: epilogue checked" in result.stdout
+
+
+@pytest.mark.cpus(["max"])
+def test_every_kernel_sums_exactly_at_the_largest_k(
+    target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path: Path
+) -> None:
+    batch = []
+    for op in OPS[:-1]:  # the quantized ops: gemm_s4 has no zero point to reach the limit with
+        batch += [c for name in kernels(qemu_run, target_cpu, op) for c in limit_cases(op, name)]
+    wrong = []
+    for c, (status, guards, got) in zip(batch, run_cases(qemu_run, target_cpu, tmp_path, batch), strict=True):
+        want = c.expected()
+        if status != 0 or not guards or got != want.tobytes():
+            wrong.append(f"{c.op} {c.kernel} zp {c.params.a_zero_point}: status {status}, guards {guards}")
+    assert not wrong, "\n".join(wrong[:20])
 
 
 def bad(op: str, **change) -> Case:
