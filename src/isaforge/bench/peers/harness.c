@@ -144,10 +144,13 @@ int main(int argc, char **argv) {
         isf_bench_begin();
         status = isf_bench_call(state, &p, p.m, p.a, cbuf + GUARD);
         isf_bench_end();
-        /* The test of the guard check itself: it must see one byte written past C. */
+        /* The tests of the checks themselves: the guard check must see one byte written past C, an exact oracle one
+         * step off in C. */
         const char *selftest = getenv("ISF_BENCH_SELFTEST");
         if (selftest != NULL && strcmp(selftest, "guard") == 0) {
             cbuf[GUARD + c_bytes] ^= 1;
+        } else if (selftest != NULL && strcmp(selftest, "c") == 0) {
+            cbuf[GUARD] ^= 1;
         }
     }
     uint32_t intact = (uint32_t)guards_intact(cbuf, c_bytes), code = (uint32_t)element;

@@ -21,7 +21,8 @@
  * A, into a buffer of its own) so that lazy first-call set-up stays out of the window → C's buffer refilled with
  * 0xA5 → isf_bench_begin() → the measured call → isf_bench_end(). The window a QEMU log is cut at is
  * [entry of isf_bench_begin, entry of isf_bench_end). ISF_BENCH_SELFTEST=guard in the environment damages the byte
- * right after C once the call is done: the test that the guard check sees it. */
+ * right after C once the call is done: the test that the guard check sees it; ISF_BENCH_SELFTEST=c flips the lowest
+ * bit of C's first byte (one step of a requantized int8 output): the test that an exact oracle sees it. */
 #ifndef ISAFORGE_BENCH_PEERS_HARNESS_H
 #define ISAFORGE_BENCH_PEERS_HARNESS_H
 
