@@ -2,8 +2,9 @@
 
 Each library's harness (bench/peers) runs one GEMM under `qemu-aarch64 -cpu <core>` (so its run-time dispatch picks
 what it would pick on that core), QEMU logs the blocks it executes between the harness's markers, and
-bench/wholecall prices them with llvm-mca's model of that core. Every result is checked by gemmjob's oracle; a
-wrong one is shown and never ranks. Rows: precision × shape × core; columns: the libraries.
+bench/wholecall prices them with llvm-mca's model of that core. Every result is checked by gemmjob's oracle (qs8:
+libisaforge's gemm_qs8 by isaforge.quant byte for byte, XNNPACK's within ±1); a wrong one is shown and never ranks.
+Rows: precision × shape × core; columns: the libraries.
 """
 
 from __future__ import annotations
