@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from isaforge import builds
+from isaforge import builds, quant
 from isaforge.bench import peers, qemu_count
 from isaforge.bench.qemu_count import Shape
 from isaforge.errors import IsaforgeError
@@ -75,7 +75,7 @@ def test_markers_exist_in_order(harness, library):
 
 
 REFUSED = [("openblas", "fp16", "plain"), ("blis", "fp32", "prepacked"), ("xnnpack", "fp32", "plain"),
-           ("xnnpack", "bf16", "prepacked")]  # fmt: skip
+           ("xnnpack", "bf16", "prepacked"), ("isaforge", "qs8", "plain"), ("openblas", "qs8", "plain")]  # fmt: skip
 
 
 @pytest.mark.parametrize(("library", "precision", "mode"), REFUSED)
@@ -96,6 +96,19 @@ def test_the_harness_sees_a_damaged_guard_byte(harness, tmp_path, monkeypatch):
     monkeypatch.setenv("ISF_BENCH_SELFTEST", "guard")
     run = peers.run(peers.ISAFORGE, harness(peers.ISAFORGE), "fp32", peers.PLAIN, SHAPES[0], "max", tmp_path)
     assert "guard bytes" in run.wrong
+
+
+def test_a_qs8_output_one_step_off_is_wrong_for_libisaforge(harness, tmp_path, monkeypatch):
+    """libisaforge's gemm_qs8 is held to isaforge.quant byte for byte: the harness, told to, flips the lowest bit
+    of C's first byte (one step, which XNNPACK's ±1 would allow), and the run is wrong; untouched, it is right on a
+    core whose kernel differs from max's."""
+    exe = harness(peers.ISAFORGE)
+    right = peers.run(peers.ISAFORGE, exe, "qs8", peers.PREPACKED, SHAPES[0], "neoverse-n1", tmp_path)
+    assert (right.status, right.wrong, right.element) == (0, "", "int8 (requantized)")
+    assert right.detail.startswith("kernel=gemm_s8_") and right.detail.endswith("_dotprod"), right.detail
+    monkeypatch.setenv("ISF_BENCH_SELFTEST", "c")
+    run = peers.run(peers.ISAFORGE, exe, "qs8", peers.PREPACKED, SHAPES[0], "neoverse-n1", tmp_path)
+    assert run.status == 0 and "C(0, 0) = " in run.wrong and "exactly (isaforge.quant.gemm_qs8)" in run.wrong, run
 
 
 # -- the oracle, pure Python --------------------------------------------------------------------------------------
@@ -153,6 +166,34 @@ def test_requantized_int8_is_held_to_one_step():
     assert peers.check("int8", a, b, output(nudged, peers.I8), **kw) == ""
     nudged[tuple(inner)] += 1
     assert f"C{tuple(int(i) for i in inner)}" in peers.check("int8", a, b, output(nudged, peers.I8), **kw)
+
+
+def test_libisaforge_qs8_is_held_to_the_byte():
+    shape = Shape(6, 40, 33)
+    a, b = peers.operands(peers.ISAFORGE, "qs8", shape)
+    assert b.min() >= -127  # the same weights XNNPACK's qs8 gets
+    scale, zp = peers.requantization(shape.k)
+    p = peers.quant_params(scale, zp)
+    assert p.c_scale == np.float32(1) / np.float32(scale) and (p.a_scale, p.a_zero_point, p.c_zero_point) == (1, 0, zp)
+    right = quant.gemm_qs8(a, b, p)
+    assert np.abs(right.astype(np.int64) - peers.requantized_expected(a, b, scale, zp)).max() <= 1
+    kw = {"element": peers.I8, "scale": scale, "zero_point": zp}
+    assert peers.check("qs8", a, b, output(right, peers.I8), exact=True, **kw) == ""
+    inner = tuple(int(i) for i in np.argwhere((right > -127) & (right < 126))[0])
+    nudged = right.copy()
+    nudged[inner] += 1
+    assert peers.check("qs8", a, b, output(nudged, peers.I8), **kw) == ""  # XNNPACK's ±1 lets it through
+    wrong = peers.check("qs8", a, b, output(nudged, peers.I8), exact=True, **kw)
+    assert f"C{inner} = {nudged[inner]}, expected {right[inner]} exactly" in wrong, wrong
+
+
+def test_qs8_is_requantized_for_every_library_that_offers_it():
+    for library, p in peers.PEERS.items():
+        if any(prec == "qs8" for prec, _mode in p.pairs()):
+            assert p.element("qs8") == peers.I8, library
+    assert peers.PEERS[peers.ISAFORGE].element("int8") == peers.I32  # int8 stays libisaforge's int32 gemm_s8
+    assert peers.PEERS[peers.ISAFORGE].exact == ("qs8",) and not peers.PEERS["xnnpack"].exact
+    assert (peers.ISAFORGE, "qs8", peers.PLAIN) not in CASES and ("xnnpack", "qs8", peers.PREPACKED) in CASES
 
 
 def test_input_and_output_files_round_trip(tmp_path):

@@ -95,6 +95,8 @@ def test_the_markdown_prints_each_figure_with_its_target() -> None:
     text = "\n".join(qreport.markdown(fabricated(1031, 1000, (1000, 100.0), (500, 50.0)), [], []))
     assert "+3.10% | ≤ 3% | **FAIL**" in text
     assert "0.500× | ≤ 0.55× | PASS" in text and "0.500× | ≤ 0.75× | PASS" in text
+    peers_note = text.split("### Peers, ")[1]
+    assert "side by side's qs8 tables" in peers_note and "not done" not in peers_note
 
 
 def test_compare_names_the_first_wrong_element() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from isaforge.bench import peer_report, peers, sidebyside
+from isaforge.bench import peer_report, peers, sidebyside, wholecall
 from isaforge.bench.qemu_count import Shape
 from isaforge.bench.sidebyside import OK, PLAIN_OURS, PLAN, REFUSED, WRONG, CallRow, SideBySide
 from isaforge.cli import main
@@ -69,6 +69,17 @@ def test_a_refused_call_shows_the_status_and_does_not_rank() -> None:
     assert fabricated(row(PLAN.label, 10), r).best_peer("fp32", "64x64x64", N1) is None
 
 
+def test_qs8_is_priced_against_int8s_peak_with_a_goal_of_its_own() -> None:
+    assert sidebyside.parse_precisions("int8,qs8") == ["int8", "qs8"]
+    assert "qs8" in sidebyside.DEFAULT_PRECISIONS.split(",")
+    assert sidebyside.core_peak(N1, "qs8") == wholecall.core_peak(N1, "int8")
+    rows = [row(PLAN.label, 64**3 / 8 / 0.5, shape="128x128x128", precision="int8"),
+            row(PLAN.label, 64**3 / 8 / 0.9, shape="128x128x128", precision="qs8")]  # fmt: skip
+    result = SideBySide(["128x128x128"], [N1], ["int8", "qs8"], rows)
+    by_title = {g.title.split(", on ")[0].rsplit(", ", 1)[1]: g for g in peer_report.goals(result, "clang")[2:]}
+    assert by_title["int8"].met is False and by_title["qs8"].met is True, by_title
+
+
 def test_bad_selections_are_one_line_errors() -> None:
     with pytest.raises(IsaforgeError, match="unknown precision 'fp64'"):
         sidebyside.parse_precisions("fp32,fp64")
@@ -83,11 +94,12 @@ def test_the_command_line_refuses_a_bad_core_before_building(capsys: pytest.Capt
 
 
 def test_every_installed_library_side_by_side_under_qemu(tmp_path: Path) -> None:
-    """One small awkward shape, fp32 and int8, on N1: every library that is installed runs, passes the oracle and
-    gets modeled cycles; one that is not is named with its package."""
+    """One small awkward shape, fp32, int8 and qs8, on N1: every library that is installed runs, passes the oracle
+    and gets modeled cycles; one that is not is named with its package. qs8 has its table: libisaforge's gemm_qs8
+    plan beside XNNPACK."""
     out, js, png = tmp_path / "p.md", tmp_path / "p.json", tmp_path / "p.png"
     argv = ["bench", "--peers", "--no-mca", "--no-qemu", "--peer-shapes", "5x17x33", "--peer-cores", N1,
-            "--precisions", "fp32,int8", "--markdown", str(out), "--json", str(js), "--plot", str(png),
+            "--precisions", "fp32,int8,qs8", "--markdown", str(out), "--json", str(js), "--plot", str(png),
             "--quiet"]  # fmt: skip
     assert main(argv) == 0
     data = json.loads(js.read_text())["peers"]
@@ -101,8 +113,15 @@ def test_every_installed_library_side_by_side_under_qemu(tmp_path: Path) -> None
         assert r["cycles"] > 0 and r["instructions"] > 0
         if r["entrant"] in (PLAN.label, PLAIN_OURS.label):  # vector MACs only (peers' scalar edges are not counted)
             assert r["macs_executed"] >= 5 * 17 * 33  # padding lanes may add, never remove
+    qs8 = {r["entrant"] for r in data["rows"] if r["precision"] == "qs8"}
+    assert qs8 == {PLAN.label} | ({"XNNPACK"} if "xnnpack" not in data["missing"] else set())
+    assert data["peaks"][N1]["qs8"] == data["peaks"][N1]["int8"]
     text = out.read_text()
     assert "## Side by side with OpenBLAS, BLIS and XNNPACK" in text and "### int8, N1" in text
+    table = text.split("### qs8, N1")[1].split("###")[0]
+    head = next(line for line in table.splitlines() if line.startswith("| M×N×K"))
+    assert "libisaforge plan" in head and "libisaforge isf_gemm" not in head and "OpenBLAS" not in head, head
+    assert "| 5x17x33 |" in table and "wrong" not in table
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -13,16 +13,10 @@ from isaforge.bench.qplans import QuantResult, QuantRun
 
 SHORT = {"neoverse-n1": "N1", "neoverse-n2": "N2", "neoverse-v1": "V1", "neoverse-v2": "V2"}
 
-# Why the side by side has no qs8 row of libisaforge yet (issue 18 item 4), said in the report.
+# Where the requantized whole calls are compared (issue 18 item 4).
 PEERS_NOTE = (
-    "XNNPACK's qs8 fully-connected operator (`xnn_create_fully_connected_nc_qs8`, int8 in, requantized int8 out) "
-    "already runs in the side by side (`--peers`), as its *int8* row: bench/peers/xnnpack.c builds it from Debian's "
-    "libxnnpack-dev:arm64. libisaforge's entrant in that row is still the int32 `gemm_s8` plan, not a `gemm_qs8` "
-    "plan: the harness protocol (bench/peers/harness.h) fixes C's element type per precision "
-    "(`isf_bench_output(precision)`, int32 for libisaforge's int8), so a requantized libisaforge entrant needs a "
-    "qs8 precision (or a per-mode element) in harness.h, harness.c, isaforge.c and bench/peers — not done in this "
-    "change. Compare the requantized whole calls with the overhead table above meanwhile: gemm_qs8 costs its "
-    "gemm_s8 plan plus the figure shown."
+    "libisaforge's gemm_qs8 plan beside XNNPACK's qs8 fully-connected operator, whole calls in modeled cycles: the "
+    "side by side's qs8 tables (`isaforge bench --peers --precisions qs8`)."
 )
 
 

@@ -2,8 +2,9 @@
 
 Each library's harness (bench/peers) runs one GEMM under `qemu-aarch64 -cpu <core>` (so its run-time dispatch picks
 what it would pick on that core), QEMU logs the blocks it executes between the harness's markers, and
-bench/wholecall prices them with llvm-mca's model of that core. Every result is checked by gemmjob's oracle; a
-wrong one is shown and never ranks. Rows: precision × shape × core; columns: the libraries.
+bench/wholecall prices them with llvm-mca's model of that core. Every result is checked by gemmjob's oracle (qs8:
+libisaforge's gemm_qs8 by isaforge.quant byte for byte, XNNPACK's within ±1); a wrong one is shown and never ranks.
+Rows: precision × shape × core; columns: the libraries.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from isaforge import process
 from isaforge.bench import peers, wholecall
+from isaforge.bench.mca.analyse import Peak
 from isaforge.bench.qemu_count import Shape
 from isaforge.bench.wholecall import CORE_MODELS, CoreModel, Decoder, Pricer, core_model
 from isaforge.builds import Build
@@ -23,11 +25,14 @@ from isaforge.errors import IsaforgeError
 
 DEFAULT_SHAPES = "1x1024x1024,4x1024x1024,49x256x2304,64x64x64,128x128x128,256x256x64,384x384x384"
 DEFAULT_CORES = ",".join(c.qemu_cpu.partition(",")[0] for c in CORE_MODELS)
-DEFAULT_PRECISIONS = ",".join(wholecall.PRECISIONS)
+# qs8 (requantized int8 C) does int8's MACs: its peak is int8's, the requantization being work on top of them.
+PEAK_PRECISION = {"qs8": "int8"}
+PRECISIONS = (*wholecall.PRECISIONS, *PEAK_PRECISION)
+DEFAULT_PRECISIONS = ",".join(PRECISIONS)
 # The goals' cores and shapes (issue 17).
 GOAL_CORES = ("neoverse-n1", "neoverse-n2", "neoverse-v1")
 PEAK_SHAPES = ("128x128x128", "256x256x64", "49x256x2304")
-PEAK_GOAL = {"fp32": 92.0, "fp16": 92.0, "int8": 85.0, "bf16": 85.0}
+PEAK_GOAL = {"fp32": 92.0, "fp16": 92.0, "int8": 85.0, "bf16": 85.0, "qs8": 85.0}
 SMALL_M_SHAPE, SMALL_M_GOAL = "1x1024x1024", 60.0
 
 
@@ -130,11 +135,16 @@ def parse_cores(text: str) -> list[CoreModel]:
 def parse_precisions(text: str) -> list[str]:
     out = [p.strip() for p in text.split(",") if p.strip()]
     for p in out:
-        if p not in wholecall.PRECISIONS:
+        if p not in PRECISIONS:
             raise IsaforgeError(f"unknown precision {p!r}; choose from {DEFAULT_PRECISIONS}")
     if not out:
         raise IsaforgeError(f"no precision given; choose from {DEFAULT_PRECISIONS}")
     return out
+
+
+def core_peak(mcpu: str, precision: str) -> Peak:
+    """The core's best MAC rate for the precision's multiply-accumulates (wholecall.core_peak)."""
+    return wholecall.core_peak(mcpu, PEAK_PRECISION.get(precision, precision))
 
 
 @dataclass(frozen=True)
@@ -192,7 +202,7 @@ def _measure(job: Job, harness: Harness, pricer: Pricer, work: Path) -> CallRow:
     exe = harness.exe
     s = job.shape
     row = CallRow(job.precision, s.label, job.core.mcpu, job.entrant.label, OK, macs=s.macs)
-    row.peak_macs_per_cycle = wholecall.core_peak(job.core.mcpu, job.precision).macs_per_cycle
+    row.peak_macs_per_cycle = core_peak(job.core.mcpu, job.precision).macs_per_cycle
     stem = f"{job.entrant.library}-{job.entrant.mode}-{job.precision}-{s.label}-{job.core.mcpu}"
     log = work / f"{stem}.log"
     try:

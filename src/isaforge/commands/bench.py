@@ -45,7 +45,7 @@ DEFAULT_EPILOGUE_SHAPE = "256x256x64"
 # as bench.sidebyside has them
 DEFAULT_PEER_SHAPES = "1x1024x1024,4x1024x1024,49x256x2304,64x64x64,128x128x128,256x256x64,384x384x384"
 DEFAULT_PEER_CORES = "cortex-a55,neoverse-n1,neoverse-n2,neoverse-v1,max"
-DEFAULT_PRECISIONS = "fp32,fp16,bf16,int8"
+DEFAULT_PRECISIONS = "fp32,fp16,bf16,int8,qs8"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -97,7 +97,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"QEMU CPU models the side-by-side runs and prices on (default: {DEFAULT_PEER_CORES})",
     )
     parser.add_argument(
-        "--precisions", default=DEFAULT_PRECISIONS, help=f"side-by-side precisions (default: {DEFAULT_PRECISIONS})"
+        "--precisions",
+        default=DEFAULT_PRECISIONS,
+        help="side-by-side precisions; int8 is libisaforge's int32 output (gemm_s8), qs8 requantized int8 output "
+        f"(a gemm_qs8 plan) beside XNNPACK's qs8 operator (default: {DEFAULT_PRECISIONS})",
     )
     parser.add_argument("--markdown", type=Path, help="write the markdown report here instead of stdout")
     parser.add_argument("--json", type=Path, help="also write every figure as JSON here")

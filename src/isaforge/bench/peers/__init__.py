@@ -7,9 +7,13 @@ multiarch libc6:arm64: QEMU runs them without `-L`, the ELF interpreter /lib/ld-
 coming from the host's own arm64 multiarch directories. libisaforge's harness links a Build's libisaforge.a.
 
 A run checks its result with gemmjob's oracle: the float bound of the library's accumulation type (binary16 for
-XNNPACK's f16 operator, which accumulates in binary16), the exact int32 for libisaforge's gemm_s8, and for XNNPACK's
+XNNPACK's f16 operator, which accumulates in binary16), the exact int32 for libisaforge's gemm_s8, for XNNPACK's
 requantized qs8 clamp(round_half_even(acc·scale) + zero point) within ±1 (its fixed-point requantization rounds
-its own way).
+its own way), and for libisaforge's gemm_qs8 plan isaforge.quant's formula byte for byte (its fp32 steps are
+specified, so there is no rounding of its own to allow for).
+
+Precision qs8 is int8 A and B with requantized int8 C for every library; int8 is the same inputs with C as the
+library gives it (libisaforge: int32; XNNPACK, which has no int32 output: the qs8 call again).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from isaforge import gemmjob, process, qemu
+from isaforge import gemmjob, process, qemu, quant
 from isaforge.bench import require, run_tool
 from isaforge.bench.qemu_count import LIBRARY, LLVM_NM, Shape, parse_nm
 from isaforge.builds import Build
@@ -41,10 +45,11 @@ INSTALL_HINT = "bash ci/install-toolchains.sh --peers"
 LOG_FLAGS = ("-d", "in_asm,exec,nochain")
 BEGIN, END = "isf_bench_begin", "isf_bench_end"  # the window: [entry of BEGIN, entry of END)
 
-PRECISIONS = ("fp32", "fp16", "bf16", "int8")
+PRECISIONS = ("fp32", "fp16", "bf16", "int8", "qs8")
 PLAIN, PREPACKED = "plain", "prepacked"
 MODES = (PLAIN, PREPACKED)
-PRECISION_OPS = {"fp32": "gemm_f32", "fp16": "gemm_f16", "bf16": "gemm_bf16", "int8": "gemm_s8"}
+PRECISION_OPS = {"fp32": "gemm_f32", "fp16": "gemm_f16", "bf16": "gemm_bf16", "int8": "gemm_s8", "qs8": "gemm_qs8"}
+INT8_INPUTS = ("int8", "qs8")  # the precisions whose input file carries a requantization (scale, zero point)
 
 MAGIC, VERSION = b"ISFP", 1
 # Output element codes (harness.h's isf_bench_element) and their numpy types.
@@ -64,7 +69,8 @@ ISAFORGE = "isaforge"
 class Peer:
     """One library: where Debian puts it and what its harness offers. `requires` lists the (package, file) pairs
     its harness cannot be built without; `narrow` the precisions it accumulates in binary16; `requantized` those
-    whose output is requantized int8."""
+    whose output is requantized int8 (held to ±1 of the exact requantization), `exact` those of them held to
+    isaforge.quant's gemm_qs8 byte for byte; `prepacked_only` the precisions it offers prepacked only."""
 
     library: str
     package: str  # the Debian package that installs it ("" for libisaforge: built from this tree)
@@ -76,12 +82,16 @@ class Peer:
     modes: tuple[str, ...]
     narrow: tuple[str, ...] = ()
     requantized: tuple[str, ...] = ()
+    exact: tuple[str, ...] = ()
+    prepacked_only: tuple[str, ...] = ()
 
     def offers(self, precision: str, mode: str) -> bool:
+        if precision in self.prepacked_only and mode != PREPACKED:
+            return False
         return precision in self.precisions and mode in self.modes
 
     def pairs(self) -> list[tuple[str, str]]:
-        return [(p, m) for p in self.precisions for m in self.modes]
+        return [(p, m) for p in self.precisions for m in self.modes if self.offers(p, m)]
 
     def element(self, precision: str) -> int:
         """The output element code its harness writes for `precision`."""
@@ -131,12 +141,25 @@ PEERS: dict[str, Peer] = {
             ("libpthreadpool-dev:arm64", "/usr/include/pthreadpool.h"),
             ("libcpuinfo-dev:arm64", f"{ARM64_LIB}/libcpuinfo.so"),
         ),
-        ("fp32", "fp16", "int8"),
+        ("fp32", "fp16", "int8", "qs8"),
         (PREPACKED,),
         narrow=("fp16",),
-        requantized=("int8",),
+        requantized=("int8", "qs8"),
     ),
-    ISAFORGE: Peer(ISAFORGE, "", "isaforge.c", (), (), (), PRECISIONS, MODES),
+    # qs8: a gemm_qs8 plan (the quantized ops have no one-call function).
+    ISAFORGE: Peer(
+        ISAFORGE,
+        "",
+        "isaforge.c",
+        (),
+        (),
+        (),
+        PRECISIONS,
+        MODES,
+        requantized=("qs8",),
+        exact=("qs8",),
+        prepacked_only=("qs8",),
+    ),
 }
 
 
@@ -197,9 +220,9 @@ def markers(exe: Path) -> tuple[int, int]:
 
 # -- operands and files -------------------------------------------------------------------------------------------
 def operands(library: str, precision: str, shape: Shape, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """A [m][k] and B [k][n] in the precision's wire type (gemmjob.random_operands). XNNPACK's int8 weights stay in
-    [-127, 127], as TFLite's int8 scheme requires of weights (its kernels without sdot may sum two products of
-    -128·-128 in int16)."""
+    """A [m][k] and B [k][n] in the precision's wire type (gemmjob.random_operands). Requantized int8 weights stay
+    in [-127, 127], as TFLite's int8 scheme requires of weights (XNNPACK's kernels without sdot may sum two products
+    of -128·-128 in int16); libisaforge's qs8 gets the same, so its qs8 row computes what XNNPACK's does."""
     types = gemmjob.op_types(PRECISION_OPS[precision])
     case = gemmjob.Case(shape.m, shape.n, shape.k, shape.k, shape.n, shape.n)
     a, b = gemmjob.random_operands(types, [case], seed)
@@ -212,6 +235,14 @@ def requantization(k: int) -> tuple[float, int]:
     """Scale and zero point for requantized int8 output: random int8 products have a standard deviation near
     74² (uniform on [-128, 127]), so acc·scale spreads over about ±60 and its tails reach the clamp."""
     return float(np.float32(60.0 / (74.0**2 * math.sqrt(k)))), -3
+
+
+def quant_params(scale: float, zero_point: int) -> quant.QuantParams:
+    """The gemm_qs8 parameters libisaforge's harness gives its plan (isaforge.c): scales 1 and zero point 0 for A
+    and W, and C's scale the output scale XNNPACK is given, 1 / scale in fp32, so (a_scale · w_scale) / c_scale is
+    the same multiplier."""
+    c_scale = np.float32(1.0) / np.float32(scale)
+    return quant.QuantParams(np.array([1.0], np.float32), c_scale=float(c_scale), c_zero_point=zero_point)
 
 
 def write_input(
@@ -259,6 +290,25 @@ def requantized_expected(a: np.ndarray, b: np.ndarray, scale: float, zero_point:
     return np.clip(np.rint(acc * np.float64(np.float32(scale))) + zero_point, -128, 127).astype(np.int64)
 
 
+def _check_requantized(
+    a: np.ndarray, b: np.ndarray, c: np.ndarray, exact: bool, scale: float, zero_point: int, prefix: str
+) -> str:
+    if exact:
+        want = quant.gemm_qs8(a, b, quant_params(scale, zero_point))
+        differ = c != want
+        if not differ.any():
+            return ""
+        at = tuple(int(i) for i in np.argwhere(differ)[0])
+        return f"{prefix}C{at} = {c[at]}, expected {want[at]} exactly (isaforge.quant.gemm_qs8)"
+    expected = requantized_expected(a, b, scale, zero_point)
+    got = c.astype(np.int64)
+    off = np.abs(got - expected) > 1
+    if not off.any():
+        return ""
+    bad = tuple(int(i) for i in np.argwhere(off)[0])
+    return f"{prefix}C{bad} = {got[bad]}, expected {expected[bad]} ± 1 (clamp(round(acc·scale) + zero point))"
+
+
 def check(
     precision: str,
     a: np.ndarray,
@@ -267,12 +317,14 @@ def check(
     *,
     element: int,
     narrow: bool = False,
+    exact: bool = False,
     scale: float = 1.0,
     zero_point: int = 0,
     label: str = "",
 ) -> str:
     """'' when `out` is right, else one line saying what is wrong (guard damage first: it is the worse). `element`
-    is the output type the library should have written; `narrow`: it accumulates in binary16."""
+    is the output type the library should have written; `narrow`: it accumulates in binary16; `exact`: requantized
+    int8 must be isaforge.quant.gemm_qs8's bytes (libisaforge's gemm_qs8), not within ±1."""
     prefix = f"{label}: " if label else ""
     if not out.guards_intact:
         return f"{prefix}wrote outside C: the 64 guard bytes before or after it are damaged"
@@ -281,13 +333,7 @@ def check(
     if out.element != element:
         return f"{prefix}C came as {ELEMENT_NAMES[out.element]}, expected {ELEMENT_NAMES[element]}"
     if element == I8:
-        expected = requantized_expected(a, b, scale, zero_point)
-        got = out.c.astype(np.int64)
-        off = np.abs(got - expected) > 1
-        if not off.any():
-            return ""
-        bad = tuple(int(i) for i in np.argwhere(off)[0])
-        return f"{prefix}C{bad} = {got[bad]}, expected {expected[bad]} ± 1 (clamp(round(acc·scale) + zero point))"
+        return _check_requantized(a, b, out.c, exact, scale, zero_point, prefix)
     op = PRECISION_OPS[precision]
     narrow_variants = load().ops[op].narrow_accumulation
     variant = narrow_variants[0] if narrow and narrow_variants else REFERENCE
@@ -349,7 +395,7 @@ def run(
         offered = ", ".join(f"{pr} {mo}" for pr, mo in p.pairs())
         raise IsaforgeError(f"{library} does not offer {precision} {mode} (it offers: {offered})")
     a, b = operands(library, precision, shape, seed)
-    scale, zero_point = requantization(shape.k) if precision == "int8" else (1.0, 0)
+    scale, zero_point = requantization(shape.k) if precision in INT8_INPUTS else (1.0, 0)
     stem = f"{library}-{precision}-{mode}-{shape.label}-{cpu.replace(',', '_').replace('=', '-')}"
     inp, outp = workdir / f"{stem}.in", workdir / f"{stem}.out"
     write_input(inp, precision, a, b, scale, zero_point)
@@ -362,8 +408,9 @@ def run(
     out = read_output(outp, shape.m, shape.n)
     element = p.element(precision)
     wrong = check(
-        precision, a, b, out, element=element, narrow=_accumulates_narrow(p, precision, detail), scale=scale,
-        zero_point=zero_point, label=f"{library} {precision} {mode} {shape.label} on {cpu}",
+        precision, a, b, out, element=element, narrow=_accumulates_narrow(p, precision, detail),
+        exact=precision in p.exact, scale=scale, zero_point=zero_point,
+        label=f"{library} {precision} {mode} {shape.label} on {cpu}",
     )  # fmt: skip
     if not wrong:
         for path in (inp, outp):

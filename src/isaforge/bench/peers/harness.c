@@ -18,8 +18,8 @@ enum { MAGIC_BYTES = 4, HEADER_BYTES = 28, VERSION = 1, GUARD = 64, SENTINEL = 0
 MARKER void isf_bench_begin(void) { __asm__ volatile("" ::: "memory"); }
 MARKER void isf_bench_end(void) { __asm__ volatile("" ::: "memory"); }
 
-static const char *const precision_names[] = {"fp32", "fp16", "bf16", "int8"};
-static const size_t input_bytes[] = {4, 2, 2, 1};
+static const char *const precision_names[ISF_BENCH_PRECISIONS] = {"fp32", "fp16", "bf16", "int8", "qs8"};
+static const size_t input_bytes[ISF_BENCH_PRECISIONS] = {4, 2, 2, 1, 1};
 static const char *const mode_names[] = {"plain", "prepacked"};
 
 static size_t element_bytes(isf_bench_element e) {
@@ -36,7 +36,7 @@ static int lookup(const char *name, const char *const *names, int count) {
 }
 
 static int usage(const char *why) {
-    fprintf(stderr, "%s harness: %s (usage: PRECISION MODE INPUT OUTPUT; fp32|fp16|bf16|int8, plain|prepacked)\n",
+    fprintf(stderr, "%s harness: %s (usage: PRECISION MODE INPUT OUTPUT; fp32|fp16|bf16|int8|qs8, plain|prepacked)\n",
             isf_bench_library, why);
     return 2;
 }
@@ -88,13 +88,13 @@ int main(int argc, char **argv) {
     if (argc != 5) {
         return usage("4 arguments expected");
     }
-    int precision = lookup(argv[1], precision_names, 4), mode = lookup(argv[2], mode_names, 2);
+    int precision = lookup(argv[1], precision_names, ISF_BENCH_PRECISIONS), mode = lookup(argv[2], mode_names, 2);
     if (precision < 0 || mode < 0) {
         return usage("unknown precision or mode");
     }
     if (!isf_bench_offers((isf_bench_precision)precision, (isf_bench_mode)mode)) {
-        char offered[128] = "";
-        for (int p = 0; p < 4; p++) {
+        char offered[160] = "";
+        for (int p = 0; p < ISF_BENCH_PRECISIONS; p++) {
             for (int m = 0; m < 2; m++) {
                 if (isf_bench_offers((isf_bench_precision)p, (isf_bench_mode)m)) {
                     size_t used = strlen(offered);
@@ -144,10 +144,13 @@ int main(int argc, char **argv) {
         isf_bench_begin();
         status = isf_bench_call(state, &p, p.m, p.a, cbuf + GUARD);
         isf_bench_end();
-        /* The test of the guard check itself: it must see one byte written past C. */
+        /* The tests of the checks themselves: the guard check must see one byte written past C, an exact oracle one
+         * step off in C. */
         const char *selftest = getenv("ISF_BENCH_SELFTEST");
         if (selftest != NULL && strcmp(selftest, "guard") == 0) {
             cbuf[GUARD + c_bytes] ^= 1;
+        } else if (selftest != NULL && strcmp(selftest, "c") == 0) {
+            cbuf[GUARD] ^= 1;
         }
     }
     uint32_t intact = (uint32_t)guards_intact(cbuf, c_bytes), code = (uint32_t)element;

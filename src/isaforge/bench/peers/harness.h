@@ -3,13 +3,17 @@
  * blis.c, xnnpack.c, isaforge.c) only says what it offers and makes its calls. isaforge.bench.peers writes the
  * input, builds and runs the harness, and checks the output.
  *
- * Usage: <harness> PRECISION MODE INPUT OUTPUT, PRECISION one of fp32 fp16 bf16 int8, MODE plain or prepacked.
+ * Usage: <harness> PRECISION MODE INPUT OUTPUT, PRECISION one of fp32 fp16 bf16 int8 qs8, MODE plain or prepacked.
+ *   int8 and qs8 both take int8 A and B; int8 leaves C's element to the library (libisaforge: the exact int32 sums),
+ *   qs8 always asks for requantized int8 C (the element ISF_BENCH_ELEMENT_I8), so that libraries meet on one output.
  *   A pair the library does not offer: exit 2 and one line on stderr. Bad use or a bad input file: exit 2 too.
  *   Otherwise exit 0 with the library's status in OUTPUT, and one line on stdout: "<library> <configuration>".
  *
  * Input (little-endian): "ISFP", u32 version (1), u32 m, u32 n, u32 k, f32 scale, i32 zero point, then A [m][k] and
- *   B [k][n], row-major, in the input type: f32 (fp32), binary16 bits (fp16), bfloat16 bits (bf16), int8 (int8).
- *   Scale and zero point only matter to a requantizing int8 output: out = clamp(round(acc·scale) + zero point).
+ *   B [k][n], row-major, in the input type: f32 (fp32), binary16 bits (fp16), bfloat16 bits (bf16), int8 (int8,
+ *   qs8). Scale and zero point only matter to a requantized int8 output: out = clamp(round(acc·scale) + zero point)
+ *   to [-128, 127]. A library is given them as an output scale of 1.0f / scale (fp32 division) and that zero point,
+ *   with A's and B's scales 1 and zero points 0, so every library rounds the same real multiplier its own way.
  * Output: i32 status (0 ok, else the library's own error code), u32 element code of C (ISF_BENCH_ELEMENT_*), C
  *   [m][n] in that type, u32 1 when the 64 guard bytes (0xA5) before and after C's buffer are intact, else 0.
  *
@@ -17,14 +21,23 @@
  * A, into a buffer of its own) so that lazy first-call set-up stays out of the window → C's buffer refilled with
  * 0xA5 → isf_bench_begin() → the measured call → isf_bench_end(). The window a QEMU log is cut at is
  * [entry of isf_bench_begin, entry of isf_bench_end). ISF_BENCH_SELFTEST=guard in the environment damages the byte
- * right after C once the call is done: the test that the guard check sees it. */
+ * right after C once the call is done: the test that the guard check sees it; ISF_BENCH_SELFTEST=c flips the lowest
+ * bit of C's first byte (one step of a requantized int8 output): the test that an exact oracle sees it. */
 #ifndef ISAFORGE_BENCH_PEERS_HARNESS_H
 #define ISAFORGE_BENCH_PEERS_HARNESS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { ISF_BENCH_FP32 = 0, ISF_BENCH_FP16 = 1, ISF_BENCH_BF16 = 2, ISF_BENCH_INT8 = 3 } isf_bench_precision;
+/* The values index harness.c's name tables. */
+typedef enum {
+    ISF_BENCH_FP32 = 0,
+    ISF_BENCH_FP16 = 1,
+    ISF_BENCH_BF16 = 2,
+    ISF_BENCH_INT8 = 3,
+    ISF_BENCH_QS8 = 4, /* int8 A and B, requantized int8 C */
+    ISF_BENCH_PRECISIONS = 5
+} isf_bench_precision;
 typedef enum { ISF_BENCH_PLAIN = 0, ISF_BENCH_PREPACKED = 1 } isf_bench_mode;
 /* The element codes of the output file; the values are part of the file format. */
 typedef enum {

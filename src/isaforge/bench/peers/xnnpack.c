@@ -1,6 +1,6 @@
 /* XNNPACK (Debian's 2022-02 snapshot): its fully-connected operators, weights packed at creation; fp32 (f32),
- * fp16 (f16: binary16 in, out and accumulation) and int8 (qs8: int8 in, requantized int8 out). Single-threaded: no
- * pthreadpool. */
+ * fp16 (f16: binary16 in, out and accumulation), and int8 and qs8 alike (its qs8 operator: int8 in, requantized int8
+ * out; it has no int32 output, so its int8 row is the same call as its qs8 row). Single-threaded: no pthreadpool. */
 #include <math.h>
 #include <stdio.h>
 #include <xnnpack.h>
@@ -14,9 +14,9 @@ int isf_bench_offers(isf_bench_precision precision, isf_bench_mode mode) {
 }
 
 isf_bench_element isf_bench_output(isf_bench_precision precision) {
-    return precision == ISF_BENCH_FP16   ? ISF_BENCH_ELEMENT_F16
-           : precision == ISF_BENCH_INT8 ? ISF_BENCH_ELEMENT_I8
-                                         : ISF_BENCH_ELEMENT_F32;
+    return precision == ISF_BENCH_FP16                                 ? ISF_BENCH_ELEMENT_F16
+           : precision == ISF_BENCH_INT8 || precision == ISF_BENCH_QS8 ? ISF_BENCH_ELEMENT_I8
+                                                                       : ISF_BENCH_ELEMENT_F32;
 }
 
 int32_t isf_bench_prepare(const isf_bench_problem *p, void **state) {
@@ -37,6 +37,7 @@ int32_t isf_bench_prepare(const isf_bench_problem *p, void **state) {
                                                    XNN_FLAG_TRANSPOSE_WEIGHTS, &op);
         break;
     case ISF_BENCH_INT8:
+    case ISF_BENCH_QS8:
         /* Input and kernel scales 1 and zero points 0, so the accumulator is the exact A·B; an output scale of
          * 1/scale then makes out = clamp(round(acc·scale) + zero point) to [-128, 127]. */
         status =
