@@ -44,6 +44,21 @@
 	.endif
 	.endm
 
+/* `one \op, r, \v` on each accumulator r of \regs: a tile's `each` (all of them) and `by_column` (those of one
+ * column vector). (The .irp goes through `one`: inside a macro the \() that ends \r would be taken by the macro,
+ * and \r.4s read as one name.) */
+	.macro	over op, v, regs:vararg
+	.irp	r, \regs
+	one	\op, \r, \v
+	.endr
+	.endm
+
+/* The epilogue's pointer at \field (x9) and the vectors \regs loaded from it: a tile's `columns` and `rows`. */
+	.macro	load_field field, regs:vararg
+	ldr	x9, [x6, #\field]
+	ld1	{\regs}, [x9]
+	.endm
+
 /* One row of the tile (\a, \b[, \c]) by the row's value, lane \i of \v: mla adds the column vectors (v0, v1[, v2])
  * times it (ROW_OFFSET), any other \op multiplies the row by it (fmul: ROW_SCALE). */
 	.macro	row op, v, i, a, b, c

@@ -40,37 +40,26 @@
 	st1	{v29.4s, v30.4s, v31.4s}, [x3], x4
 	.endm
 
-/* One step on all 24 accumulators: with \v, acc = acc op \v. (The .irp goes through `one`: inside a macro the
- * \() that ends \r would be taken by the macro, and \r.4s read as one name.) */
+/* One step on all 24 accumulators: with \v, acc = acc op \v. */
 	.macro	each op, v
-	.irp	r, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
-	one	\op, \r, \v
-	.endr
+	over	\op, \v, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
 	.endm
 
 /* acc = acc op column vector, on all 24 accumulators (the columns' values in v0-v2). */
 	.macro	by_column op
-	.irp	r, 8, 11, 14, 17, 20, 23, 26, 29
-	one	\op, \r, v0
-	.endr
-	.irp	r, 9, 12, 15, 18, 21, 24, 27, 30
-	one	\op, \r, v1
-	.endr
-	.irp	r, 10, 13, 16, 19, 22, 25, 28, 31
-	one	\op, \r, v2
-	.endr
+	over	\op, v0, 8, 11, 14, 17, 20, 23, 26, 29
+	over	\op, v1, 9, 12, 15, 18, 21, 24, 27, 30
+	over	\op, v2, 10, 13, 16, 19, 22, 25, 28, 31
 	.endm
 
 /* The 12 column values at the epilogue's \field into v0-v2. */
 	.macro	columns field
-	ldr	x9, [x6, #\field]
-	ld1	{v0.4s, v1.4s, v2.4s}, [x9]
+	load_field	\field, v0.4s, v1.4s, v2.4s
 	.endm
 
 /* The 8 row values at the epilogue's \field into v3, v4. */
 	.macro	rows field
-	ldr	x9, [x6, #\field]
-	ld1	{v3.4s, v4.4s}, [x9]
+	load_field	\field, v3.4s, v4.4s
 	.endm
 
 /* `row \op` on each row (\a, \b, \c) with its lane of v3, v4. */

@@ -48,22 +48,15 @@
 	load_blocks	\src, \stride, 20, 21, 22, 23
 	.endm
 
-/* One step on all 16 row vectors: with \v, acc = acc op \v. (The .irp goes through `one`: inside a macro the
- * \() that ends \r would be taken by the macro, and \r.4s read as one name.) */
+/* One step on all 16 row vectors: with \v, acc = acc op \v. */
 	.macro	each op, v
-	.irp	r, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
-	one	\op, \r, \v
-	.endr
+	over	\op, \v, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
 	.endm
 
 /* acc = acc op column vector, on all 16 row vectors (the columns' values in v0, v1). */
 	.macro	by_column op
-	.irp	r, 16, 18, 20, 22, 24, 26, 28, 30
-	one	\op, \r, v0
-	.endr
-	.irp	r, 17, 19, 21, 23, 25, 27, 29, 31
-	one	\op, \r, v1
-	.endr
+	over	\op, v0, 16, 18, 20, 22, 24, 26, 28, 30
+	over	\op, v1, 17, 19, 21, 23, 25, 27, 29, 31
 	.endm
 
 /* The blocks \b0-\b3 of rows 2p, 2p+1 to the rows: \r0, \r1 row 2p (columns 0-3, 4-7), \r2, \r3 row 2p+1. */
@@ -91,14 +84,12 @@
 
 /* The 8 column values at the epilogue's \field into v0, v1. */
 	.macro	columns field
-	ldr	x9, [x6, #\field]
-	ld1	{v0.4s, v1.4s}, [x9]
+	load_field	\field, v0.4s, v1.4s
 	.endm
 
 /* The 8 row values at the epilogue's \field into v2, v3. */
 	.macro	rows field
-	ldr	x9, [x6, #\field]
-	ld1	{v2.4s, v3.4s}, [x9]
+	load_field	\field, v2.4s, v3.4s
 	.endm
 
 /* `row \op` on each row (\a, \b) with its lane of v2, v3. */
