@@ -18,15 +18,15 @@
 
 #include "isf_epilogue_offsets.h"
 
-/* The ISF_EPILOGUE_* step bits (an enum in isf_internal.h, which the assembler cannot read). */
-#define STEP_BIAS 1
-#define STEP_CLAMP 2
-#define STEP_PARTIAL 4
-#define STEP_ROW_OFFSET 8
-#define STEP_TO_F32 16
-#define STEP_ROW_SCALE 32
-#define STEP_OUT_BIAS 64
-#define STEP_TO_S8 128
+/* The ISF_EPILOGUE_* steps as masks for tst. */
+#define STEP_BIAS (1 << ISF_EP_BIT_BIAS)
+#define STEP_CLAMP (1 << ISF_EP_BIT_CLAMP)
+#define STEP_PARTIAL (1 << ISF_EP_BIT_PARTIAL)
+#define STEP_ROW_OFFSET (1 << ISF_EP_BIT_ROW_OFFSET)
+#define STEP_TO_F32 (1 << ISF_EP_BIT_TO_F32)
+#define STEP_ROW_SCALE (1 << ISF_EP_BIT_ROW_SCALE)
+#define STEP_OUT_BIAS (1 << ISF_EP_BIT_OUT_BIAS)
+#define STEP_TO_S8 (1 << ISF_EP_BIT_TO_S8)
 
 /* q\r = q\r op \v, or q\r = op(q\r) without \v: one accumulator. */
 	.macro	one op, r, v

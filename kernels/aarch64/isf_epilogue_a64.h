@@ -25,16 +25,6 @@
 
 #include "isf_epilogue_offsets.h"
 
-/* Bits of isf_epilogue.steps (ISF_EPILOGUE_* in isf_internal.h, which .S files cannot include). */
-#define STEP_BIAS 0
-#define STEP_CLAMP 1
-#define STEP_PARTIAL 2
-#define STEP_ROW_OFFSET 3
-#define STEP_TO_F32 4
-#define STEP_ROW_SCALE 5
-#define STEP_OUT_BIAS 6
-#define STEP_TO_S8 7
-
 /* v\r = op(v\r), or v\r = v\r op \v: one accumulator. */
 	.macro	one op, r, v
 	.ifb	\v
@@ -106,7 +96,7 @@
  * (.Lstart) or, with no k block, \done. */
 	.macro	start_from src, stride, done
 	load_tile	\src, \stride
-	tbnz	w10, #STEP_BIAS, .Lbias_c
+	tbnz	w10, #ISF_EP_BIT_BIAS, .Lbias_c
 	cbnz	x0, .Lstart
 	b	\done
 	.endm
@@ -124,8 +114,8 @@
  * .Lquantized, the int32 tile out through .Lstore; .Lreturn restores d8-d15 and returns. */
 	.macro	tile_store
 .Lsums:
-	tbnz	w10, #STEP_TO_F32, .Lquantized
-	tbnz	w10, #STEP_TO_S8, .Lquantized
+	tbnz	w10, #ISF_EP_BIT_TO_F32, .Lquantized
+	tbnz	w10, #ISF_EP_BIT_TO_S8, .Lquantized
 	// write the MRxNR tile, row stride ldc
 .Lstore:
 	store_s32
@@ -144,26 +134,26 @@
  * saturation keeps the order and the int8 clamp lies inside every range on the way. Without CLAMP, TO_F32 goes
  * to \f32. */
 	.macro	quantize f32
-	tbz	w10, #STEP_ROW_OFFSET, .Lconvert
+	tbz	w10, #ISF_EP_BIT_ROW_OFFSET, .Lconvert
 	columns	ISF_EP_COL_SUM
 	rows	ISF_EP_ROW_OFFSET
 	by_row	mla
 .Lconvert:
 	each	scvtf
 	// ROW_SCALE belongs to TO_F32 (TO_F32 wins if both outputs are set, as in the scalar definition)
-	tbz	w10, #STEP_TO_F32, .Lcol_scale
-	tbz	w10, #STEP_ROW_SCALE, .Lcol_scale
+	tbz	w10, #ISF_EP_BIT_TO_F32, .Lcol_scale
+	tbz	w10, #ISF_EP_BIT_ROW_SCALE, .Lcol_scale
 	rows	ISF_EP_ROW_SCALE
 	by_row	fmul
 .Lcol_scale:
 	columns	ISF_EP_COL_SCALE
 	by_column	fmul
-	tbz	w10, #STEP_TO_F32, .Lto_s8
-	tbz	w10, #STEP_OUT_BIAS, .Lclamp
+	tbz	w10, #ISF_EP_BIT_TO_F32, .Lto_s8
+	tbz	w10, #ISF_EP_BIT_OUT_BIAS, .Lclamp
 	columns	ISF_EP_OUT_BIAS
 	by_column	fadd
 .Lclamp:
-	tbz	w10, #STEP_CLAMP, \f32
+	tbz	w10, #ISF_EP_BIT_CLAMP, \f32
 	add	x9, x6, #ISF_EP_MIN
 	ld2r	{v5.4s, v6.4s}, [x9]
 	each	fmax, v5

@@ -144,8 +144,8 @@ isf_ukernel_gemm_s8_8x8x8_i8mm:
 	start_from	x9, x4, .Lstore
 	// accumulate = 0: the accumulators start at zero
 .Lzero:
-	tbnz	w10, #STEP_PARTIAL, .Lpartial
-	tbnz	w10, #STEP_BIAS, .Lbias
+	tbnz	w10, #ISF_EP_BIT_PARTIAL, .Lpartial
+	tbnz	w10, #ISF_EP_BIT_BIAS, .Lbias
 	movi	v8.16b, #0
 	movi	v9.16b, #0
 	movi	v10.16b, #0
