@@ -14,7 +14,8 @@
  * results bit for bit). The store takes one branch when accumulate or an epilogue step is asked: C, then the bias
  * row, then the clamp (vmax/vmin with the bounds in every lane) on the rows, then the plain store. Advanced SIMD
  * in A32 always runs with flush-to-zero and the default NaN (as vmmla and the C addition already do): a
- * subnormal bias or C value counts as zero and a NaN comes out as the default NaN.
+ * subnormal bias or C value counts as zero and a NaN comes out as the default NaN. The swaps, the clamp and the
+ * store are kernels/aarch32/isf_epilogue_a32.h's, shared with the int8 kernels.
  *
  * Software pipelining: the 8 accumulators, 2 A and 4 B registers leave 2 for a second A set (A q0-q1 / q6-q7;
  * the loop is unrolled twice: E computes with q0-q1 and first loads the next block's A into q6-q7, O the other
@@ -23,6 +24,8 @@
  * the first A in q6-q7; the loop runs k_blocks / 2 times. The panels start 64-byte aligned and every load is
  * 32 bytes at a multiple of 32, hence the :256 alignment hints.
  */
+
+#include "kernels/aarch32/isf_epilogue_a32.h" /* from the source root: also from the .inst-encoded copy */
 
 	.syntax	unified
 	.arm
@@ -40,14 +43,7 @@ isf_ukernel_gemm_bf16_4x8x4_bf16:
 	cmp	r12, #0
 	ldr	r12, [sp, #64]
 	lsl	r12, r12, #2
-	vmov.i32	q8, #0
-	vmov.i32	q9, #0
-	vmov.i32	q10, #0
-	vmov.i32	q11, #0
-	vmov.i32	q12, #0
-	vmov.i32	q13, #0
-	vmov.i32	q14, #0
-	vmov.i32	q15, #0
+	zero_tile
 	cmp	r0, #0
 	beq	.Lstore
 	@ first block into registers; k_blocks odd enters the loop at E, even at O
@@ -101,26 +97,13 @@ isf_ukernel_gemm_bf16_4x8x4_bf16:
 	vmmla.bf16	q15, q1, q5
 	@ write the tile: four vswp per row pair put rows back together, one vst1 per row
 .Lstore:
-	vswp	d17, d18
-	vswp	d18, d20
-	vswp	d19, d22
-	vswp	d22, d21
-	vswp	d25, d26
-	vswp	d26, d28
-	vswp	d27, d30
-	vswp	d30, d29
+	blocks_to_rows
 	ldr	r2, [sp, #72]
 	ldr	r0, [r2]
 	ldr	r1, [sp, #68]
 	orrs	r0, r0, r1
 	bne	.Lepilogue
-.Lstore_tile:
-	vst1.32	{d16-d19}, [r3], r12
-	vst1.32	{d20-d23}, [r3], r12
-	vst1.32	{d24-d27}, [r3], r12
-	vst1.32	{d28-d31}, [r3], r12
-	vpop	{d8-d15}
-	bx	lr
+	store_rows	d8-d15
 	@ accumulate = 1 or epilogue steps (r0 = steps | accumulate, r2 = ep): C, bias and clamp on the rows
 .Lepilogue:
 	cmp	r1, #0
@@ -140,43 +123,21 @@ isf_ukernel_gemm_bf16_4x8x4_bf16:
 	vadd.f32	q14, q14, q2
 	vadd.f32	q15, q15, q3
 .Lep_bias:
-	ldr	r0, [r2]
-	tst	r0, #1
+	ldr	r0, [r2, #ISF_EP_STEPS]
+	tst	r0, #STEP_BIAS
 	beq	.Lep_clamp
-	ldr	r1, [r2, #16]
+	ldr	r1, [r2, #ISF_EP_BIAS]
 	vld1.32	{d0-d3}, [r1]
-	vadd.f32	q8, q8, q0
-	vadd.f32	q9, q9, q1
-	vadd.f32	q10, q10, q0
-	vadd.f32	q11, q11, q1
-	vadd.f32	q12, q12, q0
-	vadd.f32	q13, q13, q1
-	vadd.f32	q14, q14, q0
-	vadd.f32	q15, q15, q1
+	by_column	vadd.f32, q0, q1
 	@ clamp: vmax with min in every lane, then vmin with max
 .Lep_clamp:
-	tst	r0, #2
-	beq	.Lstore_tile
-	add	r1, r2, #4
+	tst	r0, #STEP_CLAMP
+	beq	.Lstore_rows
+	add	r1, r2, #ISF_EP_MIN
 	vld1.32	{d4[], d5[]}, [r1]!
 	vld1.32	{d6[], d7[]}, [r1]
-	vmax.f32	q8, q8, q2
-	vmax.f32	q9, q9, q2
-	vmax.f32	q10, q10, q2
-	vmax.f32	q11, q11, q2
-	vmax.f32	q12, q12, q2
-	vmax.f32	q13, q13, q2
-	vmax.f32	q14, q14, q2
-	vmax.f32	q15, q15, q2
-	vmin.f32	q8, q8, q3
-	vmin.f32	q9, q9, q3
-	vmin.f32	q10, q10, q3
-	vmin.f32	q11, q11, q3
-	vmin.f32	q12, q12, q3
-	vmin.f32	q13, q13, q3
-	vmin.f32	q14, q14, q3
-	vmin.f32	q15, q15, q3
-	b	.Lstore_tile
+	clamp	q2, q3
+	b	.Lstore_rows
 	@ k_blocks even: the first block goes into the second register set, enter at O
 .Leven:
 	vld1.16	{d12-d15}, [r1:256]!

@@ -14,12 +14,10 @@
  *
  * The quantized store (ROW_OFFSET, TO_F32, TO_S8) runs on the 8 accumulators after the last block, one step at a
  * time over the whole tile, with its parameters in q0-q3 (no callee-saved register beyond q4-q5, which the loop
- * needs anyway): ROW_OFFSET as vmla by the row's scalar, then vcvt to fp32, the scales as separate vmul (never a
- * fused multiply-add: the contract's separate roundings) and the clamp as vmax then vmin, which are FMAX and
- * FMIN (a NaN stays NaN, -0 < +0). AArch32 NEON runs with the standard FPSCR, so a subnormal fp32 value flushes
- * to zero where the scalar definition keeps it: only scales far below any quantized model's (~1e-19) get there.
- * TO_S8 rounds with vcvtn (ARMv8: nearest, ties to even, saturating), then saturating zero point and narrowing
- * to int8 and the int8 clamp: exact, as the contract asks.
+ * needs anyway): quantized_store in kernels/aarch32/isf_epilogue_a32.h, shared with gemm_s8_4x8x8_i8mm, as are
+ * the starts from the bias or the partial sums and the store. AArch32 NEON runs with the standard FPSCR, so a
+ * subnormal fp32 value flushes to zero where the scalar definition keeps it: only scales far below any quantized
+ * model's (~1e-19) get there.
  *
  * Software pipelining: both panels are double-buffered (A q0 / q1, B q2-q3 / q4-q5; the loop is unrolled twice:
  * E computes with q0, q2-q3 and first loads the next block into q1, q4-q5, O the other way round). The last
@@ -28,17 +26,7 @@
  * block is 16 (A) or 32 (B) bytes, hence the :128 / :256 alignment hints.
  */
 
-#include "isf_epilogue_offsets.h"
-
-@ The ISF_EPILOGUE_* step bits (an enum in isf_internal.h, which the assembler cannot read)
-#define STEP_BIAS 1
-#define STEP_CLAMP 2
-#define STEP_PARTIAL 4
-#define STEP_ROW_OFFSET 8
-#define STEP_TO_F32 16
-#define STEP_ROW_SCALE 32
-#define STEP_OUT_BIAS 64
-#define STEP_TO_S8 128
+#include "kernels/aarch32/isf_epilogue_a32.h" /* from the source root: also from the .inst-encoded copy */
 
 	.syntax	unified
 	.arm
@@ -62,24 +50,13 @@ isf_ukernel_gemm_s8_4x8x4_dotprod:
 	lsl	r12, r12, #2
 	beq	.Lzero
 	@ accumulate = 1: the accumulators start from C
-	vld1.32	{d16-d19}, [r3], r12
-	vld1.32	{d20-d23}, [r3], r12
-	vld1.32	{d24-d27}, [r3], r12
-	vld1.32	{d28-d31}, [r3], r12
-	sub	r3, r3, r12, lsl #2
+	load_c
 	cmp	r0, #0
 	bne	.Lstart
 	b	.Lstore
 	@ accumulate = 0: the accumulators start at zero
 .Lzero:
-	vmov.i32	q8, #0
-	vmov.i32	q9, #0
-	vmov.i32	q10, #0
-	vmov.i32	q11, #0
-	vmov.i32	q12, #0
-	vmov.i32	q13, #0
-	vmov.i32	q14, #0
-	vmov.i32	q15, #0
+	zero_tile
 	cmp	r0, #0
 	beq	.Lstore
 	@ first block into registers; k_blocks odd enters the loop at E, even at O
@@ -130,17 +107,7 @@ isf_ukernel_gemm_s8_4x8x4_dotprod:
 	vsdot.s8	q15, q3, d1[1]
 	@ write the MRxNR tile, row stride ldc (int32, or fp32 from .Lquantized)
 .Lstore:
-	ldr	r0, [sp, #40]
-	ldr	r1, [r0]
-	tst	r1, #(STEP_ROW_OFFSET | STEP_TO_F32 | STEP_TO_S8)
-	bne	.Lquantized
-.Lstore_rows:
-	vst1.32	{d16-d19}, [r3], r12
-	vst1.32	{d20-d23}, [r3], r12
-	vst1.32	{d24-d27}, [r3], r12
-	vst1.32	{d28-d31}, [r3], r12
-	vpop	{d8-d11}
-	bx	lr
+	tile_store	40, d8-d11
 	@ k_blocks even: the first block goes into the second register set, enter at O
 .Leven:
 	vld1.8	{d2, d3}, [r1:128]!
@@ -149,13 +116,7 @@ isf_ukernel_gemm_s8_4x8x4_dotprod:
 	b	.Lmid
 	@ BIAS or PARTIAL (r12 = accumulate); PARTIAL comes with accumulate = 0 only (the contract)
 .Lbias:
-	cmp	r12, #0
-	ldr	r12, [sp, #40]
-	bne	.Lbias_c
-	ldr	r12, [r12]
-	tst	r12, #STEP_PARTIAL
-	ldr	r12, [sp, #40]
-	bne	.Lpartial
+	bias_or_partial	40
 	@ BIAS, accumulate = 0: every row starts from the bias row
 	ldr	r12, [r12, #ISF_EP_BIAS]
 	vld1.32	{d16-d19}, [r12]
@@ -169,202 +130,16 @@ isf_ukernel_gemm_s8_4x8x4_dotprod:
 	vmov	q15, q9
 	b	.Lbegin
 	@ BIAS, accumulate = 1 (r12 = ep): the bias row added to every C row
-.Lbias_c:
-	ldr	r12, [r12, #ISF_EP_BIAS]
-	vld1.32	{d0-d3}, [r12]
-	ldr	r12, [sp, #32]
-	lsl	r12, r12, #2
-	vld1.32	{d16-d19}, [r3], r12
-	vld1.32	{d20-d23}, [r3], r12
-	vld1.32	{d24-d27}, [r3], r12
-	vld1.32	{d28-d31}, [r3], r12
-	sub	r3, r3, r12, lsl #2
-.Ladd_bias:
-	vadd.i32	q8, q8, q0
-	vadd.i32	q9, q9, q1
-	vadd.i32	q10, q10, q0
-	vadd.i32	q11, q11, q1
-	vadd.i32	q12, q12, q0
-	vadd.i32	q13, q13, q1
-	vadd.i32	q14, q14, q0
-	vadd.i32	q15, q15, q1
+	bias_c	32
 .Lbegin:
 	cmp	r0, #0
 	bne	.Lstart
 	b	.Lstore
 	@ PARTIAL (r12 = ep), accumulate = 0: the accumulators start from the partial rows, + the bias row if asked
-.Lpartial:
-	@ r0-r3 are still the arguments: two more registers for the rows' pointer and stride
-	push	{r4, r5}
-	ldr	r4, [r12, #ISF_EP_PARTIAL]
-	ldr	r5, [r12, #ISF_EP_PARTIAL_LD]
-	lsl	r5, r5, #2
-	vld1.32	{d16-d19}, [r4], r5
-	vld1.32	{d20-d23}, [r4], r5
-	vld1.32	{d24-d27}, [r4], r5
-	vld1.32	{d28-d31}, [r4]
-	ldr	r5, [r12]
-	ldr	r4, [r12, #ISF_EP_BIAS]
-	tst	r5, #STEP_BIAS
-	beq	.Lpartial_done
-	vld1.32	{d0-d3}, [r4]
-	@ the flags of the BIAS test survive: pop, ldr and lsl (no s) leave them
-.Lpartial_done:
-	pop	{r4, r5}
-	ldr	r12, [sp, #32]
-	lsl	r12, r12, #2
-	bne	.Ladd_bias
-	b	.Lbegin
+	partial	32, .Lbegin
 
-	@ The quantized store (r0 = ep, r1 = steps, r12 = ldc * 4), each step over the whole tile in place.
-	@ ROW_OFFSET: row i += row_offset[i] * col_sum, int32 wrapping
-.Lquantized:
-	tst	r1, #STEP_ROW_OFFSET
-	beq	.Lconvert
-	ldr	r2, [r0, #ISF_EP_ROW_OFFSET]
-	vld1.32	{d0-d1}, [r2]
-	ldr	r2, [r0, #ISF_EP_COL_SUM]
-	vld1.32	{d4-d7}, [r2]
-	vmla.i32	q8, q2, d0[0]
-	vmla.i32	q9, q3, d0[0]
-	vmla.i32	q10, q2, d0[1]
-	vmla.i32	q11, q3, d0[1]
-	vmla.i32	q12, q2, d1[0]
-	vmla.i32	q13, q3, d1[0]
-	vmla.i32	q14, q2, d1[1]
-	vmla.i32	q15, q3, d1[1]
-	@ ROW_OFFSET alone keeps the int32 store
-.Lconvert:
-	tst	r1, #(STEP_TO_F32 | STEP_TO_S8)
-	beq	.Lstore_rows
-	vcvt.f32.s32	q8, q8
-	vcvt.f32.s32	q9, q9
-	vcvt.f32.s32	q10, q10
-	vcvt.f32.s32	q11, q11
-	vcvt.f32.s32	q12, q12
-	vcvt.f32.s32	q13, q13
-	vcvt.f32.s32	q14, q14
-	vcvt.f32.s32	q15, q15
-	ldr	r2, [r0, #ISF_EP_COL_SCALE]
-	vld1.32	{d4-d7}, [r2]
-	tst	r1, #STEP_TO_S8
-	bne	.Lto_s8
-	@ TO_F32: the row scale (when asked) rounds before the column scale, as the contract orders them
-	tst	r1, #STEP_ROW_SCALE
-	beq	.Lcol_scale
-	ldr	r2, [r0, #ISF_EP_ROW_SCALE]
-	vld1.32	{d0-d1}, [r2]
-	vmul.f32	q8, q8, d0[0]
-	vmul.f32	q9, q9, d0[0]
-	vmul.f32	q10, q10, d0[1]
-	vmul.f32	q11, q11, d0[1]
-	vmul.f32	q12, q12, d1[0]
-	vmul.f32	q13, q13, d1[0]
-	vmul.f32	q14, q14, d1[1]
-	vmul.f32	q15, q15, d1[1]
-.Lcol_scale:
-	vmul.f32	q8, q8, q2
-	vmul.f32	q9, q9, q3
-	vmul.f32	q10, q10, q2
-	vmul.f32	q11, q11, q3
-	vmul.f32	q12, q12, q2
-	vmul.f32	q13, q13, q3
-	vmul.f32	q14, q14, q2
-	vmul.f32	q15, q15, q3
-	tst	r1, #STEP_OUT_BIAS
-	beq	.Lclamp
-	ldr	r2, [r0, #ISF_EP_OUT_BIAS]
-	vld1.32	{d4-d7}, [r2]
-	vadd.f32	q8, q8, q2
-	vadd.f32	q9, q9, q3
-	vadd.f32	q10, q10, q2
-	vadd.f32	q11, q11, q3
-	vadd.f32	q12, q12, q2
-	vadd.f32	q13, q13, q3
-	vadd.f32	q14, q14, q2
-	vadd.f32	q15, q15, q3
-.Lclamp:
-	tst	r1, #STEP_CLAMP
-	beq	.Lstore_rows
-	ldr	r2, [r0, #ISF_EP_MIN]
-	vdup.32	q2, r2
-	ldr	r2, [r0, #ISF_EP_MAX]
-	vdup.32	q3, r2
-	vmax.f32	q8, q8, q2
-	vmax.f32	q9, q9, q2
-	vmax.f32	q10, q10, q2
-	vmax.f32	q11, q11, q2
-	vmax.f32	q12, q12, q2
-	vmax.f32	q13, q13, q2
-	vmax.f32	q14, q14, q2
-	vmax.f32	q15, q15, q2
-	vmin.f32	q8, q8, q3
-	vmin.f32	q9, q9, q3
-	vmin.f32	q10, q10, q3
-	vmin.f32	q11, q11, q3
-	vmin.f32	q12, q12, q3
-	vmin.f32	q13, q13, q3
-	vmin.f32	q14, q14, q3
-	vmin.f32	q15, q15, q3
-	b	.Lstore_rows
-	@ TO_S8: (float)r * col_scale, nearest even (saturating to int32), + zero point and narrowing to int8, all
-	@ saturating, then the int8 clamp: exactly clamp(rne(f) + out_zp, qmin, qmax) in unbounded integers
-.Lto_s8:
-	vmul.f32	q8, q8, q2
-	vmul.f32	q9, q9, q3
-	vmul.f32	q10, q10, q2
-	vmul.f32	q11, q11, q3
-	vmul.f32	q12, q12, q2
-	vmul.f32	q13, q13, q3
-	vmul.f32	q14, q14, q2
-	vmul.f32	q15, q15, q3
-	vcvtn.s32.f32	q8, q8
-	vcvtn.s32.f32	q9, q9
-	vcvtn.s32.f32	q10, q10
-	vcvtn.s32.f32	q11, q11
-	vcvtn.s32.f32	q12, q12
-	vcvtn.s32.f32	q13, q13
-	vcvtn.s32.f32	q14, q14
-	vcvtn.s32.f32	q15, q15
-	ldr	r2, [r0, #ISF_EP_OUT_ZP]
-	vdup.32	q0, r2
-	vqadd.s32	q8, q8, q0
-	vqadd.s32	q9, q9, q0
-	vqadd.s32	q10, q10, q0
-	vqadd.s32	q11, q11, q0
-	vqadd.s32	q12, q12, q0
-	vqadd.s32	q13, q13, q0
-	vqadd.s32	q14, q14, q0
-	vqadd.s32	q15, q15, q0
-	@ row r ends in d(16 + r): narrowed through q0-q1 so no narrowing overlaps its own source
-	vqmovn.s32	d0, q8
-	vqmovn.s32	d1, q9
-	vqmovn.s32	d2, q10
-	vqmovn.s32	d3, q11
-	vqmovn.s16	d16, q0
-	vqmovn.s16	d17, q1
-	vqmovn.s32	d0, q12
-	vqmovn.s32	d1, q13
-	vqmovn.s32	d2, q14
-	vqmovn.s32	d3, q15
-	vqmovn.s16	d18, q0
-	vqmovn.s16	d19, q1
-	ldr	r2, [r0, #ISF_EP_QMIN]
-	vdup.8	q0, r2
-	ldr	r2, [r0, #ISF_EP_QMAX]
-	vdup.8	q1, r2
-	vmax.s8	q8, q8, q0
-	vmax.s8	q9, q9, q0
-	vmin.s8	q8, q8, q1
-	vmin.s8	q9, q9, q1
-	@ int8 C: ldc bytes between rows, 8 bytes each
-	lsr	r12, r12, #2
-	vst1.8	{d16}, [r3], r12
-	vst1.8	{d17}, [r3], r12
-	vst1.8	{d18}, [r3], r12
-	vst1.8	{d19}, [r3]
-	vpop	{d8-d11}
-	bx	lr
+	@ The quantized store (r0 = ep, r1 = steps, r12 = ldc * 4), each step over the whole tile in place
+	quantized_store	d8-d11
 	.size	isf_ukernel_gemm_s8_4x8x4_dotprod, .-isf_ukernel_gemm_s8_4x8x4_dotprod
 
 	.section	.note.GNU-stack,"",%progbits

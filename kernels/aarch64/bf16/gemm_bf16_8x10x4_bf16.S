@@ -24,6 +24,8 @@
  * k_blocks odd enters at E with a0-a2 in v0-v2, even at O with them in v9-v11; the loop runs k_blocks / 2 times.
  */
 
+#include "isf_epilogue_offsets.h"
+
 	.text
 	.p2align	4
 	.globl	isf_ukernel_gemm_bf16_8x10x4_bf16
@@ -352,8 +354,8 @@ isf_ukernel_gemm_bf16_8x10x4_bf16:
 	fadd	v30.4s, v30.4s, v0.4s
 	fadd	v31.4s, v31.4s, v4.4s
 .Lep_bias:
-	tbz	w9, #0, .Lep_clamp
-	ldr	x10, [x6, #16]
+	tbz	w9, #ISF_EP_BIT_BIAS, .Lep_clamp
+	ldr	x10, [x6, #ISF_EP_BIAS]
 	ld4r	{v0.2d, v1.2d, v2.2d, v3.2d}, [x10], #32
 	ld1r	{v4.2d}, [x10]
 	fadd	v12.4s, v12.4s, v0.4s
@@ -378,8 +380,8 @@ isf_ukernel_gemm_bf16_8x10x4_bf16:
 	fadd	v31.4s, v31.4s, v4.4s
 	// clamp: fmax with dup(min), then fmin with dup(max); a NaN stays NaN, -0 < +0
 .Lep_clamp:
-	tbz	w9, #1, .Lstore_tile
-	add	x10, x6, #4
+	tbz	w9, #ISF_EP_BIT_CLAMP, .Lstore_tile
+	add	x10, x6, #ISF_EP_MIN
 	ld2r	{v5.4s, v6.4s}, [x10]
 	fmax	v12.4s, v12.4s, v5.4s
 	fmax	v13.4s, v13.4s, v5.4s

@@ -144,13 +144,13 @@ isf_ukernel_gemm_s4_8x12x4_dotprod:
 	add_tile	x9, x4
 	b	.Lbias_step
 .Lno_c:
-	tbz	w10, #STEP_PARTIAL, .Lbias_step
+	tbz	w10, #ISF_EP_BIT_PARTIAL, .Lbias_step
 	ldr	x9, [x6, #ISF_EP_PARTIAL]
 	ldr	w11, [x6, #ISF_EP_PARTIAL_LD]
 	lsl	x11, x11, #2
 	add_tile	x9, x11
 .Lbias_step:
-	tbz	w10, #STEP_BIAS, .Lsums
+	tbz	w10, #ISF_EP_BIT_BIAS, .Lsums
 	ldr	x9, [x6, #ISF_EP_BIAS]
 	ld1	{v0.4s, v1.4s, v2.4s}, [x9]
 	by_column	add

@@ -39,14 +39,11 @@ isf_ukernel_gemm_s8_8x12x4_dotprod:
 	cbz	w5, .Lzero
 	// accumulate = 1: the accumulators start from C
 	mov	x9, x3
-	load_tile	x9, x4
-	tbnz	w10, #STEP_BIAS, .Lbias_c
-	cbnz	x0, .Lstart
-	b	.Lstore
+	start_from	x9, x4, .Lstore
 	// accumulate = 0: the accumulators start at zero
 .Lzero:
-	tbnz	w10, #STEP_PARTIAL, .Lpartial
-	tbnz	w10, #STEP_BIAS, .Lbias
+	tbnz	w10, #ISF_EP_BIT_PARTIAL, .Lpartial
+	tbnz	w10, #ISF_EP_BIT_BIAS, .Lbias
 	movi	v8.16b, #0
 	movi	v9.16b, #0
 	movi	v10.16b, #0
@@ -231,15 +228,7 @@ isf_ukernel_gemm_s8_8x12x4_dotprod:
 	add	v31.4s, v31.4s, v2.4s
 	cbnz	x0, .Lstart
 	b	.Lsums
-	// PARTIAL (accumulate = 0): the accumulators start from the partial rows, partial_ld int32 apart, then BIAS
-.Lpartial:
-	ldr	x9, [x6, #ISF_EP_PARTIAL]
-	ldr	w11, [x6, #ISF_EP_PARTIAL_LD]
-	lsl	x11, x11, #2
-	load_tile	x9, x11
-	tbnz	w10, #STEP_BIAS, .Lbias_c
-	cbnz	x0, .Lstart
-	b	.Lsums
+	partial
 	.size	isf_ukernel_gemm_s8_8x12x4_dotprod, .-isf_ukernel_gemm_s8_8x12x4_dotprod
 
 	.section	.note.GNU-stack,"",%progbits

@@ -19,26 +19,15 @@
  * read. k_blocks odd enters at E with set 0 loaded, even at O with set 1; the loop runs k_blocks / 2 times.
  *
  * The quantized outputs (TO_F32, TO_S8) leave the int32 store for .Lquantized, which first un-interleaves the
+ * The quantized outputs (TO_F32, TO_S8) leave the int32 store for .Lquantized, which first un-interleaves the
  * blocks into rows (uzp1/uzp2, as the store does): row i in v(16 + 2i), v(17 + 2i), rows 4-7 first so that no
- * block is overwritten before it is read. Every step then runs on the whole tile in place, its column vectors in
- * v0, v1 and its row values in v2, v3 (lane i & 3 of v2 for rows 0-3, of v3 for 4-7), each loaded once per tile.
- * The fp32 steps are separate fmul/fadd, never fmla: one rounding each, as the contract says. TO_S8 is fcvtns
- * (to nearest, ties to even, saturating), sqadd out_zp, sqxtn twice, then smax/smin qmin/qmax: exact, since each
- * saturation keeps the order and the int8 clamp lies inside every range on the way; two rows share a vector, one
- * 8-byte store each.
+ * block is overwritten before it is read. The steps are then kernels/aarch64/isf_epilogue_a64.h's `quantize`,
+ * shared with the 8x12x4 dotprod kernels, on the tile the macros below describe: column vectors in v0, v1, row
+ * values in v2, v3 (lane i & 3 of v2 for rows 0-3, of v3 for 4-7), each loaded once per tile; in TO_S8 two rows
+ * share a vector, one 8-byte store each.
  */
 
-#include "isf_epilogue_offsets.h"
-
-/* Bits of isf_epilogue.steps (ISF_EPILOGUE_* in isf_internal.h, which .S files cannot include). */
-#define STEP_BIAS 0
-#define STEP_CLAMP 1
-#define STEP_PARTIAL 2
-#define STEP_ROW_OFFSET 3
-#define STEP_TO_F32 4
-#define STEP_ROW_SCALE 5
-#define STEP_OUT_BIAS 6
-#define STEP_TO_S8 7
+#include "kernels/aarch64/isf_epilogue_a64.h" /* from the source root: also from the .inst-encoded copy */
 
 /* Four rows from memory \stride bytes apart into the blocks \b0-\b3 (C on accumulate, the partial sums for
  * PARTIAL); v0-v3 are scratch. */
@@ -51,31 +40,23 @@
 	zip2	v\b3\().2d, v1.2d, v3.2d
 	.endm
 
-/* v\r = op(v\r), or v\r = v\r op \v: one row vector. */
-	.macro	one op, r, v
-	.ifb	\v
-	\op	v\r\().4s, v\r\().4s
-	.else
-	\op	v\r\().4s, v\r\().4s, \v\().4s
-	.endif
+/* The 8 rows from memory \stride bytes apart into the 16 blocks. */
+	.macro	load_tile src, stride
+	load_blocks	\src, \stride, 8, 9, 10, 11
+	load_blocks	\src, \stride, 12, 13, 14, 15
+	load_blocks	\src, \stride, 16, 17, 18, 19
+	load_blocks	\src, \stride, 20, 21, 22, 23
 	.endm
 
-/* One step on all 16 row vectors: with \v, acc = acc op \v. (The .irp goes through `one`: inside a macro the
- * \() that ends \r would be taken by the macro, and \r.4s read as one name.) */
+/* One step on all 16 row vectors: with \v, acc = acc op \v. */
 	.macro	each op, v
-	.irp	r, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
-	one	\op, \r, \v
-	.endr
+	over	\op, \v, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
 	.endm
 
 /* acc = acc op column vector, on all 16 row vectors (the columns' values in v0, v1). */
 	.macro	by_column op
-	.irp	r, 16, 18, 20, 22, 24, 26, 28, 30
-	one	\op, \r, v0
-	.endr
-	.irp	r, 17, 19, 21, 23, 25, 27, 29, 31
-	one	\op, \r, v1
-	.endr
+	over	\op, v0, 16, 18, 20, 22, 24, 26, 28, 30
+	over	\op, v1, 17, 19, 21, 23, 25, 27, 29, 31
 	.endm
 
 /* The blocks \b0-\b3 of rows 2p, 2p+1 to the rows: \r0, \r1 row 2p (columns 0-3, 4-7), \r2, \r3 row 2p+1. */
@@ -86,31 +67,69 @@
 	uzp2	v\r3\().2d, v\b2\().2d, v\b3\().2d
 	.endm
 
-/* ROW_OFFSET on row (\a, \b): += col_sum (v0, v1) times the row's offset, lane \i of \v. */
-	.macro	row_mla a, b, v, i
-	mla	v\a\().4s, v0.4s, \v\().s[\i]
-	mla	v\b\().4s, v1.4s, \v\().s[\i]
+/* The blocks \b0-\b3 of one row pair to C: unzipped into v0-v3, two rows stored. */
+	.macro	store_pair b0, b1, b2, b3
+	unzip	\b0, \b1, \b2, \b3, 0, 1, 2, 3
+	st1	{v0.4s, v1.4s}, [x3], x4
+	st1	{v2.4s, v3.4s}, [x3], x4
 	.endm
 
-/* ROW_SCALE on row (\a, \b): *= the row's scale, lane \i of \v. */
-	.macro	row_fmul a, b, v, i
-	fmul	v\a\().4s, v\a\().4s, \v\().s[\i]
-	fmul	v\b\().4s, v\b\().4s, \v\().s[\i]
+/* The int32 tile to C, row stride ldc. */
+	.macro	store_s32
+	store_pair	8, 9, 10, 11
+	store_pair	12, 13, 14, 15
+	store_pair	16, 17, 18, 19
+	store_pair	20, 21, 22, 23
 	.endm
 
-/* Two TO_S8 rows: int32 (\a, \b), (\c, \d), zero point added, to 8 saturated bytes each, clamped to qmin (v3),
- * qmax (v4), stored at x3 a row apart. */
+/* The 8 column values at the epilogue's \field into v0, v1. */
+	.macro	columns field
+	load_field	\field, v0.4s, v1.4s
+	.endm
+
+/* The 8 row values at the epilogue's \field into v2, v3. */
+	.macro	rows field
+	load_field	\field, v2.4s, v3.4s
+	.endm
+
+/* `row \op` on each row (\a, \b) with its lane of v2, v3. */
+	.macro	by_row op
+	row	\op, v2, 0, 16, 17
+	row	\op, v2, 1, 18, 19
+	row	\op, v2, 2, 20, 21
+	row	\op, v2, 3, 22, 23
+	row	\op, v3, 0, 24, 25
+	row	\op, v3, 1, 26, 27
+	row	\op, v3, 2, 28, 29
+	row	\op, v3, 3, 30, 31
+	.endm
+
+/* The fp32 rows to C. */
+	.macro	store_f32
+.Lstore_f32:
+	st1	{v16.4s, v17.4s}, [x3], x4
+	st1	{v18.4s, v19.4s}, [x3], x4
+	st1	{v20.4s, v21.4s}, [x3], x4
+	st1	{v22.4s, v23.4s}, [x3], x4
+	st1	{v24.4s, v25.4s}, [x3], x4
+	st1	{v26.4s, v27.4s}, [x3], x4
+	st1	{v28.4s, v29.4s}, [x3], x4
+	st1	{v30.4s, v31.4s}, [x3], x4
+	b	.Lreturn
+	.endm
+
+/* Two TO_S8 rows (\a, \b), (\c, \d), stored at x3 a row apart. */
 	.macro	rows_s8 a, b, c, d
-	sqxtn	v1.4h, v\a\().4s
-	sqxtn2	v1.8h, v\b\().4s
-	sqxtn	v2.4h, v\c\().4s
-	sqxtn2	v2.8h, v\d\().4s
-	sqxtn	v1.8b, v1.8h
-	sqxtn2	v1.16b, v2.8h
-	smax	v1.16b, v1.16b, v3.16b
-	smin	v1.16b, v1.16b, v4.16b
+	narrow_s8	\a, \b, \c, \d
 	st1	{v1.d}[0], [x3], x4
 	st1	{v1.d}[1], [x3], x4
+	.endm
+
+	.macro	store_s8
+	rows_s8	16, 17, 18, 19
+	rows_s8	20, 21, 22, 23
+	rows_s8	24, 25, 26, 27
+	rows_s8	28, 29, 30, 31
 	.endm
 
 	.text
@@ -118,27 +137,15 @@
 	.globl	isf_ukernel_gemm_s8_8x8x8_i8mm
 	.type	isf_ukernel_gemm_s8_8x8x8_i8mm, %function
 isf_ukernel_gemm_s8_8x8x8_i8mm:
-	// save d8-d15 (AAPCS64: callee-saved low halves); x4 = ldc in bytes
-	stp	d8, d9, [sp, #-64]!
-	stp	d10, d11, [sp, #16]
-	stp	d12, d13, [sp, #32]
-	stp	d14, d15, [sp, #48]
-	lsl	x4, x4, #2
-	ldr	w10, [x6, #ISF_EP_STEPS]
+	tile_prologue
 	cbz	w5, .Lzero
 	// accumulate = 1: the accumulators start from C
 	mov	x9, x3
-	load_blocks	x9, x4, 8, 9, 10, 11
-	load_blocks	x9, x4, 12, 13, 14, 15
-	load_blocks	x9, x4, 16, 17, 18, 19
-	load_blocks	x9, x4, 20, 21, 22, 23
-	tbnz	w10, #STEP_BIAS, .Lbias_c
-	cbnz	x0, .Lstart
-	b	.Lstore
+	start_from	x9, x4, .Lstore
 	// accumulate = 0: the accumulators start at zero
 .Lzero:
-	tbnz	w10, #STEP_PARTIAL, .Lpartial
-	tbnz	w10, #STEP_BIAS, .Lbias
+	tbnz	w10, #ISF_EP_BIT_PARTIAL, .Lpartial
+	tbnz	w10, #ISF_EP_BIT_BIAS, .Lbias
 	movi	v8.16b, #0
 	movi	v9.16b, #0
 	movi	v10.16b, #0
@@ -226,41 +233,7 @@ isf_ukernel_gemm_s8_8x8x8_i8mm:
 	smmla	v22.4s, v3.16b, v6.16b
 	smmla	v23.4s, v3.16b, v7.16b
 	// the tile's int32 sums are done: a quantized output converts them first
-.Lsums:
-	tbnz	w10, #STEP_TO_F32, .Lquantized
-	tbnz	w10, #STEP_TO_S8, .Lquantized
-	// write the MRxNR tile, row stride ldc
-.Lstore:
-	uzp1	v0.2d, v8.2d, v9.2d
-	uzp1	v1.2d, v10.2d, v11.2d
-	uzp2	v2.2d, v8.2d, v9.2d
-	uzp2	v3.2d, v10.2d, v11.2d
-	st1	{v0.4s, v1.4s}, [x3], x4
-	st1	{v2.4s, v3.4s}, [x3], x4
-	uzp1	v0.2d, v12.2d, v13.2d
-	uzp1	v1.2d, v14.2d, v15.2d
-	uzp2	v2.2d, v12.2d, v13.2d
-	uzp2	v3.2d, v14.2d, v15.2d
-	st1	{v0.4s, v1.4s}, [x3], x4
-	st1	{v2.4s, v3.4s}, [x3], x4
-	uzp1	v0.2d, v16.2d, v17.2d
-	uzp1	v1.2d, v18.2d, v19.2d
-	uzp2	v2.2d, v16.2d, v17.2d
-	uzp2	v3.2d, v18.2d, v19.2d
-	st1	{v0.4s, v1.4s}, [x3], x4
-	st1	{v2.4s, v3.4s}, [x3], x4
-	uzp1	v0.2d, v20.2d, v21.2d
-	uzp1	v1.2d, v22.2d, v23.2d
-	uzp2	v2.2d, v20.2d, v21.2d
-	uzp2	v3.2d, v22.2d, v23.2d
-	st1	{v0.4s, v1.4s}, [x3], x4
-	st1	{v2.4s, v3.4s}, [x3], x4
-.Lreturn:
-	ldp	d10, d11, [sp, #16]
-	ldp	d12, d13, [sp, #32]
-	ldp	d14, d15, [sp, #48]
-	ldp	d8, d9, [sp], #64
-	ret
+	tile_store
 	// k_blocks even: the first block goes into the second register set, enter at O
 .Leven:
 	ld1	{v24.16b, v25.16b, v26.16b, v27.16b}, [x1], #64
@@ -307,92 +280,14 @@ isf_ukernel_gemm_s8_8x8x8_i8mm:
 	add	v23.4s, v23.4s, v3.4s
 	cbnz	x0, .Lstart
 	b	.Lsums
-	// PARTIAL (accumulate = 0): the accumulators start from the partial rows, partial_ld int32 apart, then BIAS
-.Lpartial:
-	ldr	x9, [x6, #ISF_EP_PARTIAL]
-	ldr	w11, [x6, #ISF_EP_PARTIAL_LD]
-	lsl	x11, x11, #2
-	load_blocks	x9, x11, 8, 9, 10, 11
-	load_blocks	x9, x11, 12, 13, 14, 15
-	load_blocks	x9, x11, 16, 17, 18, 19
-	load_blocks	x9, x11, 20, 21, 22, 23
-	tbnz	w10, #STEP_BIAS, .Lbias_c
-	cbnz	x0, .Lstart
-	b	.Lsums
+	partial
 	// TO_F32 or TO_S8: the blocks to rows, ROW_OFFSET in int32, then to fp32 and the scales
 .Lquantized:
 	unzip	16, 17, 18, 19, 24, 25, 26, 27
 	unzip	20, 21, 22, 23, 28, 29, 30, 31
 	unzip	8, 9, 10, 11, 16, 17, 18, 19
 	unzip	12, 13, 14, 15, 20, 21, 22, 23
-	tbz	w10, #STEP_ROW_OFFSET, .Lconvert
-	ldr	x9, [x6, #ISF_EP_COL_SUM]
-	ld1	{v0.4s, v1.4s}, [x9]
-	ldr	x9, [x6, #ISF_EP_ROW_OFFSET]
-	ld1	{v2.4s, v3.4s}, [x9]
-	row_mla	16, 17, v2, 0
-	row_mla	18, 19, v2, 1
-	row_mla	20, 21, v2, 2
-	row_mla	22, 23, v2, 3
-	row_mla	24, 25, v3, 0
-	row_mla	26, 27, v3, 1
-	row_mla	28, 29, v3, 2
-	row_mla	30, 31, v3, 3
-.Lconvert:
-	each	scvtf
-	// ROW_SCALE belongs to TO_F32 (TO_F32 wins if both outputs are set, as in the scalar definition)
-	tbz	w10, #STEP_TO_F32, .Lcol_scale
-	tbz	w10, #STEP_ROW_SCALE, .Lcol_scale
-	ldr	x9, [x6, #ISF_EP_ROW_SCALE]
-	ld1	{v2.4s, v3.4s}, [x9]
-	row_fmul	16, 17, v2, 0
-	row_fmul	18, 19, v2, 1
-	row_fmul	20, 21, v2, 2
-	row_fmul	22, 23, v2, 3
-	row_fmul	24, 25, v3, 0
-	row_fmul	26, 27, v3, 1
-	row_fmul	28, 29, v3, 2
-	row_fmul	30, 31, v3, 3
-.Lcol_scale:
-	ldr	x9, [x6, #ISF_EP_COL_SCALE]
-	ld1	{v0.4s, v1.4s}, [x9]
-	by_column	fmul
-	tbz	w10, #STEP_TO_F32, .Lto_s8
-	tbz	w10, #STEP_OUT_BIAS, .Lclamp
-	ldr	x9, [x6, #ISF_EP_OUT_BIAS]
-	ld1	{v0.4s, v1.4s}, [x9]
-	by_column	fadd
-.Lclamp:
-	tbz	w10, #STEP_CLAMP, .Lstore_f32
-	add	x9, x6, #ISF_EP_MIN
-	ld2r	{v5.4s, v6.4s}, [x9]
-	each	fmax, v5
-	each	fmin, v6
-.Lstore_f32:
-	st1	{v16.4s, v17.4s}, [x3], x4
-	st1	{v18.4s, v19.4s}, [x3], x4
-	st1	{v20.4s, v21.4s}, [x3], x4
-	st1	{v22.4s, v23.4s}, [x3], x4
-	st1	{v24.4s, v25.4s}, [x3], x4
-	st1	{v26.4s, v27.4s}, [x3], x4
-	st1	{v28.4s, v29.4s}, [x3], x4
-	st1	{v30.4s, v31.4s}, [x3], x4
-	b	.Lreturn
-	// TO_S8: C is int8, ldc in bytes
-.Lto_s8:
-	lsr	x4, x4, #2
-	each	fcvtns
-	ldr	w9, [x6, #ISF_EP_OUT_ZP]
-	dup	v0.4s, w9
-	each	sqadd, v0
-	ldp	w9, w11, [x6, #ISF_EP_QMIN]
-	dup	v3.16b, w9
-	dup	v4.16b, w11
-	rows_s8	16, 17, 18, 19
-	rows_s8	20, 21, 22, 23
-	rows_s8	24, 25, 26, 27
-	rows_s8	28, 29, 30, 31
-	b	.Lreturn
+	quantize	.Lstore_f32
 	.size	isf_ukernel_gemm_s8_8x8x8_i8mm, .-isf_ukernel_gemm_s8_8x8x8_i8mm
 
 	.section	.note.GNU-stack,"",%progbits

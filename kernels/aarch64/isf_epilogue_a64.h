@@ -1,0 +1,177 @@
+/* What the AArch64 int8 assembly kernels share, for assembly only: the epilogue offsets and step bits, the saving
+ * and restoring of d8-d15, the starts from C or the partial sums, and the quantized outputs' steps, written once
+ * for every tile (the 8x12x4 dotprod tile of isf_s8_8x12x4.h, gemm_s8_8x8x8_i8mm.S's 8x8 one). Included from the
+ * source root ("kernels/aarch64/isf_epilogue_a64.h"), so the .inst-encoded copy of a kernel (in the build
+ * directory) finds it; baseline Advanced SIMD only, so nothing here needs the .inst encoder, which rewrites the
+ * kernel file alone.
+ *
+ * Register contract: x0 k_blocks, x3 C, x4 ldc in bytes, x6 the epilogue, w10 its steps; x9, x11 scratch.
+ * The tile's shape comes from macros the including file defines before it expands these (assembler macros are
+ * looked up where they are expanded):
+ *   load_tile src, stride   the tile's rows from memory \stride bytes apart (\src steps on)
+ *   store_s32               the int32 tile to C (x3, x4)
+ *   each op, v              one step on every accumulator: acc = op(acc), or acc = acc op \v
+ *   columns field           the field's NR fp32/int32 column values into the column vectors (x9 scratch)
+ *   by_column op            acc = acc op its column vector
+ *   rows field              the field's 8 row values into the row vectors (x9 scratch)
+ *   by_row op               `row` on each of the 8 rows with its lane of the row vectors
+ *   store_f32               the fp32 tile out after the clamp, then to .Lreturn
+ *   store_s8                the int8 tile out (zero point added; qmin bytes in v3, qmax in v4; x4 = ldc bytes)
+ */
+#ifndef ISAFORGE_EPILOGUE_A64_H
+#define ISAFORGE_EPILOGUE_A64_H
+/* Assembly: not for clang-format. */
+/* clang-format off */
+
+#include "isf_epilogue_offsets.h"
+
+/* v\r = op(v\r), or v\r = v\r op \v: one accumulator. */
+	.macro	one op, r, v
+	.ifb	\v
+	\op	v\r\().4s, v\r\().4s
+	.else
+	\op	v\r\().4s, v\r\().4s, \v\().4s
+	.endif
+	.endm
+
+/* `one \op, r, \v` on each accumulator r of \regs: a tile's `each` (all of them) and `by_column` (those of one
+ * column vector). (The .irp goes through `one`: inside a macro the \() that ends \r would be taken by the macro,
+ * and \r.4s read as one name.) */
+	.macro	over op, v, regs:vararg
+	.irp	r, \regs
+	one	\op, \r, \v
+	.endr
+	.endm
+
+/* The epilogue's pointer at \field (x9) and the vectors \regs loaded from it: a tile's `columns` and `rows`. */
+	.macro	load_field field, regs:vararg
+	ldr	x9, [x6, #\field]
+	ld1	{\regs}, [x9]
+	.endm
+
+/* One row of the tile (\a, \b[, \c]) by the row's value, lane \i of \v: mla adds the column vectors (v0, v1[, v2])
+ * times it (ROW_OFFSET), any other \op multiplies the row by it (fmul: ROW_SCALE). */
+	.macro	row op, v, i, a, b, c
+	.ifc	\op, mla
+	mla	v\a\().4s, v0.4s, \v\().s[\i]
+	mla	v\b\().4s, v1.4s, \v\().s[\i]
+	.ifnb	\c
+	mla	v\c\().4s, v2.4s, \v\().s[\i]
+	.endif
+	.else
+	\op	v\a\().4s, v\a\().4s, \v\().s[\i]
+	\op	v\b\().4s, v\b\().4s, \v\().s[\i]
+	.ifnb	\c
+	\op	v\c\().4s, v\c\().4s, \v\().s[\i]
+	.endif
+	.endif
+	.endm
+
+/* TO_S8 on int32 rows (zero point added): \a, \b into the low 8 bytes of v1, \c[, \d] into the high ones, each
+ * saturated twice, then clamped to qmin (v3), qmax (v4). */
+	.macro	narrow_s8 a, b, c, d
+	sqxtn	v1.4h, v\a\().4s
+	sqxtn2	v1.8h, v\b\().4s
+	sqxtn	v2.4h, v\c\().4s
+	.ifnb	\d
+	sqxtn2	v2.8h, v\d\().4s
+	.endif
+	sqxtn	v1.8b, v1.8h
+	sqxtn2	v1.16b, v2.8h
+	smax	v1.16b, v1.16b, v3.16b
+	smin	v1.16b, v1.16b, v4.16b
+	.endm
+
+/* Saves d8-d15 (AAPCS64: callee-saved low halves), makes x4 ldc in bytes and reads the steps into w10. */
+	.macro	tile_prologue
+	stp	d8, d9, [sp, #-64]!
+	stp	d10, d11, [sp, #16]
+	stp	d12, d13, [sp, #32]
+	stp	d14, d15, [sp, #48]
+	lsl	x4, x4, #2
+	ldr	w10, [x6, #ISF_EP_STEPS]
+	.endm
+
+/* The accumulators from \src (\stride bytes between rows), then BIAS on top (.Lbias_c), then the k loop
+ * (.Lstart) or, with no k block, \done. */
+	.macro	start_from src, stride, done
+	load_tile	\src, \stride
+	tbnz	w10, #ISF_EP_BIT_BIAS, .Lbias_c
+	cbnz	x0, .Lstart
+	b	\done
+	.endm
+
+/* PARTIAL (accumulate = 0): the accumulators start from the partial rows, partial_ld int32 apart, then BIAS. */
+	.macro	partial
+.Lpartial:
+	ldr	x9, [x6, #ISF_EP_PARTIAL]
+	ldr	w11, [x6, #ISF_EP_PARTIAL_LD]
+	lsl	x11, x11, #2
+	start_from	x9, x11, .Lsums
+	.endm
+
+/* The accumulators hold the tile's int32 sums (C, PARTIAL and BIAS already in): a quantized output goes to
+ * .Lquantized, the int32 tile out through .Lstore; .Lreturn restores d8-d15 and returns. */
+	.macro	tile_store
+.Lsums:
+	tbnz	w10, #ISF_EP_BIT_TO_F32, .Lquantized
+	tbnz	w10, #ISF_EP_BIT_TO_S8, .Lquantized
+	// write the MRxNR tile, row stride ldc
+.Lstore:
+	store_s32
+.Lreturn:
+	ldp	d10, d11, [sp, #16]
+	ldp	d12, d13, [sp, #32]
+	ldp	d14, d15, [sp, #48]
+	ldp	d8, d9, [sp], #64
+	ret
+	.endm
+
+/* TO_F32 or TO_S8 on the tile's int32 sums in row order: ROW_OFFSET in int32, then to fp32 and the scales, each
+ * step on the whole tile in place, every parameter loaded once per tile. The fp32 steps are separate fmul/fadd,
+ * never fmla: one rounding each, as the contract says. TO_S8 is fcvtns (to nearest, ties to even, saturating),
+ * sqadd out_zp, then the kernel's store_s8 (narrow_s8: sqxtn twice, smax/smin qmin/qmax): exact, since each
+ * saturation keeps the order and the int8 clamp lies inside every range on the way. Without CLAMP, TO_F32 goes
+ * to \f32. */
+	.macro	quantize f32
+	tbz	w10, #ISF_EP_BIT_ROW_OFFSET, .Lconvert
+	columns	ISF_EP_COL_SUM
+	rows	ISF_EP_ROW_OFFSET
+	by_row	mla
+.Lconvert:
+	each	scvtf
+	// ROW_SCALE belongs to TO_F32 (TO_F32 wins if both outputs are set, as in the scalar definition)
+	tbz	w10, #ISF_EP_BIT_TO_F32, .Lcol_scale
+	tbz	w10, #ISF_EP_BIT_ROW_SCALE, .Lcol_scale
+	rows	ISF_EP_ROW_SCALE
+	by_row	fmul
+.Lcol_scale:
+	columns	ISF_EP_COL_SCALE
+	by_column	fmul
+	tbz	w10, #ISF_EP_BIT_TO_F32, .Lto_s8
+	tbz	w10, #ISF_EP_BIT_OUT_BIAS, .Lclamp
+	columns	ISF_EP_OUT_BIAS
+	by_column	fadd
+.Lclamp:
+	tbz	w10, #ISF_EP_BIT_CLAMP, \f32
+	add	x9, x6, #ISF_EP_MIN
+	ld2r	{v5.4s, v6.4s}, [x9]
+	each	fmax, v5
+	each	fmin, v6
+	store_f32
+	// TO_S8: C is int8, ldc in bytes
+.Lto_s8:
+	lsr	x4, x4, #2
+	each	fcvtns
+	ldr	w9, [x6, #ISF_EP_OUT_ZP]
+	dup	v0.4s, w9
+	each	sqadd, v0
+	ldp	w9, w11, [x6, #ISF_EP_QMIN]
+	dup	v3.16b, w9
+	dup	v4.16b, w11
+	store_s8
+	b	.Lreturn
+	.endm
+
+/* clang-format on */
+#endif
