@@ -389,15 +389,20 @@ class StaticRunner:
 
     @classmethod
     def prepare(cls, build: Build, directory: Path, workdir: Path, sve_bits: int) -> StaticRunner:
-        exe = link_static_runner(build, directory, workdir / f"gemm_runner-{build.name}")
+        return cls.of(build, directory, link_static_runner(build, directory, workdir / f"gemm_runner-{build.name}"),
+                      sve_bits)  # fmt: skip
+
+    @classmethod
+    def of(cls, build: Build, directory: Path, exe: Path, sve_bits: int) -> StaticRunner:
+        """A statically linked program (`exe`) with libisaforge's code range in it disassembled."""
         lib = directory / LIBRARY
         code = code_range(exe, lib)
         text = run_tool(
             [objcode.LLVM_OBJDUMP, "-d", f"--start-address=0x{code.lo:x}", f"--stop-address=0x{code.hi:x}", str(exe)],
-            "disassembly of the static gemm_runner",
+            f"disassembly of the static {exe.name}",
         )
         functions = objcode.parse_objdump(text)
-        insns = {i.addr: i for body in functions.values() for i in body}
+        insns = objcode.instructions_by_address(text)
         return cls(build, exe, lib, code, insns, functions, sve_bits, external_names(exe))
 
     def kernels(self) -> list[KernelName]:

@@ -37,8 +37,6 @@ from isaforge.bench.qemu_count import (
     RunCount,
     Shape,
     StaticRunner,
-    code_range,
-    external_names,
     parse_log,
     select,
 )
@@ -86,16 +84,7 @@ def link(build: Build, directory: Path, out: Path) -> Path:
 
 def prepare(build: Build, directory: Path, workdir: Path, sve_bits: int) -> StaticRunner:
     """The static qplan with its code range and disassembly (qemu_count's StaticRunner, another program)."""
-    exe = link(build, directory, workdir / f"qplan-{build.name}")
-    lib = directory / LIBRARY
-    code = code_range(exe, lib)
-    text = run_tool(
-        [objcode.LLVM_OBJDUMP, "-d", f"--start-address=0x{code.lo:x}", f"--stop-address=0x{code.hi:x}", str(exe)],
-        "disassembly of the static qplan",
-    )
-    functions = objcode.parse_objdump(text)
-    insns = {i.addr: i for body in functions.values() for i in body}
-    return StaticRunner(build, exe, lib, code, insns, functions, sve_bits, external_names(exe))
+    return StaticRunner.of(build, directory, link(build, directory, workdir / f"qplan-{build.name}"), sve_bits)
 
 
 # -- operands, job, oracle ----------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,18 +54,16 @@ def split_operands(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def parse_objdump(text: str) -> dict[str, list[Insn]]:
-    """`llvm-objdump -d` output → instructions per function symbol (the first definition of each name wins)."""
-    funcs: dict[str, list[Insn]] = {}
-    current: list[Insn] | None = None
+def _symbol_instructions(text: str) -> Iterator[tuple[int, str, Insn]]:
+    """`llvm-objdump -d` output → (the number of the symbol line it stands under, that symbol, instruction)."""
+    block, name = -1, None
     for line in text.splitlines():
         sym = SYMBOL_LINE.match(line)
         if sym:
-            name = sym[2]
-            current = None if name in funcs else funcs.setdefault(name, [])
+            block, name = block + 1, sym[2]
             continue
         m = INSN_LINE.match(line)
-        if m is None or current is None:
+        if m is None or name is None:
             continue
         mnemonic, rest = m[3], (m[4] or "").split("//", 1)[0].strip()
         operands = split_operands(rest)
@@ -73,8 +71,23 @@ def parse_objdump(text: str) -> dict[str, list[Insn]]:
         if BRANCH.match(mnemonic) and operands:
             ref = re.match(r"^(?:0x)?([0-9a-f]+)(?: <.*>)?$", operands[-1])
             target = int(ref[1], 16) if ref else None
-        current.append(Insn(int(m[1], 16), mnemonic, operands, (m[2] or "").replace(" ", ""), target))
+        yield block, name, Insn(int(m[1], 16), mnemonic, operands, (m[2] or "").replace(" ", ""), target)
+
+
+def parse_objdump(text: str) -> dict[str, list[Insn]]:
+    """`llvm-objdump -d` output → instructions per function symbol (the first definition of each name wins)."""
+    funcs: dict[str, list[Insn]] = {}
+    first: dict[str, int] = {}
+    for block, name, insn in _symbol_instructions(text):
+        if first.setdefault(name, block) == block:
+            funcs.setdefault(name, []).append(insn)
     return funcs
+
+
+def instructions_by_address(text: str) -> dict[int, Insn]:
+    """Every instruction of `llvm-objdump -d` output by address, including those of a static function whose name
+    another object's static function has too (several kernels each have their own `quant_tile`)."""
+    return {insn.addr: insn for _block, _name, insn in _symbol_instructions(text)}
 
 
 def disassemble(path: Path) -> dict[str, list[Insn]]:
