@@ -8,16 +8,6 @@
 #define ISF_EP_PTR 8
 #else
 #define ISF_EP_PTR 4
-/* isf_epilogue.steps: the bit number of each ISF_EPILOGUE_* step (isf_internal.h builds its enum from these). */
-#define ISF_EP_BIT_BIAS 0
-#define ISF_EP_BIT_CLAMP 1
-#define ISF_EP_BIT_PARTIAL 2
-#define ISF_EP_BIT_ROW_OFFSET 3
-#define ISF_EP_BIT_TO_F32 4
-#define ISF_EP_BIT_ROW_SCALE 5
-#define ISF_EP_BIT_OUT_BIAS 6
-#define ISF_EP_BIT_TO_S8 7
-
 #endif
 #define ISF_EP_STEPS 0
 #define ISF_EP_MIN 4
