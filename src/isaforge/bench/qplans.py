@@ -17,7 +17,7 @@ Every run's C is checked: the static ops' int8 and fp32 bytes and gemm_qd8_f32's
 Which loads read the weights: every load of the micro-kernels and the helpers they call is labelled by where its
 address comes from (bench/mca/provenance.py: the kernel ABI's x2 is the packed weights, followed through the
 code), and a run adds each executed load's bytes to its label. At m = 1 each weight is read once, so the weight
-bytes must be the packed weights' own (n_padded · k_padded · bits / 8): the proof that the labels are right.
+bytes must be the packed weights' own (n_padded · k_padded · bits / 8): the check of the labels.
 """
 
 from __future__ import annotations

@@ -203,10 +203,10 @@ def markdown(q: QuantResult, mca: Sequence[CoreResult], cores: Sequence[str]) ->
         "*Weight bytes* (the goal's measure): those the micro-kernels load from the packed weights, each load "
         "labelled by where its address comes from (bench/mca/provenance.py: the kernel's weights pointer, x2, "
         "followed through its moves, offsets and writebacks, into the helpers it calls); at m = 1 each weight is read "
-        "once, so they must equal the *packed weights*' own bytes (n rounded up to NR × k × bits / 8), which proves "
-        "the labels. *Kernel loads* (information): every load of the micro-kernels and their helpers — the weights, "
-        "the quantized row of A each column tile re-reads, the epilogue's per-column values, spills; *unlabelled*: "
-        "those bytes whose provenance the pass could not follow (none, or the weight bytes are not proven); *all "
+        "once, so they must equal the *packed weights*' own bytes (n rounded up to NR × k × bits / 8): a weight "
+        "load missed, or another load taken for one, would show. *Kernel loads* (information): every load of the "
+        "micro-kernels and their helpers — the weights, the quantized row of A each column tile re-reads, the "
+        "epilogue's per-column values, spills; *unlabelled*: those bytes whose provenance the pass could not follow (none, or the weight bytes are not proven); *all "
         "loads*: every load inside libisaforge (the row quantization included). *Modeled cycles*: every block the "
         "run executed priced by llvm-mca-19 on neoverse-v1 (bench/wholecall.py), isf_gemm_run only.",
         "",
