@@ -206,9 +206,10 @@ def markdown(q: QuantResult, mca: Sequence[CoreResult], cores: Sequence[str]) ->
         "once, so they must equal the *packed weights*' own bytes (n rounded up to NR × k × bits / 8): a weight "
         "load missed, or another load taken for one, would show. *Kernel loads* (information): every load of the "
         "micro-kernels and their helpers — the weights, the quantized row of A each column tile re-reads, the "
-        "epilogue's per-column values, spills; *unlabelled*: those bytes whose provenance the pass could not follow (none, or the weight bytes are not proven); *all "
-        "loads*: every load inside libisaforge (the row quantization included). *Modeled cycles*: every block the "
-        "run executed priced by llvm-mca-19 on neoverse-v1 (bench/wholecall.py), isf_gemm_run only.",
+        "epilogue's per-column values, spills; *unlabelled*: those bytes whose provenance the pass could not "
+        "follow (none, or the weight bytes are not proven); *all loads*: every load inside libisaforge (the row "
+        "quantization included). *Modeled cycles*: every block the run executed priced by llvm-mca-19 on "
+        "neoverse-v1 (bench/wholecall.py), isf_gemm_run only.",
         "",
     ]
     rows = []
