@@ -10,6 +10,7 @@ import pytest
 from isaforge import builds
 from isaforge.bench import qplans, qreport
 from isaforge.bench.loadbytes import load_bytes
+from isaforge.bench.mca import provenance
 from isaforge.bench.mca.objcode import Insn, split_operands
 from isaforge.bench.qemu_count import PLAN, RunCount, Shape
 from isaforge.bench.qplans import QuantResult, QuantRun
@@ -55,14 +56,23 @@ def count(op: str, kernel: str, instructions: int, status: int = 0, wrong: str =
                     instructions=instructions)  # fmt: skip
 
 
+def decoding(op: str, kernel: str, weights: int, cycles: float) -> QuantRun:
+    """A decoding run that loaded its packed weights (`weights` bytes) once, and as much A and epilogue again."""
+    loads = {provenance.B: weights, provenance.A: weights // 2, provenance.EPILOGUE: weights // 2}
+    rc = count(op, kernel, 10)
+    return QuantRun(rc, "neoverse-v1", kernel_load_bytes=2 * weights, load_bytes=3 * weights, weight_bytes=weights,
+                    weights_once=weights, kernel_loads_by_source=loads, cycles=cycles)  # fmt: skip
+
+
 def fabricated(qs8: int, s8: int, i8: tuple[int, float], i4: tuple[int, float], wrong: str = "") -> QuantResult:
+    """i8, i4: each decoding path's (weight bytes, modeled cycles)."""
     k = "gemm_s8_8x12x4_dotprod"
     q = QuantResult("clang", 128)
     q.runs = [QuantRun(count("gemm_qs8", k, qs8, wrong=wrong), "max")]
     q.baseline = [QuantRun(count("gemm_s8", k, s8), "max")]
     q.decode = {
-        qplans.INT8_PATH: QuantRun(count(qplans.INT8_PATH, "a", 10), "neoverse-v1", i8[0], i8[0], i8[1]),
-        qplans.INT4_PATH: QuantRun(count(qplans.INT4_PATH, "b", 10), "neoverse-v1", i4[0], i4[0], i4[1]),
+        qplans.INT8_PATH: decoding(qplans.INT8_PATH, "a", *i8),
+        qplans.INT4_PATH: decoding(qplans.INT4_PATH, "b", *i4),
     }
     return q
 
@@ -73,6 +83,34 @@ def test_goals_pass_at_the_targets_and_fail_past_them() -> None:
     assert "+2.90%" in passing[0][2] and "0.550×" in passing[1][2] and "0.750×" in passing[2][2]
     failing = qreport.goals(fabricated(1031, 1000, (1000, 100.0), (551, 76.0)))
     assert [met for _t, met, _d in failing] == [False, False, False]
+
+
+def test_the_bytes_goal_judges_the_weight_bytes_not_every_kernel_load() -> None:
+    # int4 reads 0.55× the int8 weights but the same A and epilogue bytes again (0.6× all its kernel loads)
+    q = fabricated(1000, 1000, (1000, 100.0), (550, 50.0))
+    q.decode[qplans.INT4_PATH].kernel_load_bytes = 1200
+    _overhead, weights, _cycles = qreport.goals(q)
+    assert "packed weights" in weights[0] and weights[1] is True and "550 / 1,000 bytes" in weights[2]
+    text = "\n".join(qreport.markdown(q, [], []))
+    assert "| weight bytes the micro-kernels load | 0.550× | ≤ 0.55× | PASS |" in text
+    assert "| all the micro-kernels' loads (information) | 0.600× |" in text
+    assert qreport.to_json(q)["decode_weight_bytes_ratio"] == 0.55
+    assert "loaded exactly their packed weights' bytes" in qreport.sanity(q)
+
+
+def test_weight_bytes_not_the_packed_weights_or_an_unlabelled_load_leave_the_goal_unproven() -> None:
+    q = fabricated(1000, 1000, (1000, 100.0), (500, 50.0))
+    q.decode[qplans.INT8_PATH].weights_once = 2000  # the int8 kernel missed half its weights
+    i4 = q.decode[qplans.INT4_PATH]
+    i4.unknown_loads, i4.unknown_sites = 7, ["isf_ukernel_gemm_s4_8x4x8_svei8mm+0x2d0: ld1b\t{ z5.b }, p0/z, [x3, x9]"]
+    i4.kernel_loads_by_source[provenance.UNKNOWN] = 112
+    _overhead, weights, cycles = qreport.goals(q)
+    assert weights[1] is False and cycles[1] is True
+    assert "not its packed weights' 2,000" in weights[2] and "7 executed kernel loads of unknown" in weights[2]
+    text = "\n".join(qreport.markdown(q, [], []))
+    assert "**The weight bytes are not proven**" in text and "+0x2d0: ld1b" in text
+    assert "| weight bytes the micro-kernels load | 0.500× | ≤ 0.55× | **FAIL** |" in text
+    assert "not proven" in qreport.sanity(q) and qreport.to_json(q)["decode_weights_proven"] is False
 
 
 def test_a_wrong_c_fails_the_overhead_goal_whatever_the_count() -> None:
@@ -135,8 +173,9 @@ def test_real_quantized_plan_runs_give_the_reference_bytes(runner, tmp_path, op:
     assert rc.macs_executed >= shape.macs and (rc.mac_check_ok or op == "gemm_qd8_f32")
     assert "isf_gemm_run" in rc.by_function and "isf_gemm_create" not in rc.by_function
     assert 0 < qr.kernel_load_bytes < qr.load_bytes
-    # the weights are read at least once: W is k × n bytes
-    assert qr.kernel_load_bytes >= shape.k * shape.n
+    # two row tiles (8 rows, then the row kernel's 1) read the packed weights twice; every load has a provenance
+    assert qr.weight_bytes == 2 * qr.weights_once == 2 * shape.k * shape.n
+    assert qr.unknown_loads == 0 and sum(qr.kernel_loads_by_source.values()) == qr.kernel_load_bytes
 
 
 def test_real_requantization_costs_more_than_the_int32_output(runner, tmp_path) -> None:
@@ -150,3 +189,23 @@ def test_real_requantization_costs_more_than_the_int32_output(runner, tmp_path) 
     assert qs8.count.wrong == s8.count.wrong == ""
     assert qs8.count.macs_executed == s8.count.macs_executed
     assert qreport.overhead(qs8, s8) > 0
+
+
+@pytest.mark.parametrize("op", [qplans.INT8_PATH, qplans.INT4_PATH])
+def test_real_runs_of_every_kernel_load_each_weight_once_at_one_row_tile(runner, tmp_path, op: str) -> None:
+    """The weight-bytes measurement proven on every kernel of the decoding paths' kernel op the build has: with one
+    row tile (m = 1 for the row kernels, m = MR for the others) each packed weight is read once, so the loads
+    provenance labels weights must read n_padded · k bytes for int8 and half that for int4, no kernel load may be
+    unlabelled, and C is exact. (gemm_s4's portable reference reads each packed byte once per nibble: twice.)"""
+    kernels = [k for k in runner.kernels() if k.op == qplans.kernel_op(op)]
+    assert len({k.variant for k in kernels}) > 2, [k.name for k in kernels]
+    for kernel in kernels:
+        shape = Shape(kernel.mr, 64, 256)
+        qr = qplans.run(runner, qplans.problem(op, shape), kernel.name, shape, tmp_path, runner.cpu)
+        assert qr.count.wrong == "" and kernel.name in qr.count.macs_by_kernel, (kernel.name, qr.count.wrong)
+        nr = kernel.nr * runner.sve_bits // 128 if load().variant(kernel.variant).scalable else kernel.nr
+        packed = -(-shape.n // nr) * nr * shape.k * load().ops[op].b.element_bits // 8
+        assert qr.weights_once == packed, kernel.name
+        twice = kernel.variant == "ref" and kernel.op == "gemm_s4"
+        assert qr.weight_bytes == packed * (2 if twice else 1), (kernel.name, qr.kernel_loads_by_source)
+        assert qr.unknown_loads == 0, qr.unknown_sites

@@ -28,11 +28,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from isaforge import gemmjob, process, qemu
 from isaforge.bench import run_tool
-from isaforge.bench.mca import macs, objcode
+from isaforge.bench.mca import macs, objcode, provenance
 from isaforge.builds import Build
 from isaforge.catalogue import REFERENCE, KernelName, load, parse_kernel_name
 from isaforge.errors import IsaforgeError
@@ -404,6 +405,14 @@ class StaticRunner:
         functions = objcode.parse_objdump(text)
         insns = objcode.instructions_by_address(text)
         return cls(build, exe, lib, code, insns, functions, sve_bits, external_names(exe))
+
+    @cached_property
+    def load_sources(self) -> dict[int, str]:
+        """What each load of the micro-kernels, and of the functions they call or branch into (quant_tile), reads
+        (provenance's labels: weights, a, c, epilogue, stack, constant, unknown), by address."""
+        functions = [provenance.Function(*f) for f in self.code.functions]
+        roots = [f.start for f in functions if f.name.startswith(objcode.KERNEL_PREFIX)]
+        return provenance.classify_loads(self.insns, functions, roots)
 
     def kernels(self) -> list[KernelName]:
         cat = load()

@@ -10,8 +10,14 @@ Every run's C is checked: the static ops' int8 and fp32 bytes and gemm_qd8_f32's
 - requantization overhead: a gemm_qs8 plan over a gemm_s8 plan of the same kernel, operands and int32 bias,
   256×256×64 (goal ≤ 3 % more guest instructions);
 - decoding, m = 1, n = k = 4096 on Neoverse V1 (QEMU's neoverse-v1, the kernel dispatch picks there): the int4 path
-  (gemm_qd8_f32_qc4w, per-channel scales) against the int8 path (gemm_qd8_f32): bytes the micro-kernels load
-  (goal ≤ 0.55×) and whole-run modeled cycles (wholecall: every executed block priced by llvm-mca, goal ≤ 0.75×).
+  (gemm_qd8_f32_qc4w, per-channel scales) against the int8 path (gemm_qd8_f32): bytes of the packed weights the
+  micro-kernels load (goal ≤ 0.55×) and whole-run modeled cycles (wholecall: every executed block priced by
+  llvm-mca, goal ≤ 0.75×).
+
+Which loads read the weights: every load of the micro-kernels and the helpers they call is labelled by where its
+address comes from (bench/mca/provenance.py: the kernel ABI's x2 is the packed weights, followed through the
+code), and a run adds each executed load's bytes to its label. At m = 1 each weight is read once, so the weight
+bytes must be the packed weights' own (n_padded · k_padded · bits / 8): the check of the labels.
 """
 
 from __future__ import annotations
@@ -30,10 +36,11 @@ import numpy as np
 from isaforge import process, qemu, quant
 from isaforge.bench import run_tool
 from isaforge.bench.loadbytes import load_bytes
-from isaforge.bench.mca import objcode
+from isaforge.bench.mca import provenance
 from isaforge.bench.qemu_count import (
     LIBRARY,
     PLAN,
+    ExecLog,
     RunCount,
     Shape,
     StaticRunner,
@@ -173,8 +180,13 @@ class QuantRun:
 
     count: RunCount
     cpu: str
-    kernel_load_bytes: int = 0  # bytes the micro-kernels' executed loads read
+    kernel_load_bytes: int = 0  # bytes the executed loads of the micro-kernels (and the helpers they call) read
     load_bytes: int = 0  # bytes every executed load inside libisaforge read
+    weight_bytes: int = 0  # of kernel_load_bytes, those read through the packed weights' pointer
+    weights_once: int = 0  # the packed weights' own bytes: what reading each weight once loads
+    kernel_loads_by_source: dict[str, int] = dataclasses.field(default_factory=dict)  # kernel_load_bytes per label
+    unknown_loads: int = 0  # executions of kernel loads provenance could not label
+    unknown_sites: list[str] = dataclasses.field(default_factory=list)  # those loads: "function+0xoff: text"
     cycles: float = 0.0  # whole-run modeled cycles (decode runs only)
     core: str = ""
     undecoded: int = 0
@@ -213,12 +225,8 @@ def run(
     rc = runner.tally(name, shape, log, PLAN)
     rc.op = p.op
     rc.wrong = compare(p, data[4:])
-    qr = QuantRun(rc, cpu)
-    for addr, n in log.executions.items():
-        size = n * load_bytes(runner.insns[addr], runner.sve_bits)
-        qr.load_bytes += size
-        if runner.code.function_at(addr).startswith(objcode.KERNEL_PREFIX):
-            qr.kernel_load_bytes += size
+    qr = QuantRun(rc, cpu, weights_once=packed_weight_bytes(name, p, runner.sve_bits))
+    count_loads(runner, log, qr)
     if price_on:
         profile = BlockProfile(Counter({tuple(log.encodings[a] for a in tb): n for tb, n in log.runs.items()}))
         modeled = model_call(profile, Pricer(core_model(price_on), Decoder()))
@@ -226,6 +234,36 @@ def run(
     for path in (job_path, out, log_path):
         path.unlink()
     return qr
+
+
+def packed_weight_bytes(kernel: KernelName, p: Problem, sve_bits: int) -> int:
+    """The bytes of `p`'s weights packed for `kernel`: n rounded up to NR (at the vector length for SVE kernels) ×
+    k rounded up to KR, at the op's bits per weight."""
+    k, n = p.w_kn.shape
+    nr = kernel.nr * sve_bits // 128 if load().variant(kernel.variant).scalable else kernel.nr
+    padded = -(-n // nr) * nr * (-(-k // kernel.kr) * kernel.kr)
+    return padded * load().ops[p.op].b.element_bits // 8
+
+
+def count_loads(runner: StaticRunner, log: ExecLog, qr: QuantRun) -> None:
+    """Bytes of every executed load into qr, the micro-kernels' per provenance label; unlabelled ones named."""
+    by_source: Counter[str] = Counter()
+    unknown: Counter[str] = Counter()
+    for addr, n in log.executions.items():
+        size = n * load_bytes(runner.insns[addr], runner.sve_bits)
+        qr.load_bytes += size
+        source = runner.load_sources.get(addr)
+        if source is None:  # not a load of a micro-kernel or of a helper it calls
+            continue
+        by_source[source] += size
+        if source == provenance.UNKNOWN:
+            start, name = next((s, f) for s, e, f in runner.code.functions if s <= addr < e)
+            unknown[f"{name}+0x{addr - start:x}: {runner.insns[addr].text}"] += n
+    qr.kernel_load_bytes = sum(by_source.values())
+    qr.kernel_loads_by_source = dict(by_source.most_common())
+    qr.weight_bytes = by_source[provenance.B]
+    qr.unknown_loads = sum(unknown.values())
+    qr.unknown_sites = sorted(unknown)
 
 
 # -- the three figure sets ----------------------------------------------------------------------------------------

@@ -320,7 +320,8 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
             + "; QEMU's instruction words matched llvm-objdump's at every executed address; "
             + _oracle_sentence(counted)
             + " "
-            + _calls_out_sentence(result.plain),
+            + _calls_out_sentence(result.plain)
+            + "".join(f" {line}" for line in map(qreport.sanity, result.quantized) if line),
             "",
         ]
     if result.ran_mca:
