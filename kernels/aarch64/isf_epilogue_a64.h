@@ -16,7 +16,8 @@
  *   rows field              the field's 8 row values into the row vectors (x9 scratch)
  *   by_row op               `row` on each of the 8 rows with its lane of the row vectors
  *   store_f32               the fp32 tile out after the clamp, then to .Lreturn
- *   store_s8                the int8 tile out (zero point added; qmin bytes in v3, qmax in v4; x4 = ldc bytes)
+ *   store_s8                the int8 tile out from fcvtns's int32 (zero point in the int16 lanes of v0, to add
+ *                           after the first narrowing: to_s16; qmin bytes in v3, qmax in v4; x4 = ldc bytes)
  */
 #ifndef ISAFORGE_EPILOGUE_A64_H
 #define ISAFORGE_EPILOGUE_A64_H
@@ -67,15 +68,19 @@
 	.endif
 	.endm
 
-/* TO_S8 on int32 rows (zero point added): \a, \b into the low 8 bytes of v1, \c[, \d] into the high ones, each
- * saturated twice, then clamped to qmin (v3), qmax (v4). */
+/* TO_S8's int32 values \a, \b (fcvtns's, no zero point yet) to the eight int16 of v\h, saturated, then plus the
+ * zero point (int16 lanes of v0), saturating: exact, as `quantize` says. */
+	.macro	to_s16 h, a, b
+	sqxtn	v\h\().4h, v\a\().4s
+	sqxtn2	v\h\().8h, v\b\().4s
+	sqadd	v\h\().8h, v\h\().8h, v0.8h
+	.endm
+
+/* TO_S8 on two rows of 8 int32 (\a, \b and \c, \d): into the low 8 bytes of v1 and the high ones, through int16
+ * with the zero point (to_s16, v1 and v2), saturated again, then clamped to qmin (v3), qmax (v4). */
 	.macro	narrow_s8 a, b, c, d
-	sqxtn	v1.4h, v\a\().4s
-	sqxtn2	v1.8h, v\b\().4s
-	sqxtn	v2.4h, v\c\().4s
-	.ifnb	\d
-	sqxtn2	v2.8h, v\d\().4s
-	.endif
+	to_s16	1, \a, \b
+	to_s16	2, \c, \d
 	sqxtn	v1.8b, v1.8h
 	sqxtn2	v1.16b, v2.8h
 	smax	v1.16b, v1.16b, v3.16b
@@ -129,10 +134,13 @@
 
 /* TO_F32 or TO_S8 on the tile's int32 sums in row order: ROW_OFFSET in int32, then to fp32 and the scales, each
  * step on the whole tile in place, every parameter loaded once per tile. The fp32 steps are separate fmul/fadd,
- * never fmla: one rounding each, as the contract says. TO_S8 is fcvtns (to nearest, ties to even, saturating),
- * sqadd out_zp, then the kernel's store_s8 (narrow_s8: sqxtn twice, smax/smin qmin/qmax): exact, since each
- * saturation keeps the order and the int8 clamp lies inside every range on the way. Without CLAMP, TO_F32 goes
- * to \f32. */
+ * never fmla: one rounding each, as the contract says. TO_S8 is fcvtns (to nearest, ties to even, saturating to
+ * int32), then the kernel's store_s8: sqxtn to int16, sqadd out_zp in int16 (v0.8h), sqxtn to int8, smax/smin
+ * qmin/qmax (v3, v4). Exact: the byte is clamp(x + zp, qmin, qmax) with x = rne(f) in unbounded integers. Where
+ * x lies in int16, sqadd gives x + zp, or saturates only where x + zp is already beyond the int8 range on that
+ * side; where x (or fcvtns's int32 saturation of it) lies beyond int16, sqxtn gives 2^15 − 1 or −2^15, and with
+ * −128 ≤ zp ≤ 127 the sum stays beyond the int8 range on x's side, as x + zp does. The last sqxtn keeps the order
+ * and the int8 clamp lies inside its range. Without CLAMP, TO_F32 goes to \f32. */
 	.macro	quantize f32
 	tbz	w10, #ISF_EP_BIT_ROW_OFFSET, .Lconvert
 	columns	ISF_EP_COL_SUM
@@ -164,8 +172,7 @@
 	lsr	x4, x4, #2
 	each	fcvtns
 	ldr	w9, [x6, #ISF_EP_OUT_ZP]
-	dup	v0.4s, w9
-	each	sqadd, v0
+	dup	v0.8h, w9
 	ldp	w9, w11, [x6, #ISF_EP_QMIN]
 	dup	v3.16b, w9
 	dup	v4.16b, w11
