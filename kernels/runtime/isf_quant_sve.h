@@ -27,19 +27,22 @@ ISF_SVE_INLINE int isf_sve_quantized(uint32_t steps) {
     return (steps & ~(uint32_t)(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP)) != 0;
 }
 
+#define ISF_SVE_MAGIC 0x4B400000 /* the bits of 1.5·2^23 */
+
 /*
- * TO_S8 on one vector, as int32 lanes in [qmin, qmax]: f = (float)r · col_scale, then FRINTN (to nearest, ties to
- * even) and FCVTZS, which together are FCVTNS (SVE has no FCVTNS): exact for |f| < 2^31, saturating to INT32_MIN /
- * INT32_MAX beyond (NaN to 0, which finite nonzero scales never give). SQADD of the zero point saturates again.
- * Past 2^31 the saturated value is still beyond [qmin − out_zp, qmax − out_zp] on the same side (|out_zp| ≤ 128),
- * so the clamp gives clamp(rne(f) + out_zp, qmin, qmax) in unbounded integers, as isf_requantize's clamp of f to
- * ±2^22 does: f needs no clamp of its own. SVE has no SQXTN (SQXTNB is SVE2): the clamp is SMAX, SMIN in int32.
+ * TO_S8 on one vector, as int32 lanes in [qmin, qmax]: f = (float)r · col_scale, then the clamp, the rounding and
+ * the zero point in three instructions (SVE has neither FCVTNS nor, before SVE2, SQXTN). With lo = qmin − zp and
+ * hi = qmax − zp, clamp(rne(f) + zp, qmin, qmax) = clamp(rne(f), lo, hi) + zp = rne(clamp(f, lo, hi)) + zp, since
+ * rne keeps the order and leaves the whole numbers lo, hi as they are: FMAX lo, FMIN hi (f is never NaN: the
+ * scales are finite). The clamped c lies in −255…255, so c + 1.5·2^23 lies in [2^23, 2^24), where the fp32 spacing
+ * is 1: FADD rounds it to 1.5·2^23 + rne(c) (ties to even, as 1.5·2^23 is even), whose bits are bits(1.5·2^23) +
+ * rne(c); subtracting bits(1.5·2^23) − zp leaves rne(c) + zp. st1b stores its low byte, the int8 value.
  */
-ISF_SVE_INLINE svint32_t isf_sve_to_s8(svbool_t pg, svint32_t r, svfloat32_t col_scale, svint32_t zp, svint32_t qmin,
-                                       svint32_t qmax) {
+ISF_SVE_INLINE svint32_t isf_sve_to_s8(svbool_t pg, svint32_t r, svfloat32_t col_scale, svfloat32_t lo, svfloat32_t hi,
+                                       svint32_t magic) {
     svfloat32_t f = svmul_f32_x(pg, svcvt_f32_s32_x(pg, r), col_scale);
-    svint32_t q = svqadd_s32(svcvt_s32_f32_x(pg, svrintn_f32_x(pg, f)), zp);
-    return svmin_s32_x(pg, svmax_s32_x(pg, q, qmin), qmax);
+    f = svadd_n_f32_x(pg, svmin_f32_x(pg, svmax_f32_x(pg, f, lo), hi), 0x1.8p23f);
+    return svsub_s32_x(pg, svreinterpret_s32_f32(f), magic);
 }
 
 /* X(r, i) for the slice's rows r0 .. r7, i their index; each X tests i < n, a constant after inlining. */
@@ -57,9 +60,9 @@ ISF_SVE_INLINE svint32_t isf_sve_to_s8(svbool_t pg, svint32_t r, svfloat32_t col
     if ((i) < n) {                                        \
         r = svmla_n_s32_x(pg, r, cs, e->row_offset[(i)]); \
     }
-#define ISF_SVE_STORE_S8_(r, i)                                                                    \
-    if ((i) < n) {                                                                                 \
-        svst1b_vnum_s32(pg, (int8_t *)c + (i) * ldc, v, isf_sve_to_s8(pg, r, sc, zp, qmin, qmax)); \
+#define ISF_SVE_STORE_S8_(r, i)                                                                \
+    if ((i) < n) {                                                                             \
+        svst1b_vnum_s32(pg, (int8_t *)c + (i) * ldc, v, isf_sve_to_s8(pg, r, sc, lo, hi, mz)); \
     }
 #define ISF_SVE_STORE_S32_(r, i)                                                                     \
     if ((i) < n) {                                                                                   \
@@ -125,7 +128,9 @@ ISF_SVE_INLINE void isf_sve_quant_slice(const isf_epilogue *e, unsigned n, int64
     }
     if (steps & ISF_EPILOGUE_TO_S8) {
         svfloat32_t sc = svld1_vnum_f32(pg, e->col_scale, v);
-        svint32_t zp = svdup_n_s32(e->out_zp), qmin = svdup_n_s32(e->qmin), qmax = svdup_n_s32(e->qmax);
+        /* qmin − out_zp, qmax − out_zp (whole numbers in −255…255, exact in fp32), bits(1.5·2^23) − out_zp */
+        svfloat32_t lo = svdup_n_f32((float)(e->qmin - e->out_zp)), hi = svdup_n_f32((float)(e->qmax - e->out_zp));
+        svint32_t mz = svdup_n_s32(ISF_SVE_MAGIC - e->out_zp);
         ISF_SVE_EACH_ROW(ISF_SVE_STORE_S8_)
     } else if (steps & ISF_EPILOGUE_TO_F32) {
         isf_sve_store_f32(e, n, v, c, ldc, ISF_SVE_ROWS);
