@@ -122,17 +122,17 @@
 	.endm
 
 /* Two TO_S8 rows (\a, \b), (\c, \d), stored at x3 a row apart. */
-	.macro	rows_s8 a, b, c, d
-	narrow_s8	\a, \b, \c, \d
+	.macro	rows_s8 clamp, a, b, c, d
+	narrow_s8	\clamp, \a, \b, \c, \d
 	st1	{v1.d}[0], [x3], x4
 	st1	{v1.d}[1], [x3], x4
 	.endm
 
-	.macro	store_s8
-	rows_s8	16, 17, 18, 19
-	rows_s8	20, 21, 22, 23
-	rows_s8	24, 25, 26, 27
-	rows_s8	28, 29, 30, 31
+	.macro	store_s8 clamp
+	rows_s8	\clamp, 16, 17, 18, 19
+	rows_s8	\clamp, 20, 21, 22, 23
+	rows_s8	\clamp, 24, 25, 26, 27
+	rows_s8	\clamp, 28, 29, 30, 31
 	.endm
 
 /* TO_S8 without ROW_OFFSET, on the blocks: the blocks \b0-\b3 of one row pair (fcvtns's int32) to the 16 bytes
@@ -146,13 +146,10 @@
 
 /* Two row pairs' bytes (pair_s8's \p, \q) to four rows of C: the even 16-bit units of both are rows 2p and 2q,
  * the odd ones rows 2p+1 and 2q+1 (uzp1/uzp2), clamped, stored at x3 a row apart in row order. */
-	.macro	rows4_s8 p, q
+	.macro	rows4_s8 clamp, p, q
 	uzp1	v5.8h, v\p\().8h, v\q\().8h
 	uzp2	v6.8h, v\p\().8h, v\q\().8h
-	smax	v5.16b, v5.16b, v3.16b
-	smax	v6.16b, v6.16b, v3.16b
-	smin	v5.16b, v5.16b, v4.16b
-	smin	v6.16b, v6.16b, v4.16b
+	clamp_s8	\clamp, 16b, v5, v6
 	st1	{v5.d}[0], [x3], x4
 	st1	{v6.d}[0], [x3], x4
 	st1	{v5.d}[1], [x3], x4
@@ -324,15 +321,17 @@ isf_ukernel_gemm_s8_8x8x8_i8mm:
 	lsr	x4, x4, #2
 	ldr	w9, [x6, #ISF_EP_OUT_ZP]
 	dup	v0.8h, w9
-	ldp	w9, w11, [x6, #ISF_EP_QMIN]
-	dup	v3.16b, w9
-	dup	v4.16b, w11
 	pair_s8	24, 8, 9, 10, 11
 	pair_s8	25, 12, 13, 14, 15
-	rows4_s8	24, 25
 	pair_s8	26, 16, 17, 18, 19
 	pair_s8	27, 20, 21, 22, 23
-	rows4_s8	26, 27
+	open_s8	.Lblocks_open
+	rows4_s8	1, 24, 25
+	rows4_s8	1, 26, 27
+	b	.Lreturn
+.Lblocks_open:
+	rows4_s8	0, 24, 25
+	rows4_s8	0, 26, 27
 	b	.Lreturn
 	// TO_F32 or TO_S8: the blocks to rows, ROW_OFFSET in int32, then to fp32 and the scales
 .Lrows:
