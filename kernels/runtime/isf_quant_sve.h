@@ -50,6 +50,17 @@ ISF_SVE_INLINE svint32_t isf_sve_to_s8(svbool_t pg, svint32_t r, svfloat32_t col
 #define ISF_SVE_ROWS_DECL \
     svint32_t r0, svint32_t r1, svint32_t r2, svint32_t r3, svint32_t r4, svint32_t r5, svint32_t r6, svint32_t r7
 #define ISF_SVE_ROWS r0, r1, r2, r3, r4, r5, r6, r7
+/* X(r, s, i) for rows r0 .. r7 of one slice and s0 .. s7 of the next. */
+#define ISF_SVE_EACH_ROW2(X) \
+    X(r0, s0, 0) X(r1, s1, 1) X(r2, s2, 2) X(r3, s3, 3) X(r4, s4, 4) X(r5, s5, 5) X(r6, s6, 6) X(r7, s7, 7)
+#define ISF_SVE_ROWS_S_DECL \
+    svint32_t s0, svint32_t s1, svint32_t s2, svint32_t s3, svint32_t s4, svint32_t s5, svint32_t s6, svint32_t s7
+#define ISF_SVE_ROWS_S s0, s1, s2, s3, s4, s5, s6, s7
+/* TO_S8's constants for ISF_SVE_STORE_S8_: qmin − out_zp, qmax − out_zp (whole numbers in −255…255, exact in fp32)
+ * and bits(1.5·2^23) − out_zp. */
+#define ISF_SVE_S8_CONSTANTS                                                                                    \
+    svfloat32_t lo = svdup_n_f32((float)(e->qmin - e->out_zp)), hi = svdup_n_f32((float)(e->qmax - e->out_zp)); \
+    svint32_t mz = svdup_n_s32(ISF_SVE_MAGIC - e->out_zp);
 
 /* The stages of one slice, on the names isf_sve_store_f32 and isf_sve_quant_slice give them. */
 #define ISF_SVE_PARTIAL_(r, i)                                                           \
@@ -63,6 +74,13 @@ ISF_SVE_INLINE svint32_t isf_sve_to_s8(svbool_t pg, svint32_t r, svfloat32_t col
 #define ISF_SVE_STORE_S8_(r, i)                                                                \
     if ((i) < n) {                                                                             \
         svst1b_vnum_s32(pg, (int8_t *)c + (i) * ldc, v, isf_sve_to_s8(pg, r, sc, lo, hi, mz)); \
+    }
+/* Row i's two vectors (r of vector 0, s of vector 1; sc, sc1 their column scales) stored as int8. */
+#define ISF_SVE_STORE2_S8_(r, s, i)                                         \
+    if ((i) < n) {                                                          \
+        svst1b_vnum_s32(pg, row, 0, isf_sve_to_s8(pg, r, sc, lo, hi, mz));  \
+        svst1b_vnum_s32(pg, row, 1, isf_sve_to_s8(pg, s, sc1, lo, hi, mz)); \
+        row += ldc;                                                         \
     }
 #define ISF_SVE_STORE_S32_(r, i)                                                                     \
     if ((i) < n) {                                                                                   \
@@ -128,15 +146,33 @@ ISF_SVE_INLINE void isf_sve_quant_slice(const isf_epilogue *e, unsigned n, int64
     }
     if (steps & ISF_EPILOGUE_TO_S8) {
         svfloat32_t sc = svld1_vnum_f32(pg, e->col_scale, v);
-        /* qmin − out_zp, qmax − out_zp (whole numbers in −255…255, exact in fp32), bits(1.5·2^23) − out_zp */
-        svfloat32_t lo = svdup_n_f32((float)(e->qmin - e->out_zp)), hi = svdup_n_f32((float)(e->qmax - e->out_zp));
-        svint32_t mz = svdup_n_s32(ISF_SVE_MAGIC - e->out_zp);
+        ISF_SVE_S8_CONSTANTS
         ISF_SVE_EACH_ROW(ISF_SVE_STORE_S8_)
     } else if (steps & ISF_EPILOGUE_TO_F32) {
         isf_sve_store_f32(e, n, v, c, ldc, ISF_SVE_ROWS);
     } else {
         ISF_SVE_EACH_ROW(ISF_SVE_STORE_S32_)
     }
+}
+
+/* gemm_qs8's tiles: TO_S8 after BIAS alone (no PARTIAL, no ROW_OFFSET), for isf_sve_s8_slices2. */
+ISF_SVE_INLINE int isf_sve_s8_only(uint32_t steps) {
+    const uint32_t asked = ISF_EPILOGUE_PARTIAL | ISF_EPILOGUE_ROW_OFFSET | ISF_EPILOGUE_TO_F32 | ISF_EPILOGUE_TO_S8;
+    return (steps & asked) == ISF_EPILOGUE_TO_S8;
+}
+
+/*
+ * Such a tile's vectors 0 and 1 of rows 0 .. n-1 (r<i>, then s<i>) stored as int8, what two isf_sve_quant_slice
+ * calls store, with TO_S8's constants made once and each row's two vectors stored together. Every field of `e` is
+ * read before the first store, so `e` may be the caller's pointer (no copy against C aliasing it).
+ */
+ISF_SVE_INLINE void isf_sve_s8_slices2(const isf_epilogue *e, unsigned n, void *c, size_t ldc, ISF_SVE_ROWS_DECL,
+                                       ISF_SVE_ROWS_S_DECL) {
+    const svbool_t pg = svptrue_b32();
+    ISF_SVE_S8_CONSTANTS
+    svfloat32_t sc = svld1_vnum_f32(pg, e->col_scale, 0), sc1 = svld1_vnum_f32(pg, e->col_scale, 1);
+    int8_t *row = c;
+    ISF_SVE_EACH_ROW2(ISF_SVE_STORE2_S8_)
 }
 
 /* The slice of a one-row kernel: vector v of its row r. */
@@ -148,6 +184,11 @@ ISF_SVE_INLINE void isf_sve_quant_row(const isf_epilogue *e, int64_t v, void *c,
 #undef ISF_SVE_EACH_ROW
 #undef ISF_SVE_ROWS_DECL
 #undef ISF_SVE_ROWS
+#undef ISF_SVE_EACH_ROW2
+#undef ISF_SVE_STORE2_S8_
+#undef ISF_SVE_ROWS_S_DECL
+#undef ISF_SVE_ROWS_S
+#undef ISF_SVE_S8_CONSTANTS
 #undef ISF_SVE_PARTIAL_
 #undef ISF_SVE_ROW_OFFSET_
 #undef ISF_SVE_STORE_S8_
