@@ -5,7 +5,8 @@
  * directory) finds it; baseline Advanced SIMD only, so nothing here needs the .inst encoder, which rewrites the
  * kernel file alone.
  *
- * Register contract: x0 k_blocks, x3 C, x4 ldc in bytes, x6 the epilogue, w10 its steps; x9, x11 scratch.
+ * Register contract: x0 k_blocks, x3 C, x4 ldc in bytes, x6 the epilogue, w10 its steps; x9, x11 (x12 in open_s8)
+ * scratch.
  * The tile's shape comes from macros the including file defines before it expands these (assembler macros are
  * looked up where they are expanded):
  *   load_tile src, stride   the tile's rows from memory \stride bytes apart (\src steps on)
@@ -16,7 +17,9 @@
  *   rows field              the field's 8 row values into the row vectors (x9 scratch)
  *   by_row op               `row` on each of the 8 rows with its lane of the row vectors
  *   store_f32               the fp32 tile out after the clamp, then to .Lreturn
- *   store_s8                the int8 tile out (zero point added; qmin bytes in v3, qmax in v4; x4 = ldc bytes)
+ *   store_s8 clamp          the int8 tile out from fcvtns's int32 (zero point in the int16 lanes of v0, to add
+ *                           after the first narrowing: to_s16; x4 = ldc bytes), clamped by clamp_s8 \clamp
+ *                           (1: qmin bytes in v3, qmax in v4; 0: qmin, qmax = −128, 127, nothing to clamp)
  */
 #ifndef ISAFORGE_EPILOGUE_A64_H
 #define ISAFORGE_EPILOGUE_A64_H
@@ -67,19 +70,51 @@
 	.endif
 	.endm
 
-/* TO_S8 on int32 rows (zero point added): \a, \b into the low 8 bytes of v1, \c[, \d] into the high ones, each
- * saturated twice, then clamped to qmin (v3), qmax (v4). */
-	.macro	narrow_s8 a, b, c, d
-	sqxtn	v1.4h, v\a\().4s
-	sqxtn2	v1.8h, v\b\().4s
-	sqxtn	v2.4h, v\c\().4s
-	.ifnb	\d
-	sqxtn2	v2.8h, v\d\().4s
+/* TO_S8's int32 values \a, \b (fcvtns's, no zero point yet) to the eight int16 of v\h, saturated, then plus the
+ * zero point (int16 lanes of v0), saturating: exact, as `quantize` says. */
+	.macro	to_s16 h, a, b
+	sqxtn	v\h\().4h, v\a\().4s
+	sqxtn2	v\h\().8h, v\b\().4s
+	sqadd	v\h\().8h, v\h\().8h, v0.8h
+	.endm
+
+/* The int8 clamp of \regs (vector arrangement \t: 8b or 16b) to qmin (v3), qmax (v4), when \clamp is 1; 0: the clamp
+ * spans all of int8 and the saturating narrowing before it was the clamp. */
+	.macro	clamp_s8 clamp, t, regs:vararg
+	.if	\clamp
+	.irp	r, \regs
+	clamp_one	smax, \t, \r, v3
+	.endr
+	.irp	r, \regs
+	clamp_one	smin, \t, \r, v4
+	.endr
 	.endif
+	.endm
+
+/* \r = \op(\r, \v) on \t lanes (through a macro of its own, as `over` goes through `one`). */
+	.macro	clamp_one op, t, r, v
+	\op	\r\().\t, \r\().\t, \v\().\t
+	.endm
+
+/* TO_S8 on two rows of 8 int32 (\a, \b and \c, \d): into the low 8 bytes of v1 and the high ones, through int16
+ * with the zero point (to_s16, v1 and v2), saturated again, then clamped (clamp_s8). */
+	.macro	narrow_s8 clamp, a, b, c, d
+	to_s16	1, \a, \b
+	to_s16	2, \c, \d
 	sqxtn	v1.8b, v1.8h
 	sqxtn2	v1.16b, v2.8h
-	smax	v1.16b, v1.16b, v3.16b
-	smin	v1.16b, v1.16b, v4.16b
+	clamp_s8	\clamp, 16b, v1
+	.endm
+
+/* TO_S8's clamp: to \open when qmin, qmax are −128, 127 (qmax − qmin = 255 says it, both in −128…127: the last
+ * sqxtn saturates to them, no smax/smin), else qmin's bytes into v3, qmax's into v4 (w9, w11, w12 scratch). */
+	.macro	open_s8 open
+	ldp	w9, w11, [x6, #ISF_EP_QMIN]
+	sub	w12, w11, w9
+	cmp	w12, #255
+	b.eq	\open
+	dup	v3.16b, w9
+	dup	v4.16b, w11
 	.endm
 
 /* Saves d8-d15 (AAPCS64: callee-saved low halves), makes x4 ldc in bytes and reads the steps into w10. */
@@ -129,10 +164,14 @@
 
 /* TO_F32 or TO_S8 on the tile's int32 sums in row order: ROW_OFFSET in int32, then to fp32 and the scales, each
  * step on the whole tile in place, every parameter loaded once per tile. The fp32 steps are separate fmul/fadd,
- * never fmla: one rounding each, as the contract says. TO_S8 is fcvtns (to nearest, ties to even, saturating),
- * sqadd out_zp, then the kernel's store_s8 (narrow_s8: sqxtn twice, smax/smin qmin/qmax): exact, since each
- * saturation keeps the order and the int8 clamp lies inside every range on the way. Without CLAMP, TO_F32 goes
- * to \f32. */
+ * never fmla: one rounding each, as the contract says. TO_S8 is fcvtns (to nearest, ties to even, saturating to
+ * int32), then the kernel's store_s8: sqxtn to int16, sqadd out_zp in int16 (v0.8h), sqxtn to int8, smax/smin
+ * qmin/qmax (v3, v4). Exact: the byte is clamp(x + zp, qmin, qmax) with x = rne(f) in unbounded integers. Where
+ * x lies in int16, sqadd gives x + zp, or saturates only where x + zp is already beyond the int8 range on that
+ * side; where x (or fcvtns's int32 saturation of it) lies beyond int16, sqxtn gives 2^15 − 1 or −2^15, and with
+ * −128 ≤ zp ≤ 127 the sum stays beyond the int8 range on x's side, as x + zp does. The last sqxtn keeps the order
+ * and the int8 clamp lies inside its range. With qmin, qmax = −128, 127 (the plan's default) that saturation is the
+ * clamp: open_s8 sends the tile to the store without smax/smin (store_s8 0). Without CLAMP, TO_F32 goes to \f32. */
 	.macro	quantize f32
 	tbz	w10, #ISF_EP_BIT_ROW_OFFSET, .Lconvert
 	columns	ISF_EP_COL_SUM
@@ -164,12 +203,12 @@
 	lsr	x4, x4, #2
 	each	fcvtns
 	ldr	w9, [x6, #ISF_EP_OUT_ZP]
-	dup	v0.4s, w9
-	each	sqadd, v0
-	ldp	w9, w11, [x6, #ISF_EP_QMIN]
-	dup	v3.16b, w9
-	dup	v4.16b, w11
-	store_s8
+	dup	v0.8h, w9
+	open_s8	.Lto_s8_open
+	store_s8	1
+	b	.Lreturn
+.Lto_s8_open:
+	store_s8	0
 	b	.Lreturn
 	.endm
 

@@ -775,17 +775,33 @@ static void quantize_rows(const isf_region *r, size_t i, size_t rows, size_t k, 
     }
 }
 
+/* The rows from here (rows_left of the region) the full kernel takes as one macro tile when all of k is one Kc
+ * block: every row next_chunk would give it, in as many MR-row A panels as the region's A buffer holds. The same
+ * tiles as chunk by chunk, so the same bytes; the grid's column steps (epilogue_across) once per column of tiles. */
+static size_t full_rows(const region_kernels *rk, size_t rows_left, size_t depth) {
+    const isf_pack_spec *ps = &rk->full.bl.pack;
+    size_t rows = rows_left / ps->mr * ps->mr, left = rows_left - rows;
+    if (left != 0 && next_chunk(rk, left) == &rk->full) {
+        rows += left;
+    }
+    size_t most = REGION_A_BYTES / isf_panel_stride(ps, depth, ps->mr) * ps->mr; /* ≥ MR: isf_region_fits */
+    return min_size(rows, most);
+}
+
 /* The quantized ops (int8 or fp32 C from int32 sums), a row chunk at a time. With k split into Kc blocks, the sums
  * of every block but the last go to the int32 accumulator (whole tiles: the chunk's MR rows × the region's columns
  * rounded up to NR), which the last block's epilogue starts from (PARTIAL); C is written once. gemm_qd8_f32
- * quantizes the chunk's fp32 rows as it packs them, each row's scale and zero point from the whole row. */
+ * quantizes the chunk's fp32 rows as it packs them, each row's scale and zero point from the whole row. The static
+ * ops with k in one Kc block (no PARTIAL, no per-row parameters) run the full kernel's chunks as one macro tile
+ * (not a row kernel's: its A panel is the caller's row, read in place). */
 static void region_quantized(const region_kernels *rk, const packed_header *h, const unsigned char *panels,
                              const isf_region *r, region_work *w) {
     size_t k = (size_t)h->k;
     int dynamic = isf_ops[rk->full.kern->op].in_kind == ISF_ELEM_FLOAT;
+    int one_block = !dynamic && k <= rk->full.bl.kc && rk->full.bl.pack.mr > 1; /* MR = 1: A read in place */
     for (size_t i = 0, rows; i < r->rows; i += rows) {
         const row_chunk *ch = next_chunk(rk, r->rows - i);
-        rows = min_size(ch->rows, r->rows - i);
+        rows = one_block && ch == &rk->full ? full_rows(rk, r->rows - i, k) : min_size(ch->rows, r->rows - i);
         row_quant q;
         isf_epilogue ep = *r->ep;
         if (dynamic) {

@@ -27,19 +27,22 @@ ISF_SVE_INLINE int isf_sve_quantized(uint32_t steps) {
     return (steps & ~(uint32_t)(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP)) != 0;
 }
 
+#define ISF_SVE_MAGIC 0x4B400000 /* the bits of 1.5·2^23 */
+
 /*
- * TO_S8 on one vector, as int32 lanes in [qmin, qmax]: f = (float)r · col_scale, then FRINTN (to nearest, ties to
- * even) and FCVTZS, which together are FCVTNS (SVE has no FCVTNS): exact for |f| < 2^31, saturating to INT32_MIN /
- * INT32_MAX beyond (NaN to 0, which finite nonzero scales never give). SQADD of the zero point saturates again.
- * Past 2^31 the saturated value is still beyond [qmin − out_zp, qmax − out_zp] on the same side (|out_zp| ≤ 128),
- * so the clamp gives clamp(rne(f) + out_zp, qmin, qmax) in unbounded integers, as isf_requantize's clamp of f to
- * ±2^22 does: f needs no clamp of its own. SVE has no SQXTN (SQXTNB is SVE2): the clamp is SMAX, SMIN in int32.
+ * TO_S8 on one vector, as int32 lanes in [qmin, qmax]: f = (float)r · col_scale, then the clamp, the rounding and
+ * the zero point in three instructions (SVE has neither FCVTNS nor, before SVE2, SQXTN). With lo = qmin − zp and
+ * hi = qmax − zp, clamp(rne(f) + zp, qmin, qmax) = clamp(rne(f), lo, hi) + zp = rne(clamp(f, lo, hi)) + zp, since
+ * rne keeps the order and leaves the whole numbers lo, hi as they are: FMAX lo, FMIN hi (f is never NaN: the
+ * scales are finite). The clamped c lies in −255…255, so c + 1.5·2^23 lies in [2^23, 2^24), where the fp32 spacing
+ * is 1: FADD rounds it to 1.5·2^23 + rne(c) (ties to even, as 1.5·2^23 is even), whose bits are bits(1.5·2^23) +
+ * rne(c); subtracting bits(1.5·2^23) − zp leaves rne(c) + zp. st1b stores its low byte, the int8 value.
  */
-ISF_SVE_INLINE svint32_t isf_sve_to_s8(svbool_t pg, svint32_t r, svfloat32_t col_scale, svint32_t zp, svint32_t qmin,
-                                       svint32_t qmax) {
+ISF_SVE_INLINE svint32_t isf_sve_to_s8(svbool_t pg, svint32_t r, svfloat32_t col_scale, svfloat32_t lo, svfloat32_t hi,
+                                       svint32_t magic) {
     svfloat32_t f = svmul_f32_x(pg, svcvt_f32_s32_x(pg, r), col_scale);
-    svint32_t q = svqadd_s32(svcvt_s32_f32_x(pg, svrintn_f32_x(pg, f)), zp);
-    return svmin_s32_x(pg, svmax_s32_x(pg, q, qmin), qmax);
+    f = svadd_n_f32_x(pg, svmin_f32_x(pg, svmax_f32_x(pg, f, lo), hi), 0x1.8p23f);
+    return svsub_s32_x(pg, svreinterpret_s32_f32(f), magic);
 }
 
 /* X(r, i) for the slice's rows r0 .. r7, i their index; each X tests i < n, a constant after inlining. */
@@ -47,6 +50,17 @@ ISF_SVE_INLINE svint32_t isf_sve_to_s8(svbool_t pg, svint32_t r, svfloat32_t col
 #define ISF_SVE_ROWS_DECL \
     svint32_t r0, svint32_t r1, svint32_t r2, svint32_t r3, svint32_t r4, svint32_t r5, svint32_t r6, svint32_t r7
 #define ISF_SVE_ROWS r0, r1, r2, r3, r4, r5, r6, r7
+/* X(r, s, i) for rows r0 .. r7 of one slice and s0 .. s7 of the next. */
+#define ISF_SVE_EACH_ROW2(X) \
+    X(r0, s0, 0) X(r1, s1, 1) X(r2, s2, 2) X(r3, s3, 3) X(r4, s4, 4) X(r5, s5, 5) X(r6, s6, 6) X(r7, s7, 7)
+#define ISF_SVE_ROWS_S_DECL \
+    svint32_t s0, svint32_t s1, svint32_t s2, svint32_t s3, svint32_t s4, svint32_t s5, svint32_t s6, svint32_t s7
+#define ISF_SVE_ROWS_S s0, s1, s2, s3, s4, s5, s6, s7
+/* TO_S8's constants for ISF_SVE_STORE_S8_: qmin − out_zp, qmax − out_zp (whole numbers in −255…255, exact in fp32)
+ * and bits(1.5·2^23) − out_zp. */
+#define ISF_SVE_S8_CONSTANTS                                                                                    \
+    svfloat32_t lo = svdup_n_f32((float)(e->qmin - e->out_zp)), hi = svdup_n_f32((float)(e->qmax - e->out_zp)); \
+    svint32_t mz = svdup_n_s32(ISF_SVE_MAGIC - e->out_zp);
 
 /* The stages of one slice, on the names isf_sve_store_f32 and isf_sve_quant_slice give them. */
 #define ISF_SVE_PARTIAL_(r, i)                                                           \
@@ -57,9 +71,16 @@ ISF_SVE_INLINE svint32_t isf_sve_to_s8(svbool_t pg, svint32_t r, svfloat32_t col
     if ((i) < n) {                                        \
         r = svmla_n_s32_x(pg, r, cs, e->row_offset[(i)]); \
     }
-#define ISF_SVE_STORE_S8_(r, i)                                                                    \
-    if ((i) < n) {                                                                                 \
-        svst1b_vnum_s32(pg, (int8_t *)c + (i) * ldc, v, isf_sve_to_s8(pg, r, sc, zp, qmin, qmax)); \
+#define ISF_SVE_STORE_S8_(r, i)                                                                \
+    if ((i) < n) {                                                                             \
+        svst1b_vnum_s32(pg, (int8_t *)c + (i) * ldc, v, isf_sve_to_s8(pg, r, sc, lo, hi, mz)); \
+    }
+/* Row i's two vectors (r of vector 0, s of vector 1; sc, sc1 their column scales) stored as int8. */
+#define ISF_SVE_STORE2_S8_(r, s, i)                                         \
+    if ((i) < n) {                                                          \
+        svst1b_vnum_s32(pg, row, 0, isf_sve_to_s8(pg, r, sc, lo, hi, mz));  \
+        svst1b_vnum_s32(pg, row, 1, isf_sve_to_s8(pg, s, sc1, lo, hi, mz)); \
+        row += ldc;                                                         \
     }
 #define ISF_SVE_STORE_S32_(r, i)                                                                     \
     if ((i) < n) {                                                                                   \
@@ -125,13 +146,33 @@ ISF_SVE_INLINE void isf_sve_quant_slice(const isf_epilogue *e, unsigned n, int64
     }
     if (steps & ISF_EPILOGUE_TO_S8) {
         svfloat32_t sc = svld1_vnum_f32(pg, e->col_scale, v);
-        svint32_t zp = svdup_n_s32(e->out_zp), qmin = svdup_n_s32(e->qmin), qmax = svdup_n_s32(e->qmax);
+        ISF_SVE_S8_CONSTANTS
         ISF_SVE_EACH_ROW(ISF_SVE_STORE_S8_)
     } else if (steps & ISF_EPILOGUE_TO_F32) {
         isf_sve_store_f32(e, n, v, c, ldc, ISF_SVE_ROWS);
     } else {
         ISF_SVE_EACH_ROW(ISF_SVE_STORE_S32_)
     }
+}
+
+/* gemm_qs8's tiles: TO_S8 after BIAS alone (no PARTIAL, no ROW_OFFSET), for isf_sve_s8_slices2. */
+ISF_SVE_INLINE int isf_sve_s8_only(uint32_t steps) {
+    const uint32_t asked = ISF_EPILOGUE_PARTIAL | ISF_EPILOGUE_ROW_OFFSET | ISF_EPILOGUE_TO_F32 | ISF_EPILOGUE_TO_S8;
+    return (steps & asked) == ISF_EPILOGUE_TO_S8;
+}
+
+/*
+ * Such a tile's vectors 0 and 1 of rows 0 .. n-1 (r<i>, then s<i>) stored as int8, what two isf_sve_quant_slice
+ * calls store, with TO_S8's constants made once and each row's two vectors stored together. Every field of `e` is
+ * read before the first store, so `e` may be the caller's pointer (no copy against C aliasing it).
+ */
+ISF_SVE_INLINE void isf_sve_s8_slices2(const isf_epilogue *e, unsigned n, void *c, size_t ldc, ISF_SVE_ROWS_DECL,
+                                       ISF_SVE_ROWS_S_DECL) {
+    const svbool_t pg = svptrue_b32();
+    ISF_SVE_S8_CONSTANTS
+    svfloat32_t sc = svld1_vnum_f32(pg, e->col_scale, 0), sc1 = svld1_vnum_f32(pg, e->col_scale, 1);
+    int8_t *row = c;
+    ISF_SVE_EACH_ROW2(ISF_SVE_STORE2_S8_)
 }
 
 /* The slice of a one-row kernel: vector v of its row r. */
@@ -143,6 +184,11 @@ ISF_SVE_INLINE void isf_sve_quant_row(const isf_epilogue *e, int64_t v, void *c,
 #undef ISF_SVE_EACH_ROW
 #undef ISF_SVE_ROWS_DECL
 #undef ISF_SVE_ROWS
+#undef ISF_SVE_EACH_ROW2
+#undef ISF_SVE_STORE2_S8_
+#undef ISF_SVE_ROWS_S_DECL
+#undef ISF_SVE_ROWS_S
+#undef ISF_SVE_S8_CONSTANTS
 #undef ISF_SVE_PARTIAL_
 #undef ISF_SVE_ROW_OFFSET_
 #undef ISF_SVE_STORE_S8_

@@ -22,10 +22,10 @@
  * The quantized outputs (TO_F32, TO_S8) leave the int32 store for .Lquantized: every step runs on the whole
  * tile in place, v8-v31, with its column vectors in v0-v2 and its row values in v3, v4 (lane i & 3 of v3 for rows
  * 0-3, of v4 for 4-7), each loaded once per tile; the fp32 tile then goes out through the int32 store (same
- * layout, same ldc in bytes), the int8 one row by row (12 bytes: a d and an s store). The fp32 steps are
- * separate fmul/fadd, never fmla: one rounding each, as the contract says. TO_S8 is fcvtns (to nearest, ties to
- * even, saturating), sqadd out_zp, sqxtn twice, then smax/smin qmin/qmax: exact, since each saturation keeps the
- * order and the int8 clamp lies inside every range on the way.
+ * layout, same ldc in bytes), the int8 one a pair of rows at a time (12 bytes a row: a d and an s store). The
+ * fp32 steps are separate fmul/fadd, never fmla: one rounding each, as the contract says. TO_S8 is fcvtns (to
+ * nearest, ties to even, saturating), sqxtn to int16, sqadd out_zp in int16, sqxtn to int8, then smax/smin
+ * qmin/qmax: exact (isf_epilogue_a64.h's `quantize` says why).
  */
 
 #include "kernels/aarch64/dotprod/isf_s8_8x12x4.h" /* from the source root: also from the .inst-encoded copy */

@@ -79,23 +79,26 @@
 	b	.Lstore
 	.endm
 
-/* One TO_S8 row: 12 bytes stored at x3 (bytes 0-7) and x9 = x3 + 8 (8-11), both then a row on. */
-	.macro	row_s8 a, b, c
-	narrow_s8	\a, \b, \c
-	st1	{v1.8b}, [x3], x4
-	st1	{v1.s}[2], [x9], x4
+/* Two TO_S8 rows (\a, \b, \c and \d, \e, \f): columns 0-7 of both through v1, v2 into v1 (narrow_s8), columns
+ * 8-11 of both through v5 into its low 8 bytes; 8 bytes of each row stored at x3, 4 at x9 = x3 + 8, both a row
+ * on per row. */
+	.macro	rows_s8 clamp, a, b, c, d, e, f
+	narrow_s8	\clamp, \a, \b, \d, \e
+	to_s16	5, \c, \f
+	sqxtn	v5.8b, v5.8h
+	clamp_s8	\clamp, 8b, v5
+	st1	{v1.d}[0], [x3], x4
+	st1	{v5.s}[0], [x9], x4
+	st1	{v1.d}[1], [x3], x4
+	st1	{v5.s}[1], [x9], x4
 	.endm
 
-	.macro	store_s8
+	.macro	store_s8 clamp
 	add	x9, x3, #8
-	row_s8	8, 9, 10
-	row_s8	11, 12, 13
-	row_s8	14, 15, 16
-	row_s8	17, 18, 19
-	row_s8	20, 21, 22
-	row_s8	23, 24, 25
-	row_s8	26, 27, 28
-	row_s8	29, 30, 31
+	rows_s8	\clamp, 8, 9, 10, 11, 12, 13
+	rows_s8	\clamp, 14, 15, 16, 17, 18, 19
+	rows_s8	\clamp, 20, 21, 22, 23, 24, 25
+	rows_s8	\clamp, 26, 27, 28, 29, 30, 31
 	.endm
 
 /* The 24 accumulators hold the tile's int32 sums (C, PARTIAL and BIAS already in): the store and the return.

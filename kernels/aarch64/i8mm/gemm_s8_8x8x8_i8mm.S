@@ -18,13 +18,16 @@
  * and loads set 1, O the other way round); the last block is peeled (no loads), so nothing past the panels is
  * read. k_blocks odd enters at E with set 0 loaded, even at O with set 1; the loop runs k_blocks / 2 times.
  *
- * The quantized outputs (TO_F32, TO_S8) leave the int32 store for .Lquantized, which first un-interleaves the
- * The quantized outputs (TO_F32, TO_S8) leave the int32 store for .Lquantized, which first un-interleaves the
- * blocks into rows (uzp1/uzp2, as the store does): row i in v(16 + 2i), v(17 + 2i), rows 4-7 first so that no
- * block is overwritten before it is read. The steps are then kernels/aarch64/isf_epilogue_a64.h's `quantize`,
- * shared with the 8x12x4 dotprod kernels, on the tile the macros below describe: column vectors in v0, v1, row
- * values in v2, v3 (lane i & 3 of v2 for rows 0-3, of v3 for 4-7), each loaded once per tile; in TO_S8 two rows
- * share a vector, one 8-byte store each.
+ * The quantized outputs (TO_F32, TO_S8) leave the int32 store for .Lquantized. TO_S8 without ROW_OFFSET (gemm_qs8)
+ * stays on the blocks: the column scales in block order (one ld4r, as the bias), scvtf, fmul, fcvtns on the 16
+ * blocks, then each row pair's blocks narrowed to int16 with the zero point and to int8 (isf_epilogue_a64.h's
+ * to_s16: sqxtn, sqadd, sqxtn), 2-byte units alternating between the pair's rows, which uzp1/uzp2 of two pairs
+ * separate into four rows: no unzip of the int32 blocks. Otherwise .Lrows first un-interleaves the blocks into
+ * rows (uzp1/uzp2, as the store does): row i in v(16 + 2i), v(17 + 2i), rows 4-7 first so that no block is
+ * overwritten before it is read. The steps are then kernels/aarch64/isf_epilogue_a64.h's `quantize`, shared with
+ * the 8x12x4 dotprod kernels, on the tile the macros below describe: column vectors in v0, v1, row values in v2,
+ * v3 (lane i & 3 of v2 for rows 0-3, of v3 for 4-7), each loaded once per tile; in TO_S8 two rows share a vector,
+ * one 8-byte store each.
  */
 
 #include "kernels/aarch64/isf_epilogue_a64.h" /* from the source root: also from the .inst-encoded copy */
@@ -119,17 +122,38 @@
 	.endm
 
 /* Two TO_S8 rows (\a, \b), (\c, \d), stored at x3 a row apart. */
-	.macro	rows_s8 a, b, c, d
-	narrow_s8	\a, \b, \c, \d
+	.macro	rows_s8 clamp, a, b, c, d
+	narrow_s8	\clamp, \a, \b, \c, \d
 	st1	{v1.d}[0], [x3], x4
 	st1	{v1.d}[1], [x3], x4
 	.endm
 
-	.macro	store_s8
-	rows_s8	16, 17, 18, 19
-	rows_s8	20, 21, 22, 23
-	rows_s8	24, 25, 26, 27
-	rows_s8	28, 29, 30, 31
+	.macro	store_s8 clamp
+	rows_s8	\clamp, 16, 17, 18, 19
+	rows_s8	\clamp, 20, 21, 22, 23
+	rows_s8	\clamp, 24, 25, 26, 27
+	rows_s8	\clamp, 28, 29, 30, 31
+	.endm
+
+/* TO_S8 without ROW_OFFSET, on the blocks: the blocks \b0-\b3 of one row pair (fcvtns's int32) to the 16 bytes
+ * of v\d, in 16-bit units row 2p's columns 2j, 2j+1 then row 2p+1's, j = 0..3 (to_s16: v1, v2 scratch). */
+	.macro	pair_s8 d, b0, b1, b2, b3
+	to_s16	1, \b0, \b1
+	to_s16	2, \b2, \b3
+	sqxtn	v\d\().8b, v1.8h
+	sqxtn2	v\d\().16b, v2.8h
+	.endm
+
+/* Two row pairs' bytes (pair_s8's \p, \q) to four rows of C: the even 16-bit units of both are rows 2p and 2q,
+ * the odd ones rows 2p+1 and 2q+1 (uzp1/uzp2), clamped, stored at x3 a row apart in row order. */
+	.macro	rows4_s8 clamp, p, q
+	uzp1	v5.8h, v\p\().8h, v\q\().8h
+	uzp2	v6.8h, v\p\().8h, v\q\().8h
+	clamp_s8	\clamp, 16b, v5, v6
+	st1	{v5.d}[0], [x3], x4
+	st1	{v6.d}[0], [x3], x4
+	st1	{v5.d}[1], [x3], x4
+	st1	{v6.d}[1], [x3], x4
 	.endm
 
 	.text
@@ -281,8 +305,36 @@ isf_ukernel_gemm_s8_8x8x8_i8mm:
 	cbnz	x0, .Lstart
 	b	.Lsums
 	partial
-	// TO_F32 or TO_S8: the blocks to rows, ROW_OFFSET in int32, then to fp32 and the scales
+	// TO_S8 without ROW_OFFSET (TO_F32 not set): on the blocks, no unzip
 .Lquantized:
+	tst	w10, #((1 << ISF_EP_BIT_TO_F32) | (1 << ISF_EP_BIT_ROW_OFFSET))
+	b.ne	.Lrows
+	// the column scales in block order: v<j> = columns 2j, 2j+1 in both halves
+	ldr	x9, [x6, #ISF_EP_COL_SCALE]
+	ld4r	{v0.2d, v1.2d, v2.2d, v3.2d}, [x9]
+	over	scvtf, , 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23
+	over	fmul, v0, 8, 12, 16, 20
+	over	fmul, v1, 9, 13, 17, 21
+	over	fmul, v2, 10, 14, 18, 22
+	over	fmul, v3, 11, 15, 19, 23
+	over	fcvtns, , 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23
+	lsr	x4, x4, #2
+	ldr	w9, [x6, #ISF_EP_OUT_ZP]
+	dup	v0.8h, w9
+	pair_s8	24, 8, 9, 10, 11
+	pair_s8	25, 12, 13, 14, 15
+	pair_s8	26, 16, 17, 18, 19
+	pair_s8	27, 20, 21, 22, 23
+	open_s8	.Lblocks_open
+	rows4_s8	1, 24, 25
+	rows4_s8	1, 26, 27
+	b	.Lreturn
+.Lblocks_open:
+	rows4_s8	0, 24, 25
+	rows4_s8	0, 26, 27
+	b	.Lreturn
+	// TO_F32 or TO_S8: the blocks to rows, ROW_OFFSET in int32, then to fp32 and the scales
+.Lrows:
 	unzip	16, 17, 18, 19, 24, 25, 26, 27
 	unzip	20, 21, 22, 23, 28, 29, 30, 31
 	unzip	8, 9, 10, 11, 16, 17, 18, 19

@@ -60,22 +60,27 @@ static inline void store_row(int32_t *c, svbool_t pg, svint32_t x0, svint32_t x1
 #define ACC_STORE(r) store_row(out + (r) * ldc, pg, c##r##0, c##r##1, accumulate)
 
 /* The tile's final sums (BIAS in them) through the epilogue into C; returns from the kernel. */
-#define ISF_TILE_FINISH                                                                                \
-    do {                                                                                               \
-        if (isf_sve_quantized(ep->steps)) {                                                            \
-            const isf_epilogue e = *ep; /* read once: C's int8 stores may alias it */                  \
-            isf_sve_quant_slice(&e, 8, 0, c, ldc, accumulate, c00, c10, c20, c30, c40, c50, c60, c70); \
-            isf_sve_quant_slice(&e, 8, 1, c, ldc, accumulate, c01, c11, c21, c31, c41, c51, c61, c71); \
-            return;                                                                                    \
-        }                                                                                              \
-        ACC_STORE(0);                                                                                  \
-        ACC_STORE(1);                                                                                  \
-        ACC_STORE(2);                                                                                  \
-        ACC_STORE(3);                                                                                  \
-        ACC_STORE(4);                                                                                  \
-        ACC_STORE(5);                                                                                  \
-        ACC_STORE(6);                                                                                  \
-        ACC_STORE(7);                                                                                  \
+#define ISF_TILE_FINISH                                                                                            \
+    do {                                                                                                           \
+        if (isf_sve_quantized(ep->steps)) {                                                                        \
+            if (isf_sve_s8_only(ep->steps)) { /* every field read before the first store */                        \
+                isf_sve_s8_slices2(ep, 8, c, ldc, c00, c10, c20, c30, c40, c50, c60, c70, c01, c11, c21, c31, c41, \
+                                   c51, c61, c71);                                                                 \
+                return;                                                                                            \
+            }                                                                                                      \
+            const isf_epilogue e = *ep; /* read once: C's int8 stores may alias it */                              \
+            isf_sve_quant_slice(&e, 8, 0, c, ldc, accumulate, c00, c10, c20, c30, c40, c50, c60, c70);             \
+            isf_sve_quant_slice(&e, 8, 1, c, ldc, accumulate, c01, c11, c21, c31, c41, c51, c61, c71);             \
+            return;                                                                                                \
+        }                                                                                                          \
+        ACC_STORE(0);                                                                                              \
+        ACC_STORE(1);                                                                                              \
+        ACC_STORE(2);                                                                                              \
+        ACC_STORE(3);                                                                                              \
+        ACC_STORE(4);                                                                                              \
+        ACC_STORE(5);                                                                                              \
+        ACC_STORE(6);                                                                                              \
+        ACC_STORE(7);                                                                                              \
     } while (0)
 
 #endif
