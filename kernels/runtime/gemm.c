@@ -652,20 +652,22 @@ enum {
 };
 
 /* The region's accumulator: fp32 sums for binary16 C from an fp32 kernel; the int32 sums of the Kc blocks before
- * the last for the quantized ops (whole tiles), when k is split. */
-static size_t region_acc_bytes(const isf_kernel *kern, const blocking *bl, size_t k, size_t cols) {
+ * the last for the quantized ops (whole tiles), when k is split. `rows` of them: MR, or one for the row kernel. */
+static size_t region_acc_bytes(const isf_kernel *kern, const blocking *bl, size_t k, size_t rows, size_t cols) {
     if (isf_ops[kern->op].quantized) {
-        return k > bl->kc ? bl->pack.mr * round_up(cols, bl->pack.nr) * sizeof(int32_t) : 0;
+        return k > bl->kc ? rows * round_up(cols, bl->pack.nr) * sizeof(int32_t) : 0;
     }
-    return bl->out != bl->c_out ? bl->pack.mr * cols * bl->out : 0;
+    return bl->out != bl->c_out ? rows * cols * bl->out : 0;
 }
 
-int isf_region_fits(const isf_kernel *kern, const packed_header *h, size_t cols) {
+int isf_region_fits(const isf_kernel *kern, const isf_kernel *row, const packed_header *h, size_t rows, size_t cols) {
     blocking bl = plan(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
+    /* The row kernel takes every row of a region of at most MR / 2 (isf_gemm_region, next_chunk): one row's sums. */
+    size_t acc_rows = row != NULL && 2 * rows <= bl.pack.mr ? 1 : bl.pack.mr;
     return isf_panel_stride(&bl.pack, bl.kc, bl.pack.mr) <= REGION_A_BYTES &&
            bl.pack.mr * bl.pack.nr * bl.out <= REGION_TILE_BYTES &&
            (!isf_ops[kern->op].quantized || bl.pack.mr <= ISF_MAX_MR) &&
-           region_acc_bytes(kern, &bl, (size_t)h->k, cols) <= REGION_ACC_BYTES;
+           region_acc_bytes(kern, &bl, (size_t)h->k, acc_rows, cols) <= REGION_ACC_BYTES;
 }
 
 /* The stack buffers of one region, 64-byte aligned. */

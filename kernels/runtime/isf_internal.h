@@ -364,8 +364,10 @@ typedef struct {
     const isf_blockwise *blockwise; /* gemm_qd8_f32_qc4w with scales per block of k; NULL: per column */
 } isf_region;
 
-/* 1 when isf_gemm_region's stack buffers hold what `kern` needs for regions of up to `cols` columns. */
-int isf_region_fits(const isf_kernel *kern, const isf_packed_header *h, size_t cols);
+/* 1 when isf_gemm_region's stack buffers hold what `kern` needs for regions of up to `rows` rows × `cols` columns,
+ * with `row` (isf_row_kernel's, or NULL) for the rows it would pad; rows = MR holds for any number of rows. */
+int isf_region_fits(const isf_kernel *kern, const isf_kernel *row, const isf_packed_header *h, size_t rows,
+                    size_t cols);
 /* Runs a region with `kern` (runnable, reading h's layout at this thread's vector length) and, for the rows it would
  * pad, `row` (isf_row_kernel's, or NULL). Allocates nothing. */
 void isf_gemm_region(const isf_kernel *kern, const isf_kernel *row, const isf_packed_header *h,

@@ -383,7 +383,7 @@ static isf_status build(const isf_kernel *kern, const isf_gemm_desc *d, isf_gemm
         *g = (isf_gemm){.op = d->op, .kern = kern, .h = g->h, .packed = packed};
         g->packed_bytes = isf_packed_extent(&g->h, kern);
         set_tiles(g);
-        st = isf_region_fits(kern, &g->h, g->tile_cols) ? keep_epilogue(d, g) : ISF_ERR_UNSUPPORTED;
+        st = isf_region_fits(kern, NULL, &g->h, kern->mr, g->tile_cols) ? keep_epilogue(d, g) : ISF_ERR_UNSUPPORTED;
         st = st == ISF_OK && quantized(d->op) ? set_quant_epilogue(d, v, g) : st;
     } else if (g != NULL) {
         g->packed = packed;
@@ -598,17 +598,35 @@ isf_status isf_gemm_run_tiles(const isf_gemm *plan, size_t m, const void *a, siz
     return with_kernel(plan, m, a, lda, c, ldc, flags, run_given, &range);
 }
 
-/* The whole of C on the caller's thread, with no tiles to match: each tile's rows across every column one region
- * can take (all of n, unless binary16 C's fp32 sums would outgrow the region's buffer), so A is packed once per row
- * block instead of once per tile column. The same bits as the tiles: each element sums the same products in the
- * same order, and the rows a row kernel takes are the same. */
-static void run_whole(run_args *r, void *ctx) {
-    (void)ctx;
+/* The widest region of `rows` rows: all of n when it fits, else the most whole tile columns that do (one does: the
+ * plan was checked for it). A region of a few rows, which the row kernel takes, needs one row's sums, not MR. */
+static size_t region_width(const run_args *r, size_t rows) {
     const isf_gemm *g = r->plan;
     size_t n = (size_t)g->h.n;
-    size_t width = g->h.k == 0 || isf_region_fits(r->kern, &g->h, n) ? n : g->tile_cols;
+    if (g->h.k == 0 || isf_region_fits(r->kern, r->row, &g->h, rows, n)) {
+        return n;
+    }
+    size_t width = n / g->tile_cols * g->tile_cols;
+    while (width > g->tile_cols && !isf_region_fits(r->kern, r->row, &g->h, rows, width)) {
+        width -= g->tile_cols;
+    }
+    return width;
+}
+
+/* The whole of C on the caller's thread, with no tiles to match: each tile's rows across every column one region
+ * can take (all of n, unless the fp32 sums of binary16 C or of the quantized ops' Kc blocks would outgrow the
+ * region's buffer), so A is packed (gemm_qd8_f32: quantized) once per row block and region instead of once per
+ * tile column. The same bits as the tiles: each element sums the same products in the same order, and the rows a
+ * row kernel takes are the same. */
+static void run_whole(run_args *r, void *ctx) {
+    (void)ctx;
+    size_t n = (size_t)r->plan->h.n, tile_rows = r->plan->tile_rows;
+    size_t width = region_width(r, r->m < tile_rows ? r->m : tile_rows);
     for (size_t row = 0, rows; row < r->m; row += rows) {
-        rows = r->m - row < g->tile_rows ? r->m - row : g->tile_rows;
+        rows = r->m - row < tile_rows ? r->m - row : tile_rows;
+        if (rows < tile_rows && row > 0) { /* the last row block, shorter: maybe the row kernel's alone */
+            width = region_width(r, rows);
+        }
         for (size_t col = 0; col < n; col += width) {
             run_block(r, row, rows, col, n - col < width ? n - col : width);
         }
@@ -759,7 +777,7 @@ static isf_status fits_kernel(const isf_gemm *g) {
     if (g->tile_rows == 0 || g->tile_rows % g->kern->mr != 0 || g->tile_cols == 0 || g->tile_cols % nr != 0) {
         return ISF_ERR_INVALID_ARG;
     }
-    return isf_region_fits(g->kern, &g->h, g->tile_cols) ? ISF_OK : ISF_ERR_UNSUPPORTED;
+    return isf_region_fits(g->kern, NULL, &g->h, g->kern->mr, g->tile_cols) ? ISF_OK : ISF_ERR_UNSUPPORTED;
 }
 
 /* The steps a quantized plan of this op and flags has (isf_epilogue's; OUT_BIAS optional for the dynamic ops). */

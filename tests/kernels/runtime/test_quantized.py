@@ -1,10 +1,10 @@
 """The quantized plans (gemm_qs8, gemm_qs8_f32, gemm_qd8_f32, gemm_qd8_f32_qc4w) and gemm_s4's under QEMU `max`, every
 kernel by name, on both arches and compilers: each C byte for byte equal to isaforge.quant's numpy reference of
-isaforge.h's formulas (int8, int32 and fp32 alike), the bytes around and between C's rows untouched. Cases: zero
-points at both ends of int8, per-tensor and per-channel scales, scales that put many values on .5 ties, saturation at
-both ends, m = 1…17, k past one Kc block (the partial sums), W[n][k], tiles in reverse order, k = 0; int4 weights at
-both ends of their range, blockwise scales with k not a multiple of the block; plans run after an export and import.
-Bad parameters are refused."""
+isaforge.h's formulas (int8, int32 and fp32 alike), the bytes around and between C's rows untouched. Cases: zero points
+at both ends of int8, per-tensor and per-channel scales, scales that put many values on .5 ties, saturation at both
+ends, m = 1…17, k past one Kc block (the partial sums), W[n][k], tiles in reverse order, k = 0, m = 1 across many tile
+columns, k = ISF_QUANT_MAX_K with every product at its largest; int4 weights at both ends of their range, blockwise
+scales with k not a multiple of the block; plans run after an export and import. Bad parameters are refused."""
 
 from __future__ import annotations
 
@@ -135,6 +135,11 @@ def cases(op: str, kernel: str, seed: int) -> list[Case]:
     out.append(Case(op, kernel, **operands(rng, op, 6, 21, 13), params=ties))
     k0 = operands(rng, op, 3, 9, 0)
     out.append(Case(op, kernel, **k0, params=ties, bias=np.arange(9, dtype=np.int32), exported=True))
+    # m = 1 across many tile columns with k past Kc: isf_gemm_run's regions as wide as one row's sums allow, the
+    # tiles one tile column each; both the reference's bytes.
+    wide = operands(rng, op, 1, 520, 2100)
+    wide_p = quant.QuantParams(rng.uniform(1e-3, 2e-2, 520).astype(np.float32), a_scale=0.05, a_zero_point=5)
+    out += [Case(op, kernel, **wide, params=wide_p, tiles=tiles) for tiles in (False, True)]
     return out + (blockwise_cases(kernel, rng) if op == "gemm_qd8_f32_qc4w" else [])
 
 
