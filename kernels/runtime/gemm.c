@@ -713,7 +713,21 @@ static const isf_epilogue *region_epilogue(const isf_region *r, size_t pc, size_
     return pc + depth == k ? r->ep : &no_epilogue;
 }
 
-/* C and the kernel share the element type: k blocks outside, each row chunk's A packed once per k block. */
+/* The rows from here (rows_left of the region) the full kernel takes as one macro tile in a Kc block of `depth`:
+ * every row next_chunk would give it, in as many MR-row A panels as the region's A buffer holds. The same tiles as
+ * chunk by chunk, so the same bytes; the grid's column steps (epilogue_across) once per column of tiles. */
+static size_t full_rows(const region_kernels *rk, size_t rows_left, size_t depth) {
+    const isf_pack_spec *ps = &rk->full.bl.pack;
+    size_t rows = rows_left / ps->mr * ps->mr, left = rows_left - rows;
+    if (left != 0 && next_chunk(rk, left) == &rk->full) {
+        rows += left;
+    }
+    size_t most = REGION_A_BYTES / isf_panel_stride(ps, depth, ps->mr) * ps->mr; /* ≥ MR: isf_region_fits */
+    return min_size(rows, most);
+}
+
+/* C and the kernel share the element type: k blocks outside, the full kernel's rows of each k block as one macro
+ * tile (full_rows), the row kernel's a row at a time. */
 static void region_into_c(const region_kernels *rk, const packed_header *h, const unsigned char *panels,
                           const isf_region *r, region_work *w) {
     size_t k = (size_t)h->k;
@@ -723,7 +737,8 @@ static void region_into_c(const region_kernels *rk, const packed_header *h, cons
         const isf_epilogue *ep = region_epilogue(r, pc, depth, k);
         for (size_t i = 0, rows; i < r->rows; i += rows) {
             const row_chunk *ch = next_chunk(rk, r->rows - i);
-            rows = min_size(ch->rows, r->rows - i);
+            rows =
+                ch == &rk->full && ch->rows > 1 ? full_rows(rk, r->rows - i, depth) : min_size(ch->rows, r->rows - i);
             const unsigned char *ap = a_panel(ch, r, i, pc, depth, rows, w);
             c_block dst = {r->c + i * r->ldc * ch->bl.out, r->ldc};
             macro_tile(ch->kern, &ch->bl, dst, rows, r->cols, depth, r->accumulate || pc > 0, ep, ap, bp, w->tile);
@@ -775,19 +790,6 @@ static void quantize_rows(const isf_region *r, size_t i, size_t rows, size_t k, 
         isf_quantize_params(a, k, &q->scale[y], &q->inv[y], &q->zp[y]);
         q->offset[y] = -q->zp[y];
     }
-}
-
-/* The rows from here (rows_left of the region) the full kernel takes as one macro tile when all of k is one Kc
- * block: every row next_chunk would give it, in as many MR-row A panels as the region's A buffer holds. The same
- * tiles as chunk by chunk, so the same bytes; the grid's column steps (epilogue_across) once per column of tiles. */
-static size_t full_rows(const region_kernels *rk, size_t rows_left, size_t depth) {
-    const isf_pack_spec *ps = &rk->full.bl.pack;
-    size_t rows = rows_left / ps->mr * ps->mr, left = rows_left - rows;
-    if (left != 0 && next_chunk(rk, left) == &rk->full) {
-        rows += left;
-    }
-    size_t most = REGION_A_BYTES / isf_panel_stride(ps, depth, ps->mr) * ps->mr; /* ≥ MR: isf_region_fits */
-    return min_size(rows, most);
 }
 
 /* The quantized ops (int8 or fp32 C from int32 sums), a row chunk at a time. With k split into Kc blocks, the sums
