@@ -91,6 +91,9 @@ def test_run_of_the_host_cell(tmp_path) -> None:
     assert any("test_host_build" in c.get("name", "") for c in cases)
 
 
+# A whole cross build of its own (~20 s): in make ci (which runs every cell anyway), not in make test's slice; the
+# host cell above keeps `matrix run` itself in the slice.
+@pytest.mark.slow
 def test_run_of_one_cross_cell_on_one_cpu_model(tmp_path) -> None:
     cell = load_matrix(ROOT).cell("arm-linux-gnueabihf-gcc-release")
     if not probe(cell.toolchain).usable:
