@@ -5,6 +5,7 @@ from __future__ import annotations
 from isaforge.bench.mca import cores
 from isaforge.catalogue import load
 from isaforge.cli import main
+from isaforge.commands import bench
 
 
 def one_line_error(capsys, argv: list[str]) -> str:
@@ -34,3 +35,12 @@ def test_missing_qemu_names_its_package(capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))
     err = one_line_error(capsys, ["bench", "--no-mca"])
     assert "qemu-aarch64 not found" in err and "qemu-user" in err
+
+
+def test_without_ops_the_one_call_counts_take_only_the_ops_that_have_one_call():
+    # gemm_s4 has kernels of its own but no one-call function: counting it as a plain GEMM returned INVALID_ARG
+    plain, quantized, mca = bench.split_ops([])
+    cat = load()
+    assert plain and all(cat.ops[o].plain for o in plain)
+    assert "gemm_s4" in quantized and "gemm_qs8" in quantized and not set(plain) & set(quantized)
+    assert mca is None  # every kernel's hot loop, gemm_s4's too

@@ -227,10 +227,10 @@ def _stage(status: ui.StatusLine, stage: str) -> Callable[[int, int, str], None]
 
 def split_ops(chosen: list[str]) -> tuple[list[str] | None, list[str], list[str] | None]:
     """(plain ops for the one-call counts, plan-only ops for bench.qplans, ops whose kernels llvm-mca models);
-    None: every op. No --ops: every op of both kinds."""
+    None: every op. No --ops: every op of both kinds (gemm_s4's kernels, which have no one-call op, through plans)."""
     cat = load()
     if not chosen:
-        return None, qplans.quantized_ops(), None
+        return list(cat.plain_ops()), qplans.quantized_ops(), None
     plain = [o for o in chosen if cat.ops[o].plain]
     quantized = [o for o in chosen if not cat.ops[o].plain]
     return plain, quantized, list(dict.fromkeys(plain + [qplans.kernel_op(o) for o in quantized]))
