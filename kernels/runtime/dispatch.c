@@ -27,6 +27,9 @@
  * whole duration (isf_selection_enter/leave); isf_set_feature_mask fills the other slot, publishes it, and waits
  * until every call that pinned the old slot has left it. So when it returns, no call in the process runs a kernel
  * the new cap excludes (a cap can work around an erratum), and a slot is never rewritten under a reader.
+ * A thread that has a slot pinned (parallel_for of isf_gemm_run_parallel runs inside the call) would wait for itself:
+ * the waiting calls count the pins of the calling thread and refuse instead. A pool thread the pinning thread waits
+ * for has no pin of its own, so that wait stays invisible (isaforge.h says so).
  */
 typedef struct {
     isf_selection selection;
@@ -43,6 +46,7 @@ static const isf_kernel *chosen[ISF_OP_COUNT]; /* by name; NULL: automatic */
 static const char *source = "none";
 static slot slots[2];
 static atomic_uint current;
+static _Thread_local unsigned pinned_here; /* selections this thread has entered and not left */
 
 /* The table lists each op's kernels most preferred first: the first that fits is the best. */
 const isf_kernel *isf_best_kernel(isf_op op, uint32_t features) {
@@ -214,6 +218,7 @@ const isf_selection *isf_selection_enter(void) {
         unsigned i = atomic_load(&current);
         atomic_fetch_add(&slots[i].readers, 1u);
         if (atomic_load(&current) == i) { /* still current after we pinned it: a publisher will wait for us */
+            pinned_here++;
             return &slots[i].selection;
         }
         atomic_fetch_sub(&slots[i].readers, 1u);
@@ -223,6 +228,7 @@ const isf_selection *isf_selection_enter(void) {
 void isf_selection_leave(const isf_selection *sel) {
     slot *s = (slot *)(void *)((unsigned char *)(uintptr_t)sel - offsetof(slot, selection));
     atomic_fetch_sub(&s->readers, 1u);
+    pinned_here--;
 }
 
 uint32_t isf_cpu_features(void) {
@@ -238,6 +244,9 @@ uint32_t isf_active_features(void) {
 }
 
 isf_status isf_set_feature_mask(uint32_t allowed) {
+    if (pinned_here != 0) {
+        return ISF_ERR_WOULD_DEADLOCK;
+    }
     ensure_initialised();
     pthread_mutex_lock(&publish_lock);
     cap = allowed;
@@ -253,6 +262,9 @@ isf_status isf_select_kernel(isf_op op, const char *name) {
     const isf_kernel *k = name != NULL ? kernel_named(op, name, strlen(name)) : NULL;
     if (name != NULL && k == NULL) {
         return ISF_ERR_INVALID_ARG;
+    }
+    if (pinned_here != 0) { /* checked before the lock: a publisher holding it may be waiting for this thread */
+        return ISF_ERR_WOULD_DEADLOCK;
     }
     ensure_initialised();
     pthread_mutex_lock(&publish_lock);

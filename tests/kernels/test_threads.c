@@ -4,7 +4,10 @@
  *    (not only the selected one), and a buffer no such kernel reads is refused with C untouched;
  *  - during calls: when isf_set_feature_mask returns, every call that started before it has finished, calls that
  *    start later use the new selection, and no reader ever sees features and kernels of two different caps;
- *  - (SVE) threads with other vector lengths: exact results, or a refusal of weights packed for another length.
+ *  - (SVE) threads with other vector lengths: exact results, or a refusal of weights packed for another length;
+ *  - from inside a run (parallel_for of isf_gemm_run_parallel on the calling thread): isf_set_feature_mask and
+ *    isf_select_kernel would wait for that run, so they refuse (ISF_ERR_WOULD_DEADLOCK) and change nothing; a
+ *    watchdog turns a hang into a failure.
  * Every buffer written ends at an inaccessible page. Exit status: the number of failed checks. */
 #include "test_util.h" /* first: it sets _GNU_SOURCE */
 
@@ -415,6 +418,71 @@ static void packed_weights_across_vector_lengths(void) {
 }
 #endif
 
+/* ---- waiting calls from inside a run --------------------------------------------------------------------------- */
+
+enum { WATCHDOG_SECONDS = 60 };
+
+typedef struct {
+    isf_status mask_status, select_status, unknown_status;
+    uint32_t active_inside;
+} inside_calls;
+
+/* Runs every task on the calling thread, after the calls that would wait for the run this thread is in. */
+static void calling_thread_for(void *pool, isf_task_fn fn, void *task, size_t range) {
+    inside_calls *in = pool;
+    in->mask_status = isf_set_feature_mask(0);
+    in->select_status = isf_select_kernel(ISF_OP_GEMM_F32, NULL);
+    in->unknown_status = isf_select_kernel(ISF_OP_GEMM_F32, "no such kernel"); /* bad input still says so */
+    in->active_inside = isf_active_features();
+    fn(task, 0, range);
+}
+
+static void waiting_calls_inside_a_run(void) {
+    isf_set_feature_mask(UINT32_MAX);
+    uint32_t active = isf_active_features();
+    operands o;
+    CHECK(operands_init(&o, ISF_OP_GEMM_F32));
+    isf_gemm_desc d = {.op = ISF_OP_GEMM_F32, .n = N, .k = K, .weights = o.b, .ldw = N};
+    isf_gemm *g = NULL;
+    CHECK(isf_gemm_create(&d, &g) == ISF_OK);
+    inside_calls in = {0};
+    memset(o.c, SENTINEL, o.c_bytes);
+    CHECK(isf_gemm_run_parallel(g, M, o.a, K, o.c, N + PAD, 0, calling_thread_for, &in) == ISF_OK);
+    CHECK(in.mask_status == ISF_ERR_WOULD_DEADLOCK && in.select_status == ISF_ERR_WOULD_DEADLOCK);
+    CHECK(in.unknown_status == ISF_ERR_INVALID_ARG);
+    CHECK(in.active_inside == active && isf_active_features() == active);
+    CHECK(product_is_exact(ISF_OP_GEMM_F32, M, N, K, o.c, N + PAD) && padding_untouched(&o));
+    CHECK(isf_set_feature_mask(0) == ISF_OK && isf_active_features() == 0); /* out of the run: no longer refused */
+    CHECK(isf_set_feature_mask(UINT32_MAX) == ISF_OK && isf_active_features() == active);
+    isf_gemm_destroy(g);
+    operands_free(&o);
+}
+
+static atomic_int inside_done;
+
+static void *inside_a_run_thread(void *arg) {
+    (void)arg;
+    waiting_calls_inside_a_run();
+    atomic_store(&inside_done, 1);
+    return NULL;
+}
+
+/* On another thread, so that a call that never returns fails the program instead of hanging it. */
+static void waiting_calls_inside_a_run_watched(void) {
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, inside_a_run_thread, NULL) == 0);
+    for (int ms = 0; !atomic_load(&inside_done) && ms < WATCHDOG_SECONDS * 1000; ms += 10) {
+        sleep_ms(10);
+    }
+    if (!atomic_load(&inside_done)) {
+        fprintf(stderr, "waiting calls inside a run: no return within %d s (deadlock)\n", WATCHDOG_SECONDS);
+        failures++;
+        return; /* main's return ends the process, the stuck thread with it */
+    }
+    pthread_join(t, NULL);
+    printf("waiting calls inside a run: returned\n");
+}
+
 int main(void) {
     packed_path_with_caps_between_calls();
     caps_during_calls();
@@ -423,5 +491,6 @@ int main(void) {
         packed_weights_across_vector_lengths();
     }
 #endif
+    waiting_calls_inside_a_run_watched();
     return finish();
 }

@@ -1,6 +1,7 @@
 """The runtime's memory-safety programs under QEMU, CPU model by CPU model: caps and SVE vector lengths changing from
-other threads (tests/kernels/test_threads.c) and sizes at the top of size_t (tests/kernels/test_size_edges.c). Each
-program checks itself and prints "N failed"; every buffer it hands the library ends at an inaccessible page."""
+other threads, caps from inside a run (tests/kernels/test_threads.c) and sizes at the top of size_t
+(tests/kernels/test_size_edges.c). Each program checks itself and prints "N failed"; every buffer it hands the library
+ends at an inaccessible page."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ def run_self_checking(qemu_run: QemuRunner, tc: TargetCpu, program: str, *args: 
 def test_caps_and_vector_lengths_changing_from_other_threads(target_cpu: TargetCpu, qemu_run: QemuRunner) -> None:
     out = run_self_checking(qemu_run, target_cpu, "test_threads")
     assert "cap changes" in out  # the during-calls part ran and reported its counts
+    assert "waiting calls inside a run: returned" in out  # a cap from parallel_for's thread: refused, not a hang
 
 
 def test_sizes_near_the_top_of_size_t(target_cpu: TargetCpu, qemu_run: QemuRunner) -> None:
