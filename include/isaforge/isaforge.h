@@ -145,43 +145,58 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
  *                 acc[i][j] = Σ_k (q[i][k] − zp_i) · W[k][j];
  *                 C[i][j] = clamp(((float)acc[i][j] · scale_i) · w_scales[j] + bias[j]) with fp32 bias.
  *   gemm_qd8_f32_qc4w: gemm_qd8_f32 with int4 W; with w_block (a multiple of 32, at most ISF_QUANT_MAX_BLOCK) the
- *                 scales are per block of w_block k: w_scale_count = n · ceil(k / w_block), w_scales[j · blocks + b]
+ *                 scales are per block of w_block k: w_scale_count = n · blocks exactly, blocks = max(1, ceil(k /
+ *                 w_block)) (k = 0 is one block; 1 or n for more blocks is refused), w_scales[j · blocks + b]
  *                 for column j, k in [b · w_block, (b + 1) · w_block) (the last block may be shorter); then
  *                 acc_b[i][j] = Σ_{k in block b} (q[i][k] − zp_i) · W[k][j],
  *                 t_b = ((float)acc_b[i][j] · scale_i) · w_scales[j · blocks + b],
  *                 C[i][j] = clamp((…((t_0 + t_1) + t_2) … + t_last) + bias[j]) (bias added only when given).
  *                 With k ≤ w_block (one block) it is the per-channel formula above.
- * bias (int32 for the static ops, fp32 for gemm_qd8_f32) may be NULL; (float) of an int32 rounds to nearest even;
- * every fp32 step above is one IEEE rounding, in that order (no fused multiply-add), so the result is reproducible
- * bit for bit from the formula (AArch32's NEON flushes subnormal fp32 results to zero: only scales near 1e-38 see it).
+ * bias (int32 for the static ops, fp32 for the dynamic ones, gemm_qd8_f32 and gemm_qd8_f32_qc4w) may be NULL for
+ * every quantized op: nothing is added; (float) of an int32 rounds to nearest even; every fp32 step above is one
+ * IEEE rounding, in that order (no fused multiply-add), so the result is reproducible bit for bit from the formula.
+ * Every operand is a normal float or zero (create refuses the rest, below; isf_quantize_row's scale_i is normal), so
+ * gemm_qs8 and gemm_qs8_f32 give the same bytes on every kernel; in the dynamic ops, AArch32's NEON kernels flush a
+ * step whose result is subnormal (|x| < FLT_MIN: ((float)acc · scale_i) · w_scale, a sum of blocks, the bias add)
+ * to zero of its sign, where the formula and the others keep it.
  * The static ops fold a_zp into the bias at create (bias[j] − a_zp · Σ_k W[k][j]); gemm_qd8_f32 keeps Σ_k W[k][j]
  * for its per-row zero points (the folded bias wraps modulo 2^32: exact, since acc + bias fits int32). Runs take
  * no ISF_ACCUMULATE (ISF_ERR_INVALID_ARG). They export like the others (version 3: their derived per-column
- * parameters, the folded bias included, follow the packed W). isf_gemm_create refuses with ISF_ERR_INVALID_ARG, allocating nothing: a
- * NULL quant (or one given to another op); a scale that is zero, negative, NaN or infinite; a zero point outside
- * −128…127; w_scale_count neither 1 nor n (n · ceil(k / w_block) with w_block), or NULL w_scales; w_bits other than
- * 0 and the op's (int4 weights for an int8 op); w_block given to an int8 op, not a multiple of 32, or above
- * ISF_QUANT_MAX_BLOCK; k > ISF_QUANT_MAX_K; a static op's bias with
- * |bias[j]| > 2^31 − 1 − 32640·k (acc + bias could leave int32); int8 clamp bounds that are not whole numbers in
- * −128…127. */
+ * parameters, the folded bias included, follow the packed W).
+ * Fields: each op validates those it reads and ignores the others (any value, NaN included):
+ *   gemm_qs8:          a_scale, a_zero_point, w_scales, c_scale, c_zero_point, and the derived s[j];
+ *   gemm_qs8_f32:      a_scale, a_zero_point, w_scales, and the derived d[j]; c_scale, c_zero_point unused;
+ *   gemm_qd8_f32(_qc4w): w_scales only; a_scale, a_zero_point (each row has its own), c_scale, c_zero_point unused;
+ *   all: w_scale_count, w_bits, w_block (0 but for gemm_qd8_f32_qc4w); gemm_s4 takes no quant.
+ * isf_gemm_create refuses with ISF_ERR_INVALID_ARG, allocating nothing: a NULL quant (or one given to another op); a
+ * validated scale, given or derived, that is not a finite normal float > 0 (zero, negative, subnormal, NaN or
+ * infinite: it must lie in FLT_MIN…FLT_MAX, since AArch32's NEON reads a subnormal operand as 0 and an infinite s[j]
+ * turns acc + bias = 0 into NaN); a validated zero point outside −128…127; NULL w_scales; w_scale_count neither 1
+ * nor n without w_block, or other than n · blocks with it; w_bits other than 0 and the op's (int4 weights for an
+ * int8 op); w_block given to an int8 op, not a multiple of 32, or above ISF_QUANT_MAX_BLOCK; k > ISF_QUANT_MAX_K; a
+ * static op's bias with |bias[j]| > 2^31 − 1 − 32640·k (acc + bias could leave int32); a subnormal value in a dynamic
+ * op's fp32 bias, or a subnormal fp32 clamp bound; int8 clamp bounds that are not whole numbers in −128…127. */
 #define ISF_QUANT_MAX_K 65793u    /* floor((2^31 − 1) / (255 · 128)) */
 #define ISF_QUANT_BLOCK_STEP 32u  /* w_block is a multiple of it */
 #define ISF_QUANT_MAX_BLOCK 1024u /* and at most this */
 typedef struct {
-    float a_scale;         /* gemm_qs8, gemm_qs8_f32: A's real value is a_scale · (A − a_zero_point) */
-    int32_t a_zero_point;  /* −128…127 */
-    const float *w_scales; /* w_scale_count values, > 0 and finite */
-    size_t w_scale_count;  /* 1 (per tensor) or n (per output channel) */
-    float c_scale;         /* gemm_qs8: C's real value is c_scale · (C − c_zero_point) */
-    int32_t c_zero_point;  /* gemm_qs8: −128…127 */
+    float a_scale;         /* gemm_qs8, gemm_qs8_f32 (else ignored): A's real value is a_scale · (A − a_zero_point) */
+    int32_t a_zero_point;  /* gemm_qs8, gemm_qs8_f32 (else ignored): −128…127 */
+    const float *w_scales; /* w_scale_count values, finite normal floats > 0 */
+    size_t w_scale_count;  /* 1 (per tensor) or n (per output channel); with w_block, n · blocks */
+    float c_scale;         /* gemm_qs8 (else ignored): C's real value is c_scale · (C − c_zero_point) */
+    int32_t c_zero_point;  /* gemm_qs8 (else ignored): −128…127 */
     uint32_t w_bits;       /* the weights' width: 0 (the op's), 8 or 4; another than the op's: ISF_ERR_INVALID_ARG */
     size_t w_block;        /* gemm_qd8_f32_qc4w: 0 (scales per tensor or channel) or the k of one scale block */
 } isf_quant_params;
 
 /* gemm_qd8_f32's dynamic quantization of one row of k fp32 values, exactly (the plan runs the same steps; exposed
  * so an oracle or an engine can reproduce it): lo = min(0, min a), hi = max(0, max a) (NaN values ignored),
- * span = hi − lo (255 when 0), scale = span / 255, inv = 255 / span, zp = clamp(−128 − round_half_even(lo · inv),
- * −128, 127), q[k] = clamp(round_half_even(a[k] · inv) + zp, −128, 127) (a NaN value gives zp); fp32 throughout.
+ * span = hi − lo, taken as 255 when below 255 · FLT_MIN (≈ 3.0e-36; 0 included, and every span below 255 / FLT_MAX,
+ * where 255 / span would overflow): such a row quantizes as a zero row (scale 1, zp −128, every q −128), and every
+ * other row's scale is a normal float; scale = span / 255, inv = 255 / span,
+ * zp = clamp(−128 − round_half_even(lo · inv), −128, 127), q[k] = clamp(round_half_even(a[k] · inv) + zp, −128, 127)
+ * (a NaN value gives zp); fp32 throughout.
  * Values must be finite, |a| ≤ FLT_MAX / 2, for a meaningful result (otherwise no crash, unspecified values). q may
  * be NULL (only scale and zp). */
 void isf_quantize_row(const float *a, size_t k, float *scale, int32_t *zero_point, int8_t *q);

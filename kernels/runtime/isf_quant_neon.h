@@ -25,9 +25,11 @@
  *    nearest even, and since that sum lies in [2^23, 2^24] its bits minus those of 1.5·2^23 are rne(f) exactly
  *    (2^24's bits give 2^22 too); subtracting (bits(1.5·2^23) − zp) adds the zero point in the same
  *    instruction, then vqmovn and the clamp as above.
- *  - AArch32 NEON flushes subnormal inputs and results to zero and gives the default NaN: TO_F32 differs from
- *    the scalar definition only where f · scale or f + out_bias is subnormal (|x| < 2^−126) or the scales are
- *    not finite (the plans refuse those). TO_S8 is exact everywhere: a subnormal f rounds to 0 either way.
+ *  - AArch32 NEON flushes subnormal inputs and results to zero and gives the default NaN. The plans refuse
+ *    subnormal or infinite scales, subnormal fp32 bias and clamp bounds, and quantize a row whose scale would be
+ *    subnormal as a zero row, so no input is flushed: TO_F32 differs from the scalar definition only where
+ *    f · row scale · scale, or its sum with out_bias, is subnormal (|x| < 2^−126). TO_S8 is exact everywhere: a
+ *    subnormal f rounds to 0 either way.
  */
 #ifndef ISAFORGE_QUANT_NEON_H
 #define ISAFORGE_QUANT_NEON_H

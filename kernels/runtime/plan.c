@@ -1,5 +1,6 @@
 /* Plans (isaforge.h): weights packed once by the kernel selected at create, in isf_pack_b's storable format, run
  * as fixed tiles of C through the driver's region entry point (gemm.c). Runs allocate nothing. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,10 @@ static size_t bias_bytes_of(isf_op op) { return quantized(op) ? sizeof(int32_t) 
 /* int8 C clamps in int8 units: whole numbers in −128…127. */
 static int int8_bound(float x) { return x >= -128.0f && x <= 127.0f && x == (float)(int32_t)x; }
 
+/* The quantized ops' fp32 operands (bias, clamp bounds) are normal or zero: AArch32's NEON reads a subnormal one
+ * as 0, and the other kernels would not. */
+static int subnormal(float x) { return x != 0.0f && fabsf(x) < FLT_MIN; }
+
 static isf_status check_clamp(const isf_gemm_desc *d) {
     if (!(d->flags & ISF_GEMM_CLAMP)) {
         return ISF_OK;
@@ -82,16 +87,34 @@ static isf_status check_clamp(const isf_gemm_desc *d) {
     }
     int int_out = isf_ops[d->op].out_kind == ISF_ELEM_INT;
     int bad = isnan(d->out_min) || isnan(d->out_max) || d->out_min > d->out_max;
+    bad |= quantized(d->op) && (subnormal(d->out_min) || subnormal(d->out_max));
     return int_out || bad ? ISF_ERR_INVALID_ARG : ISF_OK;
 }
 
-static int good_scale(float s) { return s > 0.0f && s <= 3.4028235e38f; } /* NaN fails both */
+/* Every scale the kernels multiply by is a finite normal float: a subnormal one is 0 to AArch32's NEON, and an
+ * infinite s makes acc + bias = 0 a NaN, which the kernels round to different bytes. NaN fails both tests. */
+static int good_scale(float s) { return s >= FLT_MIN && s <= FLT_MAX; }
 static int int8_zero_point(int32_t zp) { return zp >= -128 && zp <= 127; }
+
+/* The dynamic ops' fp32 bias has no subnormal value. */
+static int f32_bias_fits(const isf_gemm_desc *d) {
+    for (size_t j = 0; j < d->n; j++) {
+        float b;
+        memcpy(&b, (const unsigned char *)d->bias + j * sizeof b, sizeof b);
+        if (subnormal(b)) {
+            return 0;
+        }
+    }
+    return 1;
+}
 
 /* The static ops' bias keeps |acc + bias| within int32 for any A and W: |acc| ≤ 32640·k. */
 static int bias_fits(const isf_gemm_desc *d) {
-    if (d->bias == NULL || dynamic(d->op)) {
+    if (d->bias == NULL) {
         return 1;
+    }
+    if (dynamic(d->op)) {
+        return f32_bias_fits(d);
     }
     int64_t room = INT32_MAX - (int64_t)32640 * (int64_t)d->k;
     for (size_t j = 0; j < d->n; j++) {
@@ -114,6 +137,11 @@ static int scale_count_fits(const isf_gemm_desc *d) {
     return !__builtin_mul_overflow(blocks ? blocks : 1, d->n, &count) && q->w_scale_count == count;
 }
 
+/* The scale column j's epilogue multiplies by, from its weight scale (isaforge.h): s[j], d[j] or w_scales[j]. */
+static float column_scale(isf_op op, const isf_quant_params *q, float w_scale) {
+    return dynamic(op) ? w_scale : op == ISF_OP_GEMM_QS8 ? (q->a_scale * w_scale) / q->c_scale : q->a_scale * w_scale;
+}
+
 static isf_status check_quant(const isf_gemm_desc *d) {
     const isf_quant_params *q = d->quant;
     size_t w_bits = isf_ops[d->op].w_bits;
@@ -129,7 +157,7 @@ static isf_status check_quant(const isf_gemm_desc *d) {
         return ISF_ERR_INVALID_ARG;
     }
     for (size_t j = 0; j < q->w_scale_count; j++) {
-        if (!good_scale(q->w_scales[j])) {
+        if (!good_scale(q->w_scales[j]) || !good_scale(column_scale(d->op, q, q->w_scales[j]))) {
             return ISF_ERR_INVALID_ARG;
         }
     }
@@ -333,7 +361,7 @@ static isf_status set_quant_epilogue(const isf_gemm_desc *d, weights_view v, isf
         int32_t sum = column_sum(v, j, 0, d->k);
         col_sum[j] = sum;
         float ws = q->w_scales[q->w_scale_count == 1 ? 0 : j]; /* one block (k ≤ w_block): one scale per column */
-        col_scale[j] = dyn ? ws : d->op == ISF_OP_GEMM_QS8 ? (q->a_scale * ws) / q->c_scale : q->a_scale * ws;
+        col_scale[j] = column_scale(d->op, q, ws);
         int32_t given = 0;
         if (g->bias != NULL) {
             memcpy(dyn ? (void *)&out_bias[j] : (void *)&given, g->bias + j * 4, 4);

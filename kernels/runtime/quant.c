@@ -36,7 +36,9 @@ void isf_quantize_params(const float *a, size_t k, float *scale, float *inv, int
     float lo, hi;
     row_range(a, k, &lo, &hi);
     float span = hi - lo;
-    span = span == 0.0f ? 255.0f : span;
+    /* Below 255·FLT_MIN the scale would be subnormal (0 to AArch32's NEON), and below 255/FLT_MAX, 255/span would
+     * overflow: such a row, all but zero, is quantized as a zero row (isaforge.h). */
+    span = span < 0x1.fep-119f ? 255.0f : span;
     *scale = span / 255.0f;
     *inv = 255.0f / span;
     float t = lo * *inv; /* in [−255, 0]; NaN only for an infinite lo (inv 0), which gives zp −128 */

@@ -1,11 +1,16 @@
 """The quantized ops' numerics (include/isaforge/isaforge.h), in numpy, step for step: the oracle of the tests, and
 what an engine can check libisaforge's gemm_qs8, gemm_qs8_f32, gemm_qd8_f32, gemm_qd8_f32_qc4w and gemm_s4 against
 (and how it packs int4 weights for them). Every fp32 step is one
-IEEE rounding in the header's order, so the results are the library's bytes, not approximations of them."""
+IEEE rounding in the header's order, so the results are the library's bytes, not approximations of them. Parameters
+isf_gemm_create refuses for the numerics' sake (scales, given or derived, that are not finite normal floats; subnormal
+fp32 bias values and clamp bounds) raise ValueError here."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ParamSpec, TypeVar
 
 import numpy as np
 
@@ -13,6 +18,11 @@ F32 = np.float32
 MAX_K = 65793  # ISF_QUANT_MAX_K: floor((2^31 - 1) / (255 * 128))
 BLOCK_STEP = 32  # ISF_QUANT_BLOCK_STEP: w_block is a multiple of it
 MAX_BLOCK = 1024  # ISF_QUANT_MAX_BLOCK
+FLT_MIN = F32(2.0**-126)  # the least normal fp32
+FLT_MAX = np.finfo(F32).max
+# A row whose span is below 255 · FLT_MIN quantizes as a zero row: its scale would not be a normal float (AArch32's
+# NEON would read it as 0), and below 255 / FLT_MAX its 255 / span would overflow.
+MIN_SPAN = F32(255 * 2.0**-126)
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,21 @@ def pack_int4(w: np.ndarray) -> bytes:
     return (nibbles[0::2] | (nibbles[1::2] << 4)).astype(np.uint8).tobytes()
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _overflow_is_a_result(fn: Callable[P, R]) -> Callable[P, R]:
+    """±Inf from an fp32 overflow is the formula's value, as the kernels give it: no RuntimeWarning."""
+
+    @functools.wraps(fn)
+    def quiet(*args: P.args, **kwargs: P.kwargs) -> R:
+        with np.errstate(over="ignore"):
+            return fn(*args, **kwargs)
+
+    return quiet
+
+
 def _rne(x: np.ndarray) -> np.ndarray:
     return np.rint(x.astype(np.float64))
 
@@ -51,7 +76,7 @@ def quantize_row(a: np.ndarray) -> tuple[np.float32, int, np.ndarray]:
     lo = min(F32(0), finite.min()) if finite.size else F32(0)
     hi = max(F32(0), finite.max()) if finite.size else F32(0)
     span = F32(hi - lo)
-    span = F32(255) if span == 0 else span
+    span = F32(255) if span < MIN_SPAN else span
     scale, inv = F32(span / F32(255)), F32(F32(255) / span)
     t = F32(lo * inv)
     zp = int(np.clip(-128 - _rne(np.array(0 if np.isnan(t) else t)), -128, 127))
@@ -61,15 +86,33 @@ def quantize_row(a: np.ndarray) -> tuple[np.float32, int, np.ndarray]:
     return scale, zp, q
 
 
+def normal(values: np.ndarray | float, what: str) -> np.ndarray:
+    """The scales, given or derived, as fp32: isf_gemm_create refuses a plan where one is not a finite normal positive
+    float (every kernel multiplies by them; AArch32's NEON would read a subnormal one as 0). ValueError names it."""
+    v = np.asarray(values, dtype=F32)
+    if not np.all((v >= FLT_MIN) & (v <= FLT_MAX)):
+        raise ValueError(f"{what}: not a finite normal positive float, so isf_gemm_create refuses the plan")
+    return v
+
+
 def _per_channel(w_scales: np.ndarray, n: int) -> np.ndarray:
-    s = np.asarray(w_scales, dtype=F32)
+    s = normal(w_scales, "w_scales")
     return np.full(n, s[0], dtype=F32) if s.size == 1 else s
+
+
+def no_subnormal(values: np.ndarray | tuple[float, float], what: str) -> np.ndarray:
+    """The dynamic ops' fp32 bias and the fp32 clamp bounds as fp32: isf_gemm_create refuses a subnormal value
+    (AArch32's NEON would read it as 0). ValueError names it."""
+    v = np.asarray(values, dtype=F32)
+    if np.any((v != 0) & (np.abs(v) < FLT_MIN)):
+        raise ValueError(f"{what}: a subnormal value, so isf_gemm_create refuses the plan")
+    return v
 
 
 def _clamp_f32(x: np.ndarray, clamp: tuple[float, float] | None) -> np.ndarray:
     if clamp is None:
         return x
-    lo, hi = F32(clamp[0]), F32(clamp[1])
+    lo, hi = no_subnormal(clamp, "clamp bounds")
     return np.where(np.isnan(x), x, np.minimum(np.maximum(x, lo), hi)).astype(F32)
 
 
@@ -78,6 +121,7 @@ def sums(a: np.ndarray, w_kn: np.ndarray, zero_points: np.ndarray) -> np.ndarray
     return (a.astype(np.int64) - zero_points.reshape(-1, 1)) @ w_kn.astype(np.int64)
 
 
+@_overflow_is_a_result
 def gemm_qs8(
     a: np.ndarray,
     w_kn: np.ndarray,
@@ -87,11 +131,15 @@ def gemm_qs8(
 ) -> np.ndarray:
     n = w_kn.shape[1]
     acc = sums(a, w_kn, np.array([p.a_zero_point])) + (0 if bias is None else np.asarray(bias, dtype=np.int64))
-    s = ((F32(p.a_scale) * _per_channel(p.w_scales, n)).astype(F32) / F32(p.c_scale)).astype(F32)
+    a_scale, c_scale = normal(p.a_scale, "a_scale"), normal(p.c_scale, "c_scale")
+    s = normal(
+        ((a_scale * _per_channel(p.w_scales, n)).astype(F32) / c_scale).astype(F32), "s = a_scale·w_scale/c_scale"
+    )
     f = (acc.astype(np.int32).astype(F32) * s).astype(F32)
     return np.clip(_rne(f) + p.c_zero_point, clamp[0], clamp[1]).astype(np.int8)
 
 
+@_overflow_is_a_result
 def gemm_qs8_f32(
     a: np.ndarray,
     w_kn: np.ndarray,
@@ -101,10 +149,11 @@ def gemm_qs8_f32(
 ) -> np.ndarray:
     n = w_kn.shape[1]
     acc = sums(a, w_kn, np.array([p.a_zero_point])) + (0 if bias is None else np.asarray(bias, dtype=np.int64))
-    d = (F32(p.a_scale) * _per_channel(p.w_scales, n)).astype(F32)
+    d = normal((normal(p.a_scale, "a_scale") * _per_channel(p.w_scales, n)).astype(F32), "d = a_scale·w_scale")
     return _clamp_f32((acc.astype(np.int32).astype(F32) * d).astype(F32), clamp)
 
 
+@_overflow_is_a_result
 def gemm_qd8_f32(
     a: np.ndarray,
     w_kn: np.ndarray,
@@ -116,7 +165,7 @@ def gemm_qd8_f32(
     acc = sums(q, w_kn, zps).astype(np.int32).astype(F32)
     f = ((acc * scales).astype(F32) * _per_channel(p.w_scales, w_kn.shape[1])).astype(F32)
     if bias is not None:
-        f = (f + np.asarray(bias, dtype=F32)).astype(F32)
+        f = (f + no_subnormal(bias, "bias")).astype(F32)
     return _clamp_f32(f, clamp)
 
 
@@ -128,6 +177,7 @@ def _quantized_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return q, zps, scales
 
 
+@_overflow_is_a_result
 def gemm_qd8_f32_qc4w(
     a: np.ndarray,
     w_kn: np.ndarray,
@@ -141,7 +191,7 @@ def gemm_qd8_f32_qc4w(
         return gemm_qd8_f32(a, w_kn, p, bias, clamp)
     q, zps, scales = _quantized_rows(a)
     blocks = -(-k // p.w_block)
-    w_scales = np.asarray(p.w_scales, dtype=F32).reshape(n, blocks)
+    w_scales = normal(p.w_scales, "w_scales").reshape(n, blocks)
     total = np.zeros((a.shape[0], n), dtype=F32)
     for b in range(blocks):
         part = slice(b * p.w_block, min(k, (b + 1) * p.w_block))
@@ -149,7 +199,7 @@ def gemm_qd8_f32_qc4w(
         t = ((acc * scales).astype(F32) * w_scales[:, b]).astype(F32)
         total = t if b == 0 else (total + t).astype(F32)
     if bias is not None:
-        total = (total + np.asarray(bias, dtype=F32)).astype(F32)
+        total = (total + no_subnormal(bias, "bias")).astype(F32)
     return _clamp_f32(total, clamp)
 
 

@@ -4,11 +4,14 @@ isaforge.h's formulas (int8, int32 and fp32 alike), the bytes around and between
 at both ends of int8, per-tensor and per-channel scales, scales that put many values on .5 ties, saturation at both
 ends, m = 1…17, k past one Kc block (the partial sums), W[n][k], tiles in reverse order, k = 0, m = 1 across many tile
 columns, k = ISF_QUANT_MAX_K with every product at its largest; int4 weights at both ends of their range, blockwise
-scales with k not a multiple of the block; plans run after an export and import. Bad parameters are refused."""
+scales with k not a multiple of the block (and k = 0); plans run after an export and import; scales at FLT_MIN and
+FLT_MAX, and dynamic rows at and below the least span quantized (zero rows below). Bad parameters are refused, scales
+(given or derived), fp32 bias and bounds that are not normal floats among them."""
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -144,7 +147,8 @@ def cases(op: str, kernel: str, seed: int) -> list[Case]:
 
 
 def blockwise_cases(kernel: str, rng: np.random.Generator) -> list[Case]:
-    """Scales per block of k: k not a multiple of the block, blocks from 32 up, one block (k ≤ w_block), m = 1."""
+    """Scales per block of k: k not a multiple of the block, blocks from 32 up, one block (k ≤ w_block), m = 1, and
+    k = 0 (one block: n scales)."""
     out = []
     for m, n, k, block, clamp in [
         (1, 40, 100, 32, None),
@@ -152,8 +156,9 @@ def blockwise_cases(kernel: str, rng: np.random.Generator) -> list[Case]:
         (3, 70, 96, 96, None),
         (2, 5, 40, 128, None),
         (17, 24, 1100, 256, None),
+        (4, 6, 0, 32, None),
     ]:
-        blocks = -(-k // block)
+        blocks = max(1, -(-k // block))
         w_scales = rng.uniform(1e-2, 5e-2, n * blocks).astype(np.float32)
         p = quant.QuantParams(w_scales, w_bits=4, w_block=block)
         bias = rng.standard_normal(n) if m % 2 else None
@@ -215,6 +220,18 @@ def run_cases(qemu_run: QemuRunner, tc: TargetCpu, tmp_path: Path, batch: list[C
     return out
 
 
+def not_the_reference(batch: list[Case], results: list[tuple[int, int, bytes]]) -> list[str]:
+    """One line per case whose C is not the reference's bytes, or whose guards were written."""
+    wrong = []
+    for c, (status, guards, got) in zip(batch, results, strict=True):
+        want = c.expected()
+        if status != 0 or not guards or got != want.tobytes():
+            diff = np.frombuffer(got, want.dtype).reshape(want.shape) != want if status == 0 else None
+            where = np.argwhere(diff)[:3].tolist() if diff is not None else "-"
+            wrong.append(f"{c.op} {c.kernel} {c.shape}: status {status}, guards {guards}, first wrong {where}")
+    return wrong
+
+
 def kernels(qemu_run: QemuRunner, tc: TargetCpu, op: str) -> list[str]:
     result = qemu_run(tc.build, tc.cpu, PROGRAM, ["list", str(load().ops[op].index)])
     assert result.returncode == 0, result.describe()
@@ -228,14 +245,7 @@ def test_every_kernel_gives_the_reference_bytes(target_cpu: TargetCpu, qemu_run:
         names = kernels(qemu_run, target_cpu, op)
         assert names and names[-1].endswith("_ref"), names
         batch += [c for i, name in enumerate(names) for c in cases(op, name, seed=i)]
-    wrong = []
-    for c, (status, guards, got) in zip(batch, run_cases(qemu_run, target_cpu, tmp_path, batch), strict=True):
-        want = c.expected()
-        same = status == 0 and got == want.tobytes()
-        if not same or not guards:
-            diff = np.frombuffer(got, want.dtype).reshape(want.shape) != want if status == 0 else None
-            where = np.argwhere(diff)[:3].tolist() if diff is not None else "-"
-            wrong.append(f"{c.op} {c.kernel} {c.shape}: status {status}, guards {guards}, first wrong {where}")
+    wrong = not_the_reference(batch, run_cases(qemu_run, target_cpu, tmp_path, batch))
     assert not wrong, "\n".join(wrong[:20])
 
 
@@ -268,6 +278,74 @@ def test_every_kernel_sums_exactly_at_the_largest_k(
         want = c.expected()
         if status != 0 or not guards or got != want.tobytes():
             wrong.append(f"{c.op} {c.kernel} zp {c.params.a_zero_point}: status {status}, guards {guards}")
+    assert not wrong, "\n".join(wrong[:20])
+
+
+def edge_cases(op: str, kernel: str) -> list[Case]:
+    """The ends of the accepted parameters: s (gemm_qs8), d (gemm_qs8_f32) and w_scale (the dynamic ops) at FLT_MIN and
+    FLT_MAX per channel, a row whose sums are 0 (0 · FLT_MAX = 0, not NaN), with and without bias and clamp. Every
+    product stays normal (|acc · scale_i| ≥ 1 against FLT_MIN), so no step's result is subnormal (which AArch32's
+    NEON flushes, as isaforge.h says). Then the least span quantized, and the fields the op ignores."""
+    rng = np.random.default_rng(11)
+    edges = np.array([2.0**-126, quant.FLT_MAX, 2.0**-100, 3.0, 2.0**100, 2.0**-126, 0.75, quant.FLT_MAX, 1.0])
+    n, zp = edges.size, 5
+    p = quant.QuantParams(edges.astype(np.float32), a_scale=1.0, a_zero_point=zp, c_scale=1.0, c_zero_point=-3)
+    out = []
+    for with_bias, clamp in ((False, None), (True, (-100, 90) if op == "gemm_qs8" else (-3.0, 2.5))):
+        fields = operands(rng, op, 6, n, 40)
+        if dynamic(op):
+            fields["a"] = (fields["a"] * 1000).astype(np.float32)  # span ≥ 255: scale_i ≥ 1
+        fields["a"][0] = 0 if dynamic(op) else zp  # acc = 0
+        bias = (rng.standard_normal(n) if dynamic(op) else rng.integers(-9, 9, n)) if with_bias else None
+        out.append(Case(op, kernel, **fields, params=p, bias=bias, clamp=clamp))
+    if op == "gemm_qd8_f32_qc4w":  # two blocks of k: one FLT_MAX per column at most (Inf + -Inf would be NaN)
+        blockwise = edges.astype(np.float32).reshape(-1, 1) * np.array([1, 0], np.float32) + np.float32(2.0**-126)
+        pb = quant.QuantParams(blockwise.reshape(-1), w_bits=4, w_block=32)
+        fields = operands(rng, op, 5, n, 40)
+        fields["a"] = (fields["a"] * 1000).astype(np.float32)
+        out.append(Case(op, kernel, **fields, params=pb, bias=rng.standard_normal(n)))
+    return out + (span_cases(op, kernel, rng) if dynamic(op) else []) + unused_fields(op, kernel, rng)
+
+
+def unused_fields(op: str, kernel: str, rng: np.random.Generator) -> list[Case]:
+    """The fields an op does not read (isaforge.h) take any value, NaN and out-of-range zero points included."""
+    if op == "gemm_qs8":
+        return []
+    nan = float("nan")
+    fields = {"c_scale": nan, "c_zero_point": -300}
+    if dynamic(op):
+        fields |= {"a_scale": 0.0, "a_zero_point": 1000}
+    p = quant.QuantParams(rng.uniform(1e-3, 2e-2, 1).astype(np.float32), **fields)
+    return [Case(op, kernel, **operands(rng, op, 3, 10, 50), params=p)]
+
+
+def span_cases(op: str, kernel: str, rng: np.random.Generator) -> list[Case]:
+    """Rows at the least span quantized, 255 · FLT_MIN (scale_i = FLT_MIN), and below it: one ulp below, below
+    255 / FLT_MAX (where 255 / span overflowed), and subnormal values: zero rows, C = bias (or 0) on every kernel.
+    W's scales at least 1 keep (acc · FLT_MIN) · w_scale normal; without bias, C shows those tiny values."""
+    k, n, least = 40, 11, np.float32(255 * 2.0**-126)
+    a = np.zeros((5, k), np.float32)
+    a[0] = rng.uniform(0, 1, k).astype(np.float32) * least
+    a[0, :2] = 0, least
+    a[1] = rng.uniform(0, 1, k).astype(np.float32) * least
+    a[1, :2] = 0, np.nextafter(least, np.float32(0))
+    a[2] = rng.uniform(-1e-38, 1e-38, k).astype(np.float32)
+    a[3] = rng.integers(-50, 50, k) * np.float32(2.0**-149)
+    a[4] = rng.standard_normal(k).astype(np.float32)
+    w_kn = operands(rng, op, 1, n, k)["w_kn"]
+    p = quant.QuantParams(rng.uniform(1, 4, n).astype(np.float32))
+    bias = rng.standard_normal(n)
+    return [Case(op, kernel, a=a, w_kn=w_kn, params=p, bias=bias if nk else None, nk=nk) for nk in (False, True)]
+
+
+@pytest.mark.cpus(["max"])
+def test_every_kernel_agrees_at_the_edges_of_the_accepted_range(
+    target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path: Path
+) -> None:
+    batch = []
+    for op in OPS[:-1]:
+        batch += [c for name in kernels(qemu_run, target_cpu, op) for c in edge_cases(op, name)]
+    wrong = not_the_reference(batch, run_cases(qemu_run, target_cpu, tmp_path, batch))
     assert not wrong, "\n".join(wrong[:20])
 
 
@@ -326,6 +404,52 @@ def test_bad_parameters_are_refused_and_c_untouched(
             params=params(w_scales=np.array([0.01, -1.0] * 5, np.float32), w_block=32),
             **operands(rng, "gemm_qd8_f32_qc4w", 2, 5, 40),
         ),
+        bad(  # n · ceil(0 / w_block) = 0 scales: k = 0 is one block, n scales
+            "gemm_qd8_f32_qc4w",
+            params=params(w_scales=np.zeros(0, np.float32), w_block=32),
+            **operands(rng, "gemm_qd8_f32_qc4w", 2, 5, 0),
+        ),
     ]
-    for c, (status, guards, _) in zip(batch, run_cases(qemu_run, target_cpu, tmp_path, batch), strict=True):
-        assert status == INVALID_ARG and guards, f"{c.op} {c.params} {c.clamp}: status {status}, guards {guards}"
+    batch += scales_that_are_not_normal(params, rng)
+    results = run_cases(qemu_run, target_cpu, tmp_path, batch)
+    wrong = [
+        f"{c.op} {c.params} {c.clamp} {c.shape}: status {status}, guards {guards}"
+        for c, (status, guards, _) in zip(batch, results, strict=True)
+        if status != INVALID_ARG or not guards
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def scales_that_are_not_normal(params: Callable[..., quant.QuantParams], rng: np.random.Generator) -> list[Case]:
+    """Scales, given or derived, that are not finite normal floats: s = +Inf with acc + bias = 0 (0 · Inf = NaN, which
+    the AArch32 dotprod, i8mm and NEON kernels rounded to 127 and the others to c_zero_point), s and d below FLT_MIN
+    or infinite, and subnormal inputs whose products are normal (AArch32's NEON read w_scale ≈ 2^-135 as 0); a
+    subnormal fp32 bias or clamp bound likewise. isaforge.quant refuses the same parameters."""
+    huge, sub = 2.0**100, np.float32(2.0**-135)
+    zero_sums = {"a": np.zeros((2, 7), np.int8), "bias": np.zeros(5, np.int32)}  # a_zero_point 0: acc + bias = 0
+    batch = [
+        bad("gemm_qs8", params=params(a_scale=huge, w_scales=np.array([huge], np.float32)), **zero_sums),
+        bad("gemm_qs8", params=params(a_scale=2.0**64, w_scales=np.array([2.0**64], np.float32), c_scale=0.5)),
+        bad("gemm_qs8", params=params(a_scale=2.0**-100, w_scales=np.array([2.0**-30], np.float32), c_scale=1.0)),
+        bad("gemm_qs8", params=params(a_scale=2.0**-100, w_scales=np.array([2.0**-60], np.float32), c_scale=1.0)),
+        bad("gemm_qs8", params=params(a_scale=2.0**20, w_scales=np.array([sub], np.float32), c_scale=1.0)),
+        bad("gemm_qs8", params=params(a_scale=sub, w_scales=np.array([2.0**20], np.float32), c_scale=1.0)),
+        bad("gemm_qs8", params=params(c_scale=np.float32(2.0**-140))),
+        bad("gemm_qs8_f32", params=params(a_scale=huge, w_scales=np.array([huge], np.float32)), **zero_sums),
+        bad("gemm_qs8_f32", params=params(a_scale=2.0**-100, w_scales=np.array([2.0**-30], np.float32))),
+        bad("gemm_qs8_f32", params=params(a_scale=2.0**20, w_scales=np.array([sub], np.float32))),
+        bad("gemm_qd8_f32", params=params(w_scales=np.array([sub], np.float32))),
+        bad("gemm_qd8_f32", bias=np.array([0.5, -(2.0**-130), 0, 0, 0], np.float32)),
+        bad("gemm_qs8_f32", clamp=(-(2.0**-127), 1.0)),
+        bad("gemm_qd8_f32_qc4w", clamp=(-1.0, 2.0**-149)),
+        bad("gemm_qd8_f32_qc4w", params=params(w_scales=np.array([sub], np.float32))),
+        bad(
+            "gemm_qd8_f32_qc4w",
+            params=params(w_scales=np.array([0.01, sub] * 5, np.float32), w_block=32),
+            **operands(rng, "gemm_qd8_f32_qc4w", 2, 5, 40),
+        ),
+    ]
+    for c in batch:
+        with pytest.raises(ValueError, match="isf_gemm_create refuses"):
+            c.expected()
+    return batch
