@@ -446,9 +446,8 @@ static isf_status check_run(const isf_gemm *plan, size_t m, const void *a, size_
     }
     size_t n = (size_t)plan->h.n, k = (size_t)plan->h.k;
     const isf_op_info *op = &isf_ops[plan->op];
-    int needs_a = m && k, needs_c = m && n;
-    if ((needs_a && (a == NULL || lda < k)) || (needs_c && (c == NULL || ldc < n))) {
-        return ISF_ERR_INVALID_ARG;
+    if ((m && k && a == NULL) || (m && n && c == NULL) || lda < k || ldc < n) {
+        return ISF_ERR_INVALID_ARG; /* the leading dimensions whatever m is (isaforge.h) */
     }
     return isf_span_fits(m, k, lda, op->in_bytes) && isf_span_fits(m, n, ldc, op->out_bytes) ? ISF_OK
                                                                                              : ISF_ERR_INVALID_ARG;
@@ -530,7 +529,9 @@ static void run_block(const run_args *r, size_t row, size_t rows, size_t col, si
         ep = quantized_columns_from(g, col);
     }
     isf_blockwise bw = g->blockwise;
-    bw.col_sum += col, bw.col_scale += col;
+    if (bw.col_sum != NULL) { /* none without blockwise scales: no offset on a null pointer */
+        bw.col_sum += col, bw.col_scale += col;
+    }
     isf_region reg = {r->a + row * r->lda * in,
                       r->lda,
                       c,

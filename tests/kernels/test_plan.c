@@ -434,8 +434,13 @@ static void check_bad_run(isf_op op) {
     CHECK(isf_gemm_run_tiles(g, m, a, lda, c, ldc, 0, 1, SIZE_MAX) == ISF_ERR_INVALID_ARG);
     CHECK(isf_gemm_run_parallel(g, m, a, lda, c, ldc, 0, NULL, &pl) == ISF_ERR_INVALID_ARG);
     CHECK(isf_gemm_run_parallel(g, m, a, lda, c, ldc, 1u << 3, dummy_for, NULL) == ISF_ERR_INVALID_ARG);
+    /* m = 0 is no exception to the leading dimensions (NULL A and C are: they hold no element). */
+    CHECK(isf_gemm_run(g, 0, a, p.k - 1, c, ldc, 0) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_run(g, 0, a, lda, c, p.n - 1, 0) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_run_tiles(g, 0, NULL, p.k - 1, NULL, ldc, 0, 0, 0) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_run_parallel(g, 0, NULL, lda, NULL, p.n - 1, 0, dummy_for, NULL) == ISF_ERR_INVALID_ARG);
     CHECK(all_bytes(b.block, b.bytes + 2 * GUARD, FILL)); /* nothing written anywhere */
-    CHECK(isf_gemm_run(g, 0, NULL, 0, NULL, 0, 0) == ISF_OK && isf_gemm_tile_count(g, 0) == 0);
+    CHECK(isf_gemm_run(g, 0, NULL, p.k, NULL, p.n, 0) == ISF_OK && isf_gemm_tile_count(g, 0) == 0);
     CHECK(isf_gemm_run_tiles(g, m, a, lda, c, ldc, 0, count, 0) == ISF_OK); /* empty range at the end */
     CHECK(all_bytes(b.block, b.bytes + 2 * GUARD, FILL));
     /* Export and import of nothing. */
