@@ -802,8 +802,9 @@ static quant_view quant_section(const unsigned char *p) {
     return (quant_view){p + PLAN_HEADER_BYTES + before, (size_t)isf_get_le(p + PH_QUANT_BYTES, 8)};
 }
 
-/* What needs the reading kernel: every size as create computes it (isf_sizes_of) against the file's, the tile shape
- * and the region buffers. The quantized section's scalars are read only once it is known to hold them. */
+/* What needs the reading kernel: every size and the tile shape as create computes them (isf_sizes_of, set_tiles:
+ * a file's tiles wider than the region buffers once passed by wrapping) against the file's, and the region buffers.
+ * The quantized section's scalars are read only once it is known to hold them. */
 static isf_status fits_kernel(isf_gemm *g, quant_view q) {
     int quant = quantized(g->op);
     if (quant && q.bytes < QS_ARRAYS) {
@@ -815,8 +816,9 @@ static isf_status fits_kernel(isf_gemm *g, quant_view q) {
         (quant && q.bytes != QS_ARRAYS + g->sizes.quant_cols)) {
         return ISF_ERR_INVALID_ARG;
     }
-    size_t nr = isf_kernel_nr(g->kern, (size_t)g->h.vector_bytes);
-    if (g->tile_rows == 0 || g->tile_rows % g->kern->mr != 0 || g->tile_cols == 0 || g->tile_cols % nr != 0) {
+    size_t tile_rows = g->tile_rows, tile_cols = g->tile_cols;
+    set_tiles(g);
+    if (tile_rows != g->tile_rows || tile_cols != g->tile_cols) {
         return ISF_ERR_INVALID_ARG;
     }
     return isf_region_fits(g->kern, NULL, &g->h, g->kern->mr, g->tile_cols) ? ISF_OK : ISF_ERR_UNSUPPORTED;

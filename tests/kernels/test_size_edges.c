@@ -206,6 +206,14 @@ static void plan_sizes_never_wrap(void) {
         le_put(p + PLAN_HEADER + PACKED_N, 5, 8);
         le_put(p + PLAN_HEADER + PACKED_K, (uint64_t)1 << 32, 8); /* 0 as a 32-bit size_t */
         crafted_is_refused(p, size, "gemm_f32 import, k = 2^32");
+        le_put(p + PLAN_HEADER + PACKED_K, 0, 8);
+        uint32_t cols = (uint32_t)le_get(p + PLAN_TILE_COLS, 4), rows = (uint32_t)le_get(p + PLAN_TILE_ROWS, 4);
+        le_put(p + PLAN_TILE_COLS, (uint32_t)1 << 30, 4); /* whole tiles of any NR; MR · 2^30 · 4 wraps on armv7 */
+        crafted_is_refused(p, size, "gemm_f32 import, tiles 2^30 columns wide");
+        le_put(p + PLAN_TILE_COLS, cols, 4), le_put(p + PLAN_TILE_ROWS, (uint32_t)1 << 30, 4);
+        crafted_is_refused(p, size, "gemm_f32 import, tiles 2^30 rows high");
+        le_put(p + PLAN_TILE_ROWS, 2 * rows, 4);
+        crafted_is_refused(p, size, "gemm_f32 import, tiles twice as high as create makes them");
     }
     free(p);
     /* Import: a quantized section of no column arrays for huge n, which 16 · n wraps to. */

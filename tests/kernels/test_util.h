@@ -106,6 +106,8 @@ static inline int all_bytes(const void *buf, size_t bytes, unsigned char fill) {
 
 enum {
     PLAN_HEADER = 64, /* the packed-B buffer starts here */
+    PLAN_TILE_ROWS = 16,
+    PLAN_TILE_COLS = 20,
     PLAN_PACKED_BYTES = 24,
     PLAN_CHECKSUM = 32,
     PLAN_BIAS_BYTES = 40,
