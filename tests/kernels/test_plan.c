@@ -3,8 +3,8 @@
  * integers, exact in every precision), with and without ISF_ACCUMULATE; the fused epilogue (bias, clamp, both; NaN
  * and ±Inf in the bias; k = 0); tiles run one at a time in a shuffled order and by a small pthread pool (1, 2, 3 and
  * 8 threads) bit-identical to isf_gemm_run; export → import from a copy at another alignment → the same C; and every
- * bad input returning its status with the bytes around C (or the export buffer) untouched. Exit status: the number
- * of failed checks. */
+ * bad input returning its status with the bytes around C (or the export buffer) untouched; crafted exports of the
+ * quantized plans (scales, k, a short section) refused. Exit status: the number of failed checks. */
 #include "test_util.h" /* first: it sets _GNU_SOURCE */
 
 #include <math.h>

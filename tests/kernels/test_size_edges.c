@@ -1,7 +1,8 @@
 /* Sizes at the edge of size_t, for every op: on a 32-bit target 2^28…2^32 elements or bytes. Spans that overflow are
  * refused with C untouched; large spans that fit are computed exactly, with operands in MAP_NORESERVE mappings that
  * end at an inaccessible page (only the touched pages cost memory); packed-B sizes never wrap and never loop over
- * k. Exit status: the number of failed checks. */
+ * k; plans whose sizes would wrap are refused at create, and crafted exports (n, k or tiles past what create makes)
+ * at import, reading nothing past the buffer. Exit status: the number of failed checks. */
 #include "test_util.h" /* first: it sets _GNU_SOURCE */
 
 #include <stdlib.h>
