@@ -83,7 +83,7 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
                            size_t packed_bytes, void *c, size_t ldc);
 
 /* ---- Plans: the engine-facing API (weights packed once, run many times) ----------------------------------------
- * isf_pack_b / isf_gemm_packed above are kept as they are (one-call packed weights, same storable format); new
+ * isf_pack_b / isf_gemm_packed above are kept (one-call packed weights, the same storable format); new
  * engine code should use plans, which add [n][k] weights, fused bias and clamp, accumulation, caller threading, a
  * small-M path and plan export.
  *
