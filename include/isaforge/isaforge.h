@@ -63,33 +63,37 @@ isf_status isf_select_kernel(isf_op op, const char *name);
  * isf_packed_b_size: bytes that every kernel of `op` this CPU can run (at the calling thread's SVE vector length)
  * fits in, so a cap changed between the two calls cannot make the buffer too small; 0 on bad input or overflow.
  * isf_pack_b writes at most `packed_bytes` bytes: a buffer too small for the kernel selected now is refused
- * (ISF_ERR_INVALID_ARG, nothing written). Changed before 1.0: isf_pack_b gained `packed_bytes`.
+ * (ISF_ERR_INVALID_ARG, nothing written). isf_gemm_packed reads at most `packed_bytes` bytes of `packed_b` (the
+ * buffer's size as the caller knows it: a file's, a mapping's). Changed before 1.0: isf_pack_b gained
+ * `packed_bytes`, then isf_gemm_packed did too (format version 2 added the header's checksum).
  *
  * Storable: the buffer is self-describing bytes, with no pointers in it. It may be written to disk and read or
  * mapped back, in another process, by another build or a later version of the library, on another CPU. Its first
  * 64 bytes are a header of little-endian fields: "ISFB" (u32 at 0), ISF_PACKED_B_VERSION (u32 at 4), op (u32 at
- * 8), layout id (u32 at 12), SVE vector length in bytes, 0 for a layout that does not scale (u32 at 16), n, k, Kc
- * and the offset of the panels (u64 at 24, 32, 40, 48), zeros to 64. The layout id names the panel format (element
- * types, tile, vector-length scaling; src/isaforge/isa.toml [layout]): derived from the format, never from a table
- * position, it means the same in every build and version until ISF_PACKED_B_VERSION changes. The panels start at
- * the first 64-byte boundary after the header in the address space that packed them: to read them in place,
- * keep that alignment (an aligned_alloc(64, …) buffer, or a mapping of the file from offset 0, puts them at 64);
- * at any other alignment isf_gemm_packed still works, copying each block to aligned scratch first.
+ * 8), layout id (u32 at 12), SVE vector length in bytes, 0 for a layout that does not scale (u32 at 16), zero (u32
+ * at 20), n, k, Kc and the offset of the panels (u64 at 24, 32, 40, 48), and a checksum of the 56 bytes before it
+ * (u64 at 56: 64-bit FNV-1a, offset basis 0xcbf29ce484222325, prime 0x100000001b3). The layout id names the panel
+ * format (element types, tile, vector-length scaling; src/isaforge/isa.toml [layout]): derived from the format,
+ * never from a table position, it means the same in every build and version until ISF_PACKED_B_VERSION changes. The
+ * panels start at the first 64-byte boundary after the header in the address space that packed them: to read them
+ * in place, keep that alignment (an aligned_alloc(64, …) buffer, or a mapping of the file from offset 0, puts them
+ * at 64); at any other alignment isf_gemm_packed still works, copying each block to aligned scratch first.
  * isf_gemm_packed runs any kernel of `op` the active features allow that reads the buffer's layout at the calling
  * thread's vector length (the selected kernel if it does), with the buffer's Kc. It refuses, leaving C untouched:
  *   ISF_ERR_UNSUPPORTED  no such kernel here (another layout: packed on a CPU with other features, under another
  *                        cap, by a build with other kernels; or another SVE vector length): pack again;
- *   ISF_ERR_INVALID_ARG  not a buffer this version reads, or not for this call: bad magic, another format version,
- *                        nonzero padding, another op, n or k, a Kc of no whole k blocks or above 65536, a panel
- *                        offset outside the 64 bytes after the header. */
-#define ISF_PACKED_B_VERSION 1u
+ *   ISF_ERR_INVALID_ARG  not a buffer this version reads, or not for this call: packed_bytes below 64 (nothing
+ *                        read) or below the panels' end its header gives, bad magic, another format version, a
+ *                        checksum that does not match, nonzero padding, another op, n or k, a Kc of no whole k
+ *                        blocks or above 65536, a panel offset outside the 64 bytes after the header. */
+#define ISF_PACKED_B_VERSION 2u
 size_t isf_packed_b_size(isf_op op, size_t n, size_t k);
 isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, void *packed, size_t packed_bytes);
 isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda, const void *packed_b,
-                           void *c, size_t ldc);
+                           size_t packed_bytes, void *c, size_t ldc);
 
 /* ---- Plans: the engine-facing API (weights packed once, run many times) ----------------------------------------
- * isf_pack_b / isf_gemm_packed above are kept as they are (one-call packed weights, same storable format); new
+ * isf_pack_b / isf_gemm_packed above are kept (one-call packed weights, the same storable format); new
  * engine code should use plans, which add [n][k] weights, fused bias and clamp, accumulation, caller threading, a
  * small-M path and plan export.
  *
@@ -99,7 +103,8 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
  * may run it at once.
  * *plan is written only on success. A zero-initialised descriptor is an fp32 plan of n = k = 0.
  *   ISF_ERR_INVALID_ARG  NULL desc or plan; NULL weights with n, k > 0; ldw shorter than a row of the layout; n·k
- *                        overflow; an unknown op, layout or flag; with ISF_GEMM_CLAMP: NaN bounds, out_min >
+ *                        overflow, or a size of the plan past size_t (its bias, n rounded up to the kernel's
+ *                        tile, the quantized ops' column arrays, its export: k = 0 too, nothing read or allocated); an unknown op, layout or flag; with ISF_GEMM_CLAMP: NaN bounds, out_min >
  *                        out_max, or an op with int32 output (gemm_s8); quant given to an op that is not
  *                        quantized, or bad quantization parameters (above);
  *   ISF_ERR_UNSUPPORTED  no kernel of the op can run here (or the tile buffers cannot hold its panels);
@@ -114,7 +119,7 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
  * packed W when at most MR / 2 rows are left: A is not padded to MR rows (read in place when no widening is due).
  * Runs use the plan's kernel (or, if a cap excludes it now, another runnable one reading its layout; none:
  * ISF_ERR_UNSUPPORTED, C untouched). They allocate nothing: their buffers are on the calling thread's stack (under
- * 40 KiB). Bad input (NULL plan, NULL A or C with a non-zero size, lda < k, ldc < n,
+ * 40 KiB). Bad input (NULL plan, NULL A or C with a non-zero size, lda < k or ldc < n whatever m is,
  * m overflow, unknown flags, tile ranges past isf_gemm_tile_count): ISF_ERR_INVALID_ARG with C untouched.
  * Tiles: a run is isf_gemm_tile_count(plan, m) tiles (0 when m or n is 0), each a fixed block of rows × columns
  * of C that depends only on the plan and m, never a split of k; any partition of [0, tile_count) run by
@@ -126,8 +131,10 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
  * Export: isf_gemm_export_size bytes (0 for NULL), written by isf_gemm_export as versioned little-endian bytes
  * with no pointers (the packed-W format of isf_pack_b inside, with a checksum); a dst smaller than that:
  * ISF_ERR_INVALID_ARG, nothing written. isf_gemm_import reads such bytes at any alignment, in another process or
- * build: ISF_ERR_INVALID_ARG for a short, damaged or other-version buffer; ISF_ERR_UNSUPPORTED when no kernel
- * runnable here (features, cap, SVE vector length) reads its layout. */
+ * build: ISF_ERR_INVALID_ARG for a short, damaged or other-version buffer (version 4 embeds packed-B format 2:
+ * exports of earlier versions are refused), or one whose sizes or quantization parameters create would not have
+ * made (each computed again as create does; a file's 64-bit fields checked before narrowing to size_t);
+ * ISF_ERR_UNSUPPORTED when no kernel runnable here (features, cap, SVE vector length) reads its layout. */
 /* ---- Quantized plans (gemm_qs8, gemm_qs8_f32, gemm_qd8_f32, gemm_qd8_f32_qc4w: plans only, no typed function) ---
  * They run gemm_s8's kernels (gemm_s4's for int4 W): exact int32 sums, then the epilogue converts them on registers.
  * W is symmetric: its real value is w_scales[j] · W, per output channel j, or w_scales[0] · W for the whole tensor
@@ -161,7 +168,7 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
  * to zero of its sign, where the formula and the others keep it.
  * The static ops fold a_zp into the bias at create (bias[j] − a_zp · Σ_k W[k][j]); gemm_qd8_f32 keeps Σ_k W[k][j]
  * for its per-row zero points (the folded bias wraps modulo 2^32: exact, since acc + bias fits int32). Runs take
- * no ISF_ACCUMULATE (ISF_ERR_INVALID_ARG). They export like the others (version 3: their derived per-column
+ * no ISF_ACCUMULATE (ISF_ERR_INVALID_ARG). They export like the others (version 4: their derived per-column
  * parameters, the folded bias included, follow the packed W).
  * Fields: each op validates those it reads and ignores the others (any value, NaN included):
  *   gemm_qs8:          a_scale, a_zero_point, w_scales, c_scale, c_zero_point, and the derived s[j];

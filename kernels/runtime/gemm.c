@@ -45,7 +45,7 @@ enum {
     HDR_K = 32,
     HDR_KC = 40,
     HDR_PANELS = 48,
-    HDR_END = 56,
+    HDR_CHECKSUM = 56, /* FNV-1a of the bytes before it: damage to a field that other checks let pass is refused */
 };
 
 typedef struct {
@@ -475,9 +475,10 @@ static void write_header(void *packed, const packed_header *h) {
     isf_put_le(p + HDR_LAYOUT, h->layout, 4), isf_put_le(p + HDR_VECTOR_BYTES, h->vector_bytes, 4);
     isf_put_le(p + HDR_N, h->n, 8), isf_put_le(p + HDR_K, h->k, 8), isf_put_le(p + HDR_KC, h->kc, 8);
     isf_put_le(p + HDR_PANELS, h->panels, 8);
+    isf_put_le(p + HDR_CHECKSUM, isf_fnv1a64(0xcbf29ce484222325u, p, HDR_CHECKSUM), 8);
 }
 
-/* 0 for a header no isf_pack_b of this format wrote: magic, version, the zero padding, the panels' offset. */
+/* 0 for a header no isf_pack_b of this format wrote: magic, version, checksum, the zero padding, the panels' offset. */
 int isf_packed_header_read(const void *packed, packed_header *h) {
     const unsigned char *p = packed;
     *h = (packed_header){(uint32_t)isf_get_le(p + HDR_MAGIC, 4),
@@ -489,12 +490,10 @@ int isf_packed_header_read(const void *packed, packed_header *h) {
                          isf_get_le(p + HDR_K, 8),
                          isf_get_le(p + HDR_KC, 8),
                          isf_get_le(p + HDR_PANELS, 8)};
-    int zeros = isf_get_le(p + HDR_RESERVED, 4) == 0;
-    for (size_t i = HDR_END; i < PACKED_HEADER_BYTES; i++) {
-        zeros &= p[i] == 0;
-    }
-    return h->magic == PACKED_MAGIC && h->version == ISF_PACKED_B_VERSION && zeros &&
-           h->panels >= PACKED_HEADER_BYTES && h->panels < PACKED_HEADER_BYTES + PANEL_ALIGN;
+    int sealed = isf_get_le(p + HDR_CHECKSUM, 8) == isf_fnv1a64(0xcbf29ce484222325u, p, HDR_CHECKSUM);
+    return h->magic == PACKED_MAGIC && h->version == ISF_PACKED_B_VERSION && sealed &&
+           isf_get_le(p + HDR_RESERVED, 4) == 0 && h->panels >= PACKED_HEADER_BYTES &&
+           h->panels < PACKED_HEADER_BYTES + PANEL_ALIGN;
 }
 
 /* Bytes of the packed panels for n×k: every Kc block holds every NR panel of n. 0 with *ok cleared on overflow.
@@ -514,13 +513,58 @@ static size_t panels_bytes(const blocking *bl, size_t n, size_t k, int *ok) {
     return bytes;
 }
 
-/* Header, then up to PANEL_ALIGN - 1 bytes to align the panels, then the panels; 0 on overflow. */
-size_t isf_packed_bytes_for(const isf_kernel *kern, size_t n, size_t k, size_t vector_bytes, size_t kc) {
-    blocking bl = plan(kern, k, vector_bytes, kc);
+/* *out = a + b or a · b; 0 when it passes SIZE_MAX less PANEL_ALIGN (allocations round sizes up to PANEL_ALIGN). */
+static int sum_fits(size_t a, size_t b, size_t *out) {
+    return !__builtin_add_overflow(a, b, out) && *out <= SIZE_MAX - PANEL_ALIGN;
+}
+static int product_fits(size_t a, size_t b, size_t *out) {
+    return !__builtin_mul_overflow(a, b, out) && *out <= SIZE_MAX - PANEL_ALIGN;
+}
+
+/* A plan's sizes once its packed buffer's are known: n padded, the bias, the kernels' column arrays, the export. */
+static int plan_sizes(const blocking *bl, const isf_plan_shape *shape, isf_sizes *s) {
+    const isf_op_info *op = &isf_ops[shape->op];
+    size_t arrays = 0, data = 0, nr = bl->pack.nr;
+    if (!sum_fits(s->n ? s->n : 1, nr - 1, &s->padded)) {
+        return 0;
+    }
+    s->padded = s->padded / nr * nr;
+    int ok = product_fits(s->n, op->quantized ? sizeof(int32_t) : op->out_bytes, &s->bias) &&
+             product_fits(s->padded, bl->out, &s->kernel_bias) && shape->blocks <= (SIZE_MAX - 4) / 2 &&
+             product_fits(4 + 2 * (size_t)shape->blocks, s->padded, &arrays) &&
+             product_fits(arrays, sizeof(int32_t), &s->quant_cols);
+    if (op->quantized) {
+        ok = ok && sum_fits(ISF_QUANT_SCALAR_BYTES, s->quant_cols, &data);
+    } else {
+        data = shape->bias ? s->bias : 0;
+    }
+    return ok && sum_fits(ISF_PLAN_HEADER_BYTES, s->extent, &s->export_bytes) &&
+           sum_fits(s->export_bytes, data, &s->export_bytes);
+}
+
+int isf_sizes_of(const isf_kernel *kern, const packed_header *h, const isf_plan_shape *shape, isf_sizes *s) {
+    if (h->n > SIZE_MAX || h->k > SIZE_MAX || h->panels > SIZE_MAX || h->kc == 0 || h->kc > PACKED_KC_MAX ||
+        h->kc % kern->kr != 0) {
+        return 0; /* Kc checked before planning with it, so that panel strides cannot wrap */
+    }
+    *s = (isf_sizes){.n = (size_t)h->n, .k = (size_t)h->k, .kc = (size_t)h->kc};
+    blocking bl = plan(kern, s->k, (size_t)h->vector_bytes, s->kc);
     int ok = 1;
-    size_t bytes = panels_bytes(&bl, n, k, &ok);
-    size_t overhead = PACKED_HEADER_BYTES + PANEL_ALIGN - 1;
-    return ok && bytes <= SIZE_MAX - overhead ? bytes + overhead : 0;
+    size_t panels = panels_bytes(&bl, s->n, s->k, &ok);
+    ok = ok && sum_fits((size_t)h->panels, panels, &s->extent);
+    return ok && (shape == NULL || plan_sizes(&bl, shape, s));
+}
+
+/* Header, then up to PANEL_ALIGN - 1 bytes to align the panels, then the panels; 0 on overflow. */
+size_t isf_packed_bytes_for(const isf_kernel *kern, size_t n, size_t k, size_t vector_bytes, size_t kc,
+                            const isf_plan_shape *shape) {
+    packed_header h = {.vector_bytes = (uint32_t)vector_bytes,
+                       .n = n,
+                       .k = k,
+                       .kc = kc ? kc : plan(kern, k, vector_bytes, 0).kc,
+                       .panels = PACKED_HEADER_BYTES + PANEL_ALIGN - 1};
+    isf_sizes s;
+    return isf_sizes_of(kern, &h, shape, &s) ? s.extent : 0;
 }
 
 size_t isf_packed_b_size(isf_op op, size_t n, size_t k) {
@@ -537,7 +581,7 @@ size_t isf_packed_b_size(isf_op op, size_t n, size_t k) {
         if (kern->op != op || (kern->required & ~cpu) != 0) {
             continue;
         }
-        size_t bytes = isf_packed_bytes_for(kern, n, k, isf_kernel_vector_bytes(kern), 0);
+        size_t bytes = isf_packed_bytes_for(kern, n, k, isf_kernel_vector_bytes(kern), 0, NULL);
         if (bytes == 0) {
             return 0;
         }
@@ -551,15 +595,15 @@ isf_status isf_pack_b_with(const isf_kernel *kern, isf_op op, size_t n, size_t k
     size_t vector_bytes = isf_kernel_vector_bytes(kern);
     blocking bl = plan(kern, k, vector_bytes, kc);
     int ok = 1;
-    size_t panels = panels_bytes(&bl, n, k, &ok);
     check_span(k, n, ldb, bl.pack.src_bytes, &ok);
     size_t misalign = (uintptr_t)((unsigned char *)packed + PACKED_HEADER_BYTES) % PANEL_ALIGN;
     size_t offset = PACKED_HEADER_BYTES + (misalign ? PANEL_ALIGN - misalign : 0);
-    if (!ok || panels > SIZE_MAX - offset || offset + panels > packed_bytes) {
-        return ISF_ERR_INVALID_ARG; /* nothing written */
-    }
     packed_header h = {
         PACKED_MAGIC, ISF_PACKED_B_VERSION, (uint32_t)op, kern->layout.id, (uint32_t)vector_bytes, n, k, bl.kc, offset};
+    isf_sizes s;
+    if (!ok || !isf_sizes_of(kern, &h, NULL, &s) || s.extent > packed_bytes) {
+        return ISF_ERR_INVALID_ARG; /* nothing written */
+    }
     unsigned char *dst = (unsigned char *)packed + offset;
     for (size_t pc = 0, depth; n > 0 && pc < k; pc += depth) {
         depth = min_size(bl.kc, k - pc);
@@ -602,22 +646,10 @@ const isf_kernel *isf_packed_reader(const packed_header *h, const isf_selection 
     return best;
 }
 
-/* The checks that need the reading kernel: Kc a whole number of its k blocks and within the ceiling (checked before
- * planning with it, so panel strides cannot wrap), and the panels' extent computable. */
-isf_status isf_packed_kc_fits(const packed_header *h, const isf_kernel *kern) {
-    if (h->kc == 0 || h->kc > PACKED_KC_MAX || h->kc % kern->kr != 0) {
-        return ISF_ERR_INVALID_ARG;
-    }
-    blocking bl = plan(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
-    int ok = 1;
-    panels_bytes(&bl, (size_t)h->n, (size_t)h->k, &ok);
-    return ok ? ISF_OK : ISF_ERR_INVALID_ARG;
-}
-
 isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda, const void *packed_b,
-                           void *c, size_t ldc) {
-    if (!plain_op(op) || packed_b == NULL) {
-        return ISF_ERR_INVALID_ARG;
+                           size_t packed_bytes, void *c, size_t ldc) {
+    if (!plain_op(op) || packed_b == NULL || packed_bytes < PACKED_HEADER_BYTES) {
+        return ISF_ERR_INVALID_ARG; /* the header is not read */
     }
     packed_header h;
     if (!isf_packed_header_read(packed_b, &h) || h.op != (uint32_t)op || h.n != n || h.k != k) {
@@ -626,21 +658,17 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
     gemm_args g = {m, n, k, a, lda, NULL, n, c, ldc, (const unsigned char *)packed_b + h.panels, &no_epilogue, 0};
     const isf_selection *sel = isf_selection_enter();
     const isf_kernel *kern = isf_packed_reader(&h, sel, sel->kernel[op]);
-    isf_status st = kern == NULL ? ISF_ERR_UNSUPPORTED : isf_packed_kc_fits(&h, kern);
+    isf_sizes s;
+    isf_status st = kern == NULL ? ISF_ERR_UNSUPPORTED : ISF_OK;
+    if (st == ISF_OK && (!isf_sizes_of(kern, &h, NULL, &s) || s.extent > packed_bytes)) {
+        st = ISF_ERR_INVALID_ARG;
+    }
     if (st == ISF_OK) {
-        g.packed_kc = (size_t)h.kc;
+        g.packed_kc = s.kc;
         st = gemm_with(op, &g, kern);
     }
     isf_selection_leave(sel);
     return st;
-}
-
-/* Bytes from the start of a packed buffer to the end of its panels, for a header isf_packed_kc_fits accepted. */
-size_t isf_packed_extent(const packed_header *h, const isf_kernel *kern) {
-    blocking bl = plan(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
-    int ok = 1;
-    size_t bytes = panels_bytes(&bl, (size_t)h->n, (size_t)h->k, &ok);
-    return ok && bytes <= SIZE_MAX - (size_t)h->panels ? (size_t)h->panels + bytes : 0;
 }
 
 /* ---- regions of C against a packed B (the plan API, plan.c) ------------------------------------------------ */

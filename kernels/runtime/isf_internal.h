@@ -328,18 +328,45 @@ typedef struct {
     uint64_t panels; /* offset of the panels from the buffer start: the first 64-byte boundary after the header */
 } isf_packed_header;
 
+/* The plan export's parts that its size needs (plan.c writes the format): a header before the packed buffer, and
+ * the quantized ops' section starts with these bytes of scalars before its column arrays. */
+enum { ISF_PLAN_HEADER_BYTES = 64, ISF_QUANT_SCALAR_BYTES = 32 };
+
+/* What a plan holds besides its packed buffer, for isf_sizes_of. */
+typedef struct {
+    isf_op op;       /* the plan's (the quantized ops run another op's kernels) */
+    int bias;        /* it has one (the quantized ops fold theirs into their column arrays) */
+    uint64_t blocks; /* blockwise scales' blocks of k, 0 for none */
+} isf_plan_shape;
+
+/* Every size of a packed buffer and of a plan around it. */
+typedef struct {
+    size_t n, k, kc;     /* the header's */
+    size_t extent;       /* from the buffer's start to its panels' end */
+    size_t padded;       /* n (at least 1) rounded up to NR: the length of the kernels' column arrays */
+    size_t bias;         /* n values as given: C's type, int32 (or gemm_qd8_f32's fp32) for the quantized ops */
+    size_t kernel_bias;  /* padded values of the kernel's output type */
+    size_t quant_cols;   /* the quantized ops' column arrays: (4 + 2 · blocks) · padded 4-byte values */
+    size_t export_bytes; /* isf_gemm_export_size */
+} isf_sizes;
+
+/* The one computation of those sizes, for a header written here or read from a file, that isf_pack_b,
+ * isf_gemm_packed, isf_gemm_create and isf_gemm_import share: 0 when n, k, Kc or the panels' offset (64-bit fields)
+ * exceed SIZE_MAX, Kc is 0, above the ceiling or no whole number of `kern`'s k blocks, or any size wraps. Each size
+ * leaves room below SIZE_MAX to round it up to 64. shape NULL: the packed buffer's sizes only (n, k, kc, extent). */
+int isf_sizes_of(const isf_kernel *kern, const isf_packed_header *h, const isf_plan_shape *shape, isf_sizes *s);
+
 /* What isf_pack_b and isf_gemm_packed are made of (gemm.c), for the plan API (plan.c). */
 /* kc: the Kc to pack with (a whole number of the kernel's k blocks, pairs for nibble panels), 0 for the planned
- * one (blockwise int4 plans pack one scale block per Kc block). */
-size_t isf_packed_bytes_for(const isf_kernel *kern, size_t n, size_t k, size_t vector_bytes,
-                            size_t kc); /* 0: overflow */
+ * one (blockwise int4 plans pack one scale block per Kc block). The bytes a buffer needs at any alignment, 0 when
+ * a size of it (or of the plan `shape`, if not NULL) wraps. */
+size_t isf_packed_bytes_for(const isf_kernel *kern, size_t n, size_t k, size_t vector_bytes, size_t kc,
+                            const isf_plan_shape *shape);
 isf_status isf_pack_b_with(const isf_kernel *kern, isf_op op, size_t n, size_t k, const void *b, size_t ldb, size_t kc,
                            void *packed, size_t packed_bytes);
 int isf_packed_header_read(const void *packed, isf_packed_header *h); /* 0: not a header this version writes */
 /* The runnable kernel (in `sel`, at this thread's vector length) reading h's layout: `prefer` if it does. */
 const isf_kernel *isf_packed_reader(const isf_packed_header *h, const isf_selection *sel, const isf_kernel *prefer);
-isf_status isf_packed_kc_fits(const isf_packed_header *h, const isf_kernel *kern); /* Kc and extent sane */
-size_t isf_packed_extent(const isf_packed_header *h, const isf_kernel *kern);      /* header + panels bytes */
 
 /* Blockwise weight scales (gemm_qd8_f32_qc4w, isaforge.h): the plan packs with Kc = the scale block, and each Kc
  * block's sums become fp32 through its own column arrays (ROW_OFFSET, TO_F32, ROW_SCALE: t = ((float)acc · scale_i)
@@ -410,6 +437,14 @@ static inline int isf_span_fits(size_t rows, size_t cols, size_t ld, size_t elem
     }
     size_t max_elems = SIZE_MAX / elem;
     return cols <= max_elems && (ld == 0 || rows - 1 <= (max_elems - cols) / ld);
+}
+
+/* FNV-1a (64-bit) over `bytes` from `h` on (0xcbf29ce484222325 to start): the storable formats' checksums. */
+static inline uint64_t isf_fnv1a64(uint64_t h, const unsigned char *p, size_t bytes) {
+    for (size_t i = 0; i < bytes; i++) {
+        h = (h ^ p[i]) * 0x100000001b3u;
+    }
+    return h;
 }
 
 /* Little-endian fields of the storable formats (packed B, exported plans): the same bytes on every host. */

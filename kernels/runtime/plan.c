@@ -14,8 +14,8 @@ enum {
     TILE_COLS = 128, /* columns of a tile, rounded down to NR (at least NR) */
     /* The export: a header of little-endian fields, then the packed-B buffer (its own header, then the panels). */
     PLAN_MAGIC = 0x47465349u, /* "ISFG" */
-    PLAN_VERSION = 3,         /* 2: bias and clamp; 3: the quantized ops' section (2 is still read) */
-    PLAN_HEADER_BYTES = 64,
+    PLAN_VERSION = 4, /* 2: bias and clamp; 3: the quantized ops' section; 4: packed-B format 2 (its checksum) */
+    PLAN_HEADER_BYTES = ISF_PLAN_HEADER_BYTES,
     PH_MAGIC = 0,
     PH_VERSION = 4,
     PH_OP = 8,
@@ -36,7 +36,7 @@ enum {
     QS_QMAX = 12,
     QS_PADDED = 16, /* n rounded up to NR */
     QS_BLOCKS = 24, /* blockwise scales' blocks, 0 for none */
-    QS_ARRAYS = 32,
+    QS_ARRAYS = ISF_QUANT_SCALAR_BYTES,
 };
 
 struct isf_gemm {
@@ -45,6 +45,7 @@ struct isf_gemm {
     isf_packed_header h;
     unsigned char *packed; /* isf_pack_b's buffer, 64-byte aligned, so the panels are at packed + 64 */
     size_t packed_bytes;   /* header and panels */
+    isf_sizes sizes;       /* of everything the plan allocates or exports (isf_sizes_of) */
     size_t tile_rows, tile_cols;
     uint32_t flags;         /* the descriptor's */
     float out_min, out_max; /* as given, for the export */
@@ -180,6 +181,9 @@ static isf_status check_desc(const isf_gemm_desc *d) {
     if (d->n && d->k && (d->weights == NULL || d->ldw < cols)) {
         return ISF_ERR_INVALID_ARG;
     }
+    if (d->bias != NULL && !isf_span_fits(1, d->n, d->n, bias_bytes_of(d->op))) {
+        return ISF_ERR_INVALID_ARG; /* n values of bias cannot exist: none is read */
+    }
     if ((d->quant != NULL) != quantized(d->op) || (d->quant != NULL && check_quant(d) != ISF_OK)) {
         return ISF_ERR_INVALID_ARG;
     }
@@ -236,15 +240,14 @@ static void set_tiles(isf_gemm *g) {
 static isf_status set_epilogue(isf_gemm *g) {
     const isf_op_info *op = &isf_ops[g->op];
     size_t out = g->kern->widened ? sizeof(float) : op->out_bytes;
-    size_t nr = isf_kernel_nr(g->kern, (size_t)g->h.vector_bytes), padded = round_up((size_t)g->h.n, nr);
     g->ep = (isf_epilogue){.steps = ISF_EPILOGUE_NONE, .min = g->out_min, .max = g->out_max};
     if (g->bias != NULL) {
-        g->kernel_bias = aligned_alloc(PANEL_ALIGN, round_up(padded * out, PANEL_ALIGN));
+        g->kernel_bias = aligned_alloc(PANEL_ALIGN, round_up(g->sizes.kernel_bias, PANEL_ALIGN));
         if (g->kernel_bias == NULL) {
             return ISF_ERR_NO_MEMORY;
         }
-        memset(g->kernel_bias, 0, padded * out);
-        for (size_t j = 0; j < (size_t)g->h.n; j++) {
+        memset(g->kernel_bias, 0, g->sizes.kernel_bias);
+        for (size_t j = 0; j < g->sizes.n; j++) {
             if (out == op->out_bytes) {
                 memcpy(g->kernel_bias + j * out, g->bias + j * out, out);
             } else { /* binary16 bias for an fp32 kernel: exact */
@@ -278,7 +281,7 @@ static void free_plan(isf_gemm *g) {
 static isf_status keep_epilogue(const isf_gemm_desc *d, isf_gemm *g) {
     g->flags = d->flags, g->out_min = d->out_min, g->out_max = d->out_max;
     if (d->bias != NULL && d->n > 0) {
-        g->bias_bytes = d->n * bias_bytes_of(d->op);
+        g->bias_bytes = g->sizes.bias;
         g->bias = malloc(g->bias_bytes);
         if (g->bias == NULL) {
             return ISF_ERR_NO_MEMORY;
@@ -318,8 +321,6 @@ static void point_quant_columns(isf_gemm *g) {
     }
 }
 
-static size_t quant_cols_bytes(size_t padded, size_t blocks) { return (4 + 2 * blocks) * padded * sizeof(int32_t); }
-
 /* Blockwise scales (gemm_qd8_f32_qc4w with w_block < k): per block, the column sums and the scales, block-major
  * and NR-padded (isf_blockwise), at `cols`. */
 static void set_blockwise(const isf_gemm_desc *d, weights_view v, size_t padded, unsigned char *cols) {
@@ -339,15 +340,45 @@ static void set_blockwise(const isf_gemm_desc *d, weights_view v, size_t padded,
 /* Blockwise scales that need the block-by-block path: more than one block of k. */
 static int blockwise(const isf_gemm_desc *d) { return d->quant->w_block != 0 && d->k > d->quant->w_block; }
 
+/* What the desc's plan holds besides its packed W: its bias, its blocks of scales. */
+static isf_plan_shape shape_of(const isf_gemm_desc *d) {
+    int blocks = quantized(d->op) && blockwise(d);
+    size_t w_block = blocks ? d->quant->w_block : 1; /* k ≤ ISF_QUANT_MAX_K (check_quant): no wrap */
+    return (isf_plan_shape){d->op, d->bias != NULL && d->n > 0, blocks ? (d->k + w_block - 1) / w_block : 0};
+}
+
+/* A quantized plan's column arrays and k held to create's rules, whether create made them or a file gave them: k at
+ * most ISF_QUANT_MAX_K; scale blocks of create's sizes; every column's scale (and each block's) a finite normal
+ * float, as check_quant requires of the scales given and derived; the dynamic ops' fp32 bias without subnormals. */
+static isf_status check_quant_columns(const isf_gemm *g) {
+    size_t n = g->sizes.n, padded = g->quant_padded, kc = g->sizes.kc;
+    int step = kc % ISF_QUANT_BLOCK_STEP == 0 && kc <= ISF_QUANT_MAX_BLOCK;
+    if (g->sizes.k > ISF_QUANT_MAX_K || (g->quant_blocks != 0 && !step)) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    for (size_t j = 0; j < n; j++) {
+        if (!good_scale(g->ep.col_scale[j]) || (dynamic(g->op) && subnormal(g->ep.out_bias[j]))) {
+            return ISF_ERR_INVALID_ARG;
+        }
+    }
+    for (size_t b = 0; b < g->quant_blocks; b++) {
+        for (size_t j = 0; j < n; j++) {
+            if (!good_scale(g->blockwise.col_scale[b * padded + j])) {
+                return ISF_ERR_INVALID_ARG;
+            }
+        }
+    }
+    return ISF_OK;
+}
+
 /* The quantized ops' epilogue (isaforge.h's formulas): per column, the int32 bias with the activation zero point
  * folded in (static ops; wrapping, since acc + bias is known to fit), or the weight sums for the per-row zero points
  * (the dynamic ops), and the fp32 scale; the dynamic ops' fp32 bias. Arrays NR-padded with zeros. Blockwise scales
  * add their per-block arrays after these. */
 static isf_status set_quant_epilogue(const isf_gemm_desc *d, weights_view v, isf_gemm *g) {
     const isf_quant_params *q = d->quant;
-    size_t nr = isf_kernel_nr(g->kern, (size_t)g->h.vector_bytes), padded = round_up(d->n ? d->n : 1, nr);
-    size_t blocks = blockwise(d) ? (d->k + q->w_block - 1) / q->w_block : 0;
-    size_t bytes = round_up(quant_cols_bytes(padded, blocks), PANEL_ALIGN);
+    size_t padded = g->sizes.padded, blocks = (size_t)shape_of(d).blocks;
+    size_t bytes = round_up(g->sizes.quant_cols, PANEL_ALIGN);
     g->quant_cols = aligned_alloc(PANEL_ALIGN, bytes);
     if (g->quant_cols == NULL) {
         return ISF_ERR_NO_MEMORY;
@@ -385,15 +416,16 @@ static isf_status set_quant_epilogue(const isf_gemm_desc *d, weights_view v, isf
     }
     g->ep = ep;
     point_quant_columns(g);
-    return ISF_OK;
+    return check_quant_columns(g);
 }
 
 /* Packs W with `kern` into a new plan. */
 static isf_status build(const isf_kernel *kern, const isf_gemm_desc *d, isf_gemm **plan) {
     size_t kc = quantized(d->op) && blockwise(d) ? d->quant->w_block : 0; /* a Kc block per scale block */
-    size_t bytes = isf_packed_bytes_for(kern, d->n, d->k, isf_kernel_vector_bytes(kern), kc);
-    if (bytes == 0 || bytes > SIZE_MAX - PANEL_ALIGN) {
-        return ISF_ERR_INVALID_ARG;
+    isf_plan_shape shape = shape_of(d);
+    size_t bytes = isf_packed_bytes_for(kern, d->n, d->k, isf_kernel_vector_bytes(kern), kc, &shape);
+    if (bytes == 0) {
+        return ISF_ERR_INVALID_ARG; /* a size of the plan wraps: nothing allocated, nothing read */
     }
     int no_memory = 0;
     void *t = weights_kn(d, &no_memory);
@@ -404,12 +436,12 @@ static isf_status build(const isf_kernel *kern, const isf_gemm_desc *d, isf_gemm
     if (st == ISF_OK) {
         st = isf_pack_b_with(kern, d->op, d->n, d->k, v.w, v.ld, kc, packed, bytes);
     }
-    if (st == ISF_OK && !isf_packed_header_read(packed, &g->h)) {
+    if (st == ISF_OK && (!isf_packed_header_read(packed, &g->h) || !isf_sizes_of(kern, &g->h, &shape, &g->sizes))) {
         st = ISF_ERR_INVALID_ARG;
     }
     if (st == ISF_OK) {
-        *g = (isf_gemm){.op = d->op, .kern = kern, .h = g->h, .packed = packed};
-        g->packed_bytes = isf_packed_extent(&g->h, kern);
+        *g = (isf_gemm){.op = d->op, .kern = kern, .h = g->h, .packed = packed, .sizes = g->sizes};
+        g->packed_bytes = g->sizes.extent;
         set_tiles(g);
         st = isf_region_fits(kern, NULL, &g->h, kern->mr, g->tile_cols) ? keep_epilogue(d, g) : ISF_ERR_UNSUPPORTED;
         st = st == ISF_OK && quantized(d->op) ? set_quant_epilogue(d, v, g) : st;
@@ -474,9 +506,8 @@ static isf_status check_run(const isf_gemm *plan, size_t m, const void *a, size_
     }
     size_t n = (size_t)plan->h.n, k = (size_t)plan->h.k;
     const isf_op_info *op = &isf_ops[plan->op];
-    int needs_a = m && k, needs_c = m && n;
-    if ((needs_a && (a == NULL || lda < k)) || (needs_c && (c == NULL || ldc < n))) {
-        return ISF_ERR_INVALID_ARG;
+    if ((m && k && a == NULL) || (m && n && c == NULL) || lda < k || ldc < n) {
+        return ISF_ERR_INVALID_ARG; /* the leading dimensions whatever m is (isaforge.h) */
     }
     return isf_span_fits(m, k, lda, op->in_bytes) && isf_span_fits(m, n, ldc, op->out_bytes) ? ISF_OK
                                                                                              : ISF_ERR_INVALID_ARG;
@@ -558,7 +589,9 @@ static void run_block(const run_args *r, size_t row, size_t rows, size_t col, si
         ep = quantized_columns_from(g, col);
     }
     isf_blockwise bw = g->blockwise;
-    bw.col_sum += col, bw.col_scale += col;
+    if (bw.col_sum != NULL) { /* none without blockwise scales: no offset on a null pointer */
+        bw.col_sum += col, bw.col_scale += col;
+    }
     isf_region reg = {r->a + row * r->lda * in,
                       r->lda,
                       c,
@@ -690,21 +723,14 @@ isf_status isf_gemm_run_parallel(const isf_gemm *plan, size_t m, const void *a, 
 
 /* ---- export / import ------------------------------------------------------------------------------------------- */
 
-static uint64_t fnv1a64(uint64_t h, const unsigned char *p, size_t bytes) {
-    for (size_t i = 0; i < bytes; i++) {
-        h = (h ^ p[i]) * 0x100000001b3u;
-    }
-    return h;
-}
-
-/* FNV-1a over the plan header's fields but the checksum, then the packed buffer and the bias; called once the
- * sizes in the header are known to lie within the buffer. */
+/* FNV-1a over the plan header's fields but the checksum, then the packed buffer, the bias and the quantized section;
+ * called once the sizes in the header are known to lie within the buffer. */
 static uint64_t checksum(const unsigned char *p) {
-    uint64_t h = fnv1a64(0xcbf29ce484222325u, p, PH_CHECKSUM);
-    h = fnv1a64(h, p + PH_BIAS_BYTES, PH_END - PH_BIAS_BYTES);
+    uint64_t h = isf_fnv1a64(0xcbf29ce484222325u, p, PH_CHECKSUM);
+    h = isf_fnv1a64(h, p + PH_BIAS_BYTES, PH_END - PH_BIAS_BYTES);
     size_t data = (size_t)isf_get_le(p + PH_PACKED_BYTES, 8) + (size_t)isf_get_le(p + PH_BIAS_BYTES, 8) +
                   (size_t)isf_get_le(p + PH_QUANT_BYTES, 8);
-    return fnv1a64(h, p + PLAN_HEADER_BYTES, data);
+    return isf_fnv1a64(h, p + PLAN_HEADER_BYTES, data);
 }
 
 static uint32_t float_bits(float f) {
@@ -721,22 +747,17 @@ static float bits_float(uint64_t u) {
 }
 
 /* The quantized section's bytes (0 for the other ops). Their bias lives in it, folded: the given one is not kept. */
-static size_t quant_section_bytes(const isf_gemm *g) {
-    return quantized(g->op) ? QS_ARRAYS + quant_cols_bytes(g->quant_padded, g->quant_blocks) : 0;
-}
+static size_t quant_section_bytes(const isf_gemm *g) { return quantized(g->op) ? QS_ARRAYS + g->sizes.quant_cols : 0; }
 
 static size_t exported_bias_bytes(const isf_gemm *g) { return quantized(g->op) ? 0 : g->bias_bytes; }
 
-size_t isf_gemm_export_size(const isf_gemm *plan) {
-    return plan != NULL ? PLAN_HEADER_BYTES + plan->packed_bytes + exported_bias_bytes(plan) + quant_section_bytes(plan)
-                        : 0;
-}
+size_t isf_gemm_export_size(const isf_gemm *plan) { return plan != NULL ? plan->sizes.export_bytes : 0; }
 
 static void write_quant_section(const isf_gemm *g, unsigned char *p) {
     isf_put_le(p + QS_STEPS, g->ep.steps, 4), isf_put_le(p + QS_OUT_ZP, (uint32_t)g->ep.out_zp, 4);
     isf_put_le(p + QS_QMIN, (uint32_t)g->ep.qmin, 4), isf_put_le(p + QS_QMAX, (uint32_t)g->ep.qmax, 4);
     isf_put_le(p + QS_PADDED, g->quant_padded, 8), isf_put_le(p + QS_BLOCKS, g->quant_blocks, 8);
-    memcpy(p + QS_ARRAYS, g->quant_cols, quant_cols_bytes(g->quant_padded, g->quant_blocks));
+    memcpy(p + QS_ARRAYS, g->quant_cols, g->sizes.quant_cols);
 }
 
 isf_status isf_gemm_export(const isf_gemm *plan, void *dst, size_t size) {
@@ -763,18 +784,18 @@ isf_status isf_gemm_export(const isf_gemm *plan, void *dst, size_t size) {
     return ISF_OK;
 }
 
-/* The plan header's fields and the packed-B header inside, checked as far as no kernel is needed. */
+/* The plan header's fields and the packed-B header inside, checked as far as no kernel is needed: every part within
+ * the buffer, the checksum. */
 static isf_status read_plan_header(const unsigned char *p, size_t size, isf_gemm *g) {
-    uint64_t version = size < 2 * PLAN_HEADER_BYTES ? 0 : isf_get_le(p + PH_VERSION, 4);
-    if ((version != PLAN_VERSION && version != 2) || isf_get_le(p + PH_MAGIC, 4) != PLAN_MAGIC ||
-        (isf_get_le(p + PH_FLAGS, 4) & ~(uint64_t)ISF_GEMM_CLAMP)) {
+    if (size < 2 * PLAN_HEADER_BYTES || isf_get_le(p + PH_VERSION, 4) != PLAN_VERSION ||
+        isf_get_le(p + PH_MAGIC, 4) != PLAN_MAGIC || (isf_get_le(p + PH_FLAGS, 4) & ~(uint64_t)ISF_GEMM_CLAMP)) {
         return ISF_ERR_INVALID_ARG;
     }
     uint64_t packed_bytes = isf_get_le(p + PH_PACKED_BYTES, 8), bias_bytes = isf_get_le(p + PH_BIAS_BYTES, 8);
-    uint64_t quant_bytes = isf_get_le(p + PH_QUANT_BYTES, 8); /* version 2: zero padding there */
+    uint64_t quant_bytes = isf_get_le(p + PH_QUANT_BYTES, 8);
     if (packed_bytes < PLAN_HEADER_BYTES || packed_bytes > size - PLAN_HEADER_BYTES ||
         bias_bytes > size - PLAN_HEADER_BYTES - packed_bytes ||
-        quant_bytes > size - PLAN_HEADER_BYTES - packed_bytes - bias_bytes || (version == 2 && quant_bytes != 0) ||
+        quant_bytes > size - PLAN_HEADER_BYTES - packed_bytes - bias_bytes ||
         checksum(p) != isf_get_le(p + PH_CHECKSUM, 8) || !isf_packed_header_read(p + PLAN_HEADER_BYTES, &g->h) ||
         g->h.op != isf_get_le(p + PH_OP, 4) || g->h.op >= isf_op_count ||
         (quant_bytes != 0) != quantized((isf_op)g->h.op) || (quant_bytes != 0 && bias_bytes != 0) ||
@@ -788,21 +809,39 @@ static isf_status read_plan_header(const unsigned char *p, size_t size, isf_gemm
     g->flags = (uint32_t)isf_get_le(p + PH_FLAGS, 4);
     g->out_min = bits_float(isf_get_le(p + PH_OUT_MIN, 4)), g->out_max = bits_float(isf_get_le(p + PH_OUT_MAX, 4));
     g->bias_bytes = (size_t)bias_bytes;
-    const isf_op_info *op = &isf_ops[g->op];
     isf_gemm_desc d = {.op = g->op, .flags = g->flags, .out_min = g->out_min, .out_max = g->out_max};
-    if ((bias_bytes != 0 && bias_bytes != g->h.n * op->out_bytes) || check_clamp(&d) != ISF_OK) {
-        return ISF_ERR_INVALID_ARG;
-    }
-    return ISF_OK;
+    return check_clamp(&d);
 }
 
-/* What needs the reading kernel: Kc, the panels' extent, the tile shape and the region buffers. */
-static isf_status fits_kernel(const isf_gemm *g) {
-    if (isf_packed_kc_fits(&g->h, g->kern) != ISF_OK || isf_packed_extent(&g->h, g->kern) != g->packed_bytes) {
+/* An export's quantized section, for a header read_plan_header accepted: where it starts, and its bytes (0 for the
+ * other ops). */
+typedef struct {
+    const unsigned char *at;
+    size_t bytes;
+} quant_view;
+
+static quant_view quant_section(const unsigned char *p) {
+    size_t before = (size_t)isf_get_le(p + PH_PACKED_BYTES, 8) + (size_t)isf_get_le(p + PH_BIAS_BYTES, 8);
+    return (quant_view){p + PLAN_HEADER_BYTES + before, (size_t)isf_get_le(p + PH_QUANT_BYTES, 8)};
+}
+
+/* What needs the reading kernel: every size and the tile shape as create computes them (isf_sizes_of, set_tiles:
+ * a file's tiles wider than the region buffers once passed by wrapping) against the file's, and the region buffers.
+ * The quantized section's scalars are read only once it is known to hold them. */
+static isf_status fits_kernel(isf_gemm *g, quant_view q) {
+    int quant = quantized(g->op);
+    if (quant && q.bytes < QS_ARRAYS) {
         return ISF_ERR_INVALID_ARG;
     }
-    size_t nr = isf_kernel_nr(g->kern, (size_t)g->h.vector_bytes);
-    if (g->tile_rows == 0 || g->tile_rows % g->kern->mr != 0 || g->tile_cols == 0 || g->tile_cols % nr != 0) {
+    isf_plan_shape shape = {g->op, g->bias_bytes != 0, quant ? isf_get_le(q.at + QS_BLOCKS, 8) : 0};
+    if (!isf_sizes_of(g->kern, &g->h, &shape, &g->sizes) || g->sizes.extent != g->packed_bytes ||
+        (g->bias_bytes != 0 && g->bias_bytes != g->sizes.bias) ||
+        (quant && q.bytes != QS_ARRAYS + g->sizes.quant_cols)) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    size_t tile_rows = g->tile_rows, tile_cols = g->tile_cols;
+    set_tiles(g);
+    if (tile_rows != g->tile_rows || tile_cols != g->tile_cols) {
         return ISF_ERR_INVALID_ARG;
     }
     return isf_region_fits(g->kern, NULL, &g->h, g->kern->mr, g->tile_cols) ? ISF_OK : ISF_ERR_UNSUPPORTED;
@@ -818,37 +857,37 @@ static uint32_t quant_steps(isf_op op, uint32_t flags) {
            (dynamic(op) ? ISF_EPILOGUE_ROW_OFFSET | ISF_EPILOGUE_ROW_SCALE : (uint32_t)ISF_EPILOGUE_BIAS);
 }
 
-/* The quantized section against the plan and its reading kernel: sizes, steps and int8 parameters in range. */
-static int quant_section_fits(const unsigned char *q, size_t bytes, const isf_gemm *g) {
-    size_t nr = isf_kernel_nr(g->kern, (size_t)g->h.vector_bytes), n = (size_t)g->h.n, k = (size_t)g->h.k;
-    uint64_t padded = isf_get_le(q + QS_PADDED, 8), blocks = isf_get_le(q + QS_BLOCKS, 8);
-    uint32_t steps = (uint32_t)isf_get_le(q + QS_STEPS, 4);
-    int32_t zp = (int32_t)isf_get_le(q + QS_OUT_ZP, 4), lo = (int32_t)isf_get_le(q + QS_QMIN, 4),
-            hi = (int32_t)isf_get_le(q + QS_QMAX, 4);
-    int blocks_ok = blocks == 0 || (isf_ops[g->op].w_bits == 4 && k > g->h.kc && blocks == (k + g->h.kc - 1) / g->h.kc);
+/* The quantized section's scalars against the plan (its sizes already checked by fits_kernel): the padding, the
+ * blocks, the steps and the int8 parameters in range. */
+static int quant_section_fits(quant_view q, const isf_gemm *g) {
+    size_t k = g->sizes.k, kc = g->sizes.kc;
+    uint64_t blocks = isf_get_le(q.at + QS_BLOCKS, 8);
+    uint32_t steps = (uint32_t)isf_get_le(q.at + QS_STEPS, 4);
+    int32_t zp = (int32_t)isf_get_le(q.at + QS_OUT_ZP, 4), lo = (int32_t)isf_get_le(q.at + QS_QMIN, 4),
+            hi = (int32_t)isf_get_le(q.at + QS_QMAX, 4);
+    int blocks_ok = blocks == 0 || (isf_ops[g->op].w_bits == 4 && k > kc && blocks == k / kc + (k % kc != 0));
     uint32_t optional = dynamic(g->op) ? (uint32_t)ISF_EPILOGUE_OUT_BIAS : 0u;
-    return bytes >= QS_ARRAYS && padded == round_up(n ? n : 1, nr) && blocks_ok &&
-           bytes - QS_ARRAYS == quant_cols_bytes((size_t)padded, (size_t)blocks) &&
+    return isf_get_le(q.at + QS_PADDED, 8) == g->sizes.padded && blocks_ok &&
            (steps & ~optional) == quant_steps(g->op, g->flags) && int8_zero_point(zp) && int8_zero_point(lo) &&
            int8_zero_point(hi) && lo <= hi;
 }
 
-static isf_status read_quant_section(const unsigned char *q, size_t bytes, isf_gemm *g) {
-    if (!quant_section_fits(q, bytes, g)) {
+static isf_status read_quant_section(quant_view q, isf_gemm *g) {
+    if (!quant_section_fits(q, g)) {
         return ISF_ERR_INVALID_ARG;
     }
-    g->quant_padded = (size_t)isf_get_le(q + QS_PADDED, 8), g->quant_blocks = (size_t)isf_get_le(q + QS_BLOCKS, 8);
-    g->quant_cols = aligned_alloc(PANEL_ALIGN, round_up(bytes - QS_ARRAYS, PANEL_ALIGN));
+    g->quant_padded = g->sizes.padded, g->quant_blocks = (size_t)isf_get_le(q.at + QS_BLOCKS, 8);
+    g->quant_cols = aligned_alloc(PANEL_ALIGN, round_up(g->sizes.quant_cols, PANEL_ALIGN));
     if (g->quant_cols == NULL) {
         return ISF_ERR_NO_MEMORY;
     }
-    memcpy(g->quant_cols, q + QS_ARRAYS, bytes - QS_ARRAYS);
-    g->ep = (isf_epilogue){.steps = (uint32_t)isf_get_le(q + QS_STEPS, 4),
-                           .out_zp = (int32_t)isf_get_le(q + QS_OUT_ZP, 4),
-                           .qmin = (int32_t)isf_get_le(q + QS_QMIN, 4),
-                           .qmax = (int32_t)isf_get_le(q + QS_QMAX, 4)};
+    memcpy(g->quant_cols, q.at + QS_ARRAYS, g->sizes.quant_cols);
+    g->ep = (isf_epilogue){.steps = (uint32_t)isf_get_le(q.at + QS_STEPS, 4),
+                           .out_zp = (int32_t)isf_get_le(q.at + QS_OUT_ZP, 4),
+                           .qmin = (int32_t)isf_get_le(q.at + QS_QMIN, 4),
+                           .qmax = (int32_t)isf_get_le(q.at + QS_QMAX, 4)};
     point_quant_columns(g);
-    return ISF_OK;
+    return check_quant_columns(g);
 }
 
 isf_status isf_gemm_import(const void *src, size_t size, isf_gemm **plan) {
@@ -857,9 +896,10 @@ isf_status isf_gemm_import(const void *src, size_t size, isf_gemm **plan) {
     if (st != ISF_OK) {
         return st;
     }
+    quant_view q = quant_section(src);
     const isf_selection *sel = isf_selection_enter();
     g.kern = isf_packed_reader(&g.h, sel, sel->kernel[g.op]);
-    st = g.kern == NULL ? ISF_ERR_UNSUPPORTED : fits_kernel(&g);
+    st = g.kern == NULL ? ISF_ERR_UNSUPPORTED : fits_kernel(&g, q);
     isf_selection_leave(sel);
     if (st != ISF_OK) {
         return st;
@@ -880,8 +920,7 @@ isf_status isf_gemm_import(const void *src, size_t size, isf_gemm **plan) {
     if (g.bias_bytes) {
         memcpy(out->bias, data + g.packed_bytes, g.bias_bytes);
     }
-    size_t quant_bytes = (size_t)isf_get_le((const unsigned char *)src + PH_QUANT_BYTES, 8);
-    st = quantized(g.op) ? read_quant_section(data + g.packed_bytes, quant_bytes, out) : set_epilogue(out);
+    st = quantized(g.op) ? read_quant_section(q, out) : set_epilogue(out);
     if (st != ISF_OK) {
         free_plan(out);
         return st;

@@ -185,7 +185,8 @@ static isf_status run_packed(const job *j, const job_case *jc, operands *o) {
     isf_status st = isf_pack_b((isf_op)j->op, jc->n, jc->k, o->b.p, jc->ldb, packed, o->packed_span);
     region_seal(&o->packed);
     if (st == ISF_OK) {
-        st = isf_gemm_packed((isf_op)j->op, jc->m, jc->n, jc->k, o->a.p, jc->lda, packed, o->c.p, jc->ldc);
+        st = isf_gemm_packed((isf_op)j->op, jc->m, jc->n, jc->k, o->a.p, jc->lda, packed, o->packed_span, o->c.p,
+                             jc->ldc);
     }
     return st;
 }

@@ -59,20 +59,24 @@ static void packed_errors(void) {
     CHECK(isf_pack_b(ISF_OP_GEMM_F32, 4, 4, b, 4, NULL, sizeof packed) == ISF_ERR_INVALID_ARG);
     CHECK(isf_pack_b(ISF_OP_GEMM_F32, 4, 4, b, 4, packed, sizeof packed) == ISF_OK);
     reset(c, 16);
-    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 5, 4, a, 4, packed, c, 5) == ISF_ERR_INVALID_ARG); /* n differs */
-    CHECK(isf_gemm_packed(ISF_OP_GEMM_S8, 4, 4, 4, a, 4, packed, c, 4) == ISF_ERR_INVALID_ARG);  /* op differs */
-    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, a, 4, NULL, c, 4) == ISF_ERR_INVALID_ARG);
-    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, NULL, 4, packed, c, 4) == ISF_ERR_INVALID_ARG);
+    size_t size = sizeof packed;
+    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 5, 4, a, 4, packed, size, c, 5) == ISF_ERR_INVALID_ARG); /* n differs */
+    CHECK(isf_gemm_packed(ISF_OP_GEMM_S8, 4, 4, 4, a, 4, packed, size, c, 4) == ISF_ERR_INVALID_ARG);  /* op differs */
+    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, a, 4, NULL, size, c, 4) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, NULL, 4, packed, size, c, 4) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, a, 4, packed, 63, c, 4) == ISF_ERR_INVALID_ARG); /* no header */
+    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, a, 4, packed, 64, c, 4) == ISF_ERR_INVALID_ARG); /* no panels */
     CHECK(untouched(c, 16));
     /* Packed for one kernel, used after the cap chose another: refused, C untouched. */
     const char *before = isf_kernel_name(ISF_OP_GEMM_F32);
     isf_set_feature_mask(0);
     int changed = strcmp(before, isf_kernel_name(ISF_OP_GEMM_F32)) != 0;
-    isf_status st = isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, a, 4, packed, c, 4);
+    isf_status st = isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, a, 4, packed, size, c, 4);
     CHECK(changed ? st == ISF_ERR_UNSUPPORTED && untouched(c, 16) : st == ISF_OK);
     isf_set_feature_mask(UINT32_MAX);
     reset(c, 16);
-    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, a, 4, packed, c, 4) == ISF_OK && c[0] == 1.0f && c[1] == 0.0f);
+    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, a, 4, packed, size, c, 4) == ISF_OK && c[0] == 1.0f &&
+          c[1] == 0.0f);
 }
 
 static void f16_bf16_errors(void) {

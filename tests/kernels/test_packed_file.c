@@ -5,7 +5,8 @@
  *
  * Usage: test_packed_file pack FILE OP [MASK]     pack B of op OP (0-3) under feature mask MASK into FILE
  *        test_packed_file use FILE OP EXPECT       map FILE, run isf_gemm_packed; EXPECT: ok | unsupported | invalid
- *        test_packed_file [self]                   every op: a round trip through a file, each damaged header field
+ *        test_packed_file [self]                   every op: a round trip through a file, each damaged header field,
+ *                                                  buffers shorter than the panels' end
  * Exit status: the number of failed checks (2 on bad use). */
 #include "test_util.h" /* first: it sets _GNU_SOURCE */
 
@@ -81,9 +82,9 @@ static const unsigned char *map_file(const char *path, size_t *bytes) {
     return p == MAP_FAILED ? NULL : p;
 }
 
-/* isf_gemm_packed on `packed`: the status, checked against `expect` with C exact or untouched; `what` names the
- * case in failure messages. */
-static void use(isf_op op, const void *packed, isf_status expect, const char *what) {
+/* isf_gemm_packed on `bytes` of `packed`: the status, checked against `expect` with C exact or untouched; `what`
+ * names the case in failure messages. */
+static void use(isf_op op, const void *packed, size_t bytes, isf_status expect, const char *what) {
     guarded_c c;
     if (c_open(&c, op) == NULL) {
         CHECK(!"guarded C");
@@ -91,7 +92,7 @@ static void use(isf_op op, const void *packed, isf_status expect, const char *wh
     }
     void *a = a_operand(op);
     int before = failures;
-    isf_status st = isf_gemm_packed(op, M, N, K, a, K, packed, c.block, LDC);
+    isf_status st = isf_gemm_packed(op, M, N, K, a, K, packed, bytes, c.block, LDC);
     CHECK(st == expect);
     if (st == ISF_OK) {
         CHECK(product_is_exact(op, M, N, K, c.block, LDC) && outside_untouched(&c, op));
@@ -127,6 +128,22 @@ static uint64_t get_u64(const unsigned char *p) {
     return v;
 }
 
+enum { CHECKSUM_AT = 56 };
+
+/* The header's checksum again (isaforge.h's FNV-1a of its first 56 bytes), as a crafted buffer would carry it. */
+static void reseal(unsigned char *p) { put_u64(p + CHECKSUM_AT, fnv1a(0xcbf29ce484222325u, p, CHECKSUM_AT)); }
+
+/* Another layout of `op` than `layout` that a kernel runnable now reads, or `layout` itself if there is none. */
+static uint32_t other_layout(isf_op op, uint32_t layout) {
+    for (size_t i = 0; i < isf_kernel_table_count; i++) {
+        const isf_kernel *k = &isf_kernel_table[i];
+        if (k->op == op && k->layout.id != layout && (k->required & ~isf_active_features()) == 0) {
+            return k->layout.id;
+        }
+    }
+    return layout;
+}
+
 typedef struct {
     const char *what;
     size_t at, width; /* 4 or 8 bytes */
@@ -134,6 +151,40 @@ typedef struct {
     int add;          /* 1: value is added to the field instead */
 } damage;
 
+static void apply(unsigned char *p, const damage *d) {
+    uint64_t v = d->add ? get_u64(p + d->at) + d->value : d->value;
+    if (d->width == 8) {
+        put_u64(p + d->at, v);
+    } else if (d->width == 4) {
+        put_u32(p + d->at, (uint32_t)v);
+    } else {
+        p[d->at] = (unsigned char)v;
+    }
+}
+
+/* Fields that pass every check but the checksum: a file damaged there once ran on panels of another shape. */
+static void unsealed_damage_is_refused(isf_op op, const unsigned char *good, size_t bytes) {
+    const isf_kernel *kern = isf_selected_kernel(op);
+    uint32_t layout = (uint32_t)get_u64(good + 12);
+    const damage cases[] = {
+        {"Kc another whole number of k blocks", 40, 8, 2 * kern->kr, 1},
+        {"another layout runnable here", 12, 4, other_layout(op, layout), 0},
+        {"panel offset 8 bytes on", 48, 8, 8, 1},
+        {"the checksum", CHECKSUM_AT, 8, 1, 1},
+    };
+    unsigned char *copy = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memcpy(copy, good, bytes);
+        apply(copy, &cases[i]);
+        if (get_u64(copy + 12) == layout && cases[i].at == 12) {
+            continue; /* no other layout runnable here */
+        }
+        use(op, copy, bytes, ISF_ERR_INVALID_ARG, cases[i].what);
+    }
+    free(copy);
+}
+
+/* Resealed damage, each refused by its own check. */
 static void damaged_headers(isf_op op, const unsigned char *good, size_t bytes) {
     const damage cases[] = {
         {"magic", 0, 4, 0x42465358u, 0},
@@ -148,26 +199,50 @@ static void damaged_headers(isf_op op, const unsigned char *good, size_t bytes) 
         {"Kc above the ceiling", 40, 8, (uint64_t)1 << 40, 0},
         {"panel offset before the header's end", 48, 8, 8, 0},
         {"panel offset past the first boundary", 48, 8, 128, 0},
-        {"padding at the end", 63, 1, 1, 0},
     };
     unsigned char *copy = aligned_alloc(64, (bytes + 63) / 64 * 64);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const damage *d = &cases[i];
         memcpy(copy, good, bytes);
-        uint64_t v = d->add ? get_u64(copy + d->at) + d->value : d->value;
-        if (d->width == 8) {
-            put_u64(copy + d->at, v);
-        } else if (d->width == 4) {
-            put_u32(copy + d->at, (uint32_t)v);
-        } else {
-            copy[d->at] = (unsigned char)v;
-        }
+        apply(copy, d);
+        reseal(copy);
         if (d->add && d->at == 40 && isf_selected_kernel(op)->kr == 1) {
             continue; /* KR = 1: every Kc is a whole number of k blocks */
         }
-        use(op, copy, ISF_ERR_INVALID_ARG, d->what);
+        use(op, copy, bytes, ISF_ERR_INVALID_ARG, d->what);
     }
     free(copy);
+}
+
+/* The panels' end from the buffer's start, as the reading kernel sees the header. */
+static size_t extent_of(isf_op op, const unsigned char *packed) {
+    isf_packed_header h;
+    isf_sizes s;
+    int ok = isf_packed_header_read(packed, &h) && isf_sizes_of(isf_selected_kernel(op), &h, NULL, &s);
+    CHECK(ok);
+    return ok ? s.extent : 0;
+}
+
+/* The buffer at the end of a guarded mapping, `bytes` long: the panels' end runs exactly, without reading past it;
+ * a byte less, a header's worth less or nothing, refused (the header unread below 64 bytes). A resealed header whose
+ * panels would end past the buffer (the offset 8 bytes on) is refused too. */
+static void short_buffers_are_refused(isf_op op, const unsigned char *good) {
+    size_t extent = extent_of(op, good);
+    guarded g;
+    unsigned char *p = extent ? guarded_alloc(&g, extent, 0) : NULL;
+    if (p == NULL) {
+        CHECK(!"guarded packed buffer");
+        return;
+    }
+    memcpy(p, good, extent);
+    use(op, p, extent, ISF_OK, "exactly the panels' end");
+    use(op, p, extent - 1, ISF_ERR_INVALID_ARG, "a byte short of the panels' end");
+    use(op, p + extent - 63, 63, ISF_ERR_INVALID_ARG, "63 bytes");
+    use(op, p + extent, 0, ISF_ERR_INVALID_ARG, "0 bytes");
+    put_u64(p + 48, get_u64(p + 48) + 8);
+    reseal(p);
+    use(op, p, extent, ISF_ERR_INVALID_ARG, "panels 8 bytes on, resealed");
+    guarded_free(&g);
 }
 
 static void self_test(const char *dir) {
@@ -184,11 +259,13 @@ static void self_test(const char *dir) {
         const unsigned char *mapped = map_file(path, &mapped_bytes);
         CHECK(mapped != NULL && mapped_bytes == bytes);
         if (mapped != NULL) {
-            use((isf_op)op, mapped, ISF_OK, "mapped back from a file");
+            use((isf_op)op, mapped, mapped_bytes, ISF_OK, "mapped back from a file");
             munmap((void *)mapped, mapped_bytes);
         }
         remove(path);
         damaged_headers((isf_op)op, packed, bytes);
+        unsealed_damage_is_refused((isf_op)op, packed, bytes);
+        short_buffers_are_refused((isf_op)op, packed);
         free(packed);
     }
 }
@@ -210,7 +287,7 @@ int main(int argc, char **argv) {
         const unsigned char *mapped = map_file(argv[2], &bytes);
         CHECK(mapped != NULL);
         if (mapped != NULL) {
-            use((isf_op)atoi(argv[3]), mapped, expected(argv[4]), argv[2]);
+            use((isf_op)atoi(argv[3]), mapped, bytes, expected(argv[4]), argv[2]);
         }
     } else if (argc == 1 || (argc == 2 && !strcmp(argv[1], "self"))) {
         const char *dir = getenv("TMPDIR");

@@ -1,6 +1,7 @@
 """Pre-packed B as stored bytes (include/isaforge/isaforge.h): packed into a file by one QEMU process and used by
 another, on the same or another CPU model or SVE vector length. tests/kernels/test_packed_file.c does the C side:
-C between guard bytes, results exact, refusals with C untouched (its exit status counts failed checks)."""
+C between guard bytes, results exact, refusals with C untouched (its exit status counts failed checks): damaged
+header fields (resealed, and unsealed where only the checksum tells), buffers shorter than the panels' end."""
 
 from __future__ import annotations
 

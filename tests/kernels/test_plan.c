@@ -3,8 +3,8 @@
  * integers, exact in every precision), with and without ISF_ACCUMULATE; the fused epilogue (bias, clamp, both; NaN
  * and ±Inf in the bias; k = 0); tiles run one at a time in a shuffled order and by a small pthread pool (1, 2, 3 and
  * 8 threads) bit-identical to isf_gemm_run; export → import from a copy at another alignment → the same C; and every
- * bad input returning its status with the bytes around C (or the export buffer) untouched. Exit status: the number
- * of failed checks. */
+ * bad input returning its status with the bytes around C (or the export buffer) untouched; crafted exports of the
+ * quantized plans (scales, k, a short section) refused. Exit status: the number of failed checks. */
 #include "test_util.h" /* first: it sets _GNU_SOURCE */
 
 #include <math.h>
@@ -434,8 +434,13 @@ static void check_bad_run(isf_op op) {
     CHECK(isf_gemm_run_tiles(g, m, a, lda, c, ldc, 0, 1, SIZE_MAX) == ISF_ERR_INVALID_ARG);
     CHECK(isf_gemm_run_parallel(g, m, a, lda, c, ldc, 0, NULL, &pl) == ISF_ERR_INVALID_ARG);
     CHECK(isf_gemm_run_parallel(g, m, a, lda, c, ldc, 1u << 3, dummy_for, NULL) == ISF_ERR_INVALID_ARG);
+    /* m = 0 is no exception to the leading dimensions (NULL A and C are: they hold no element). */
+    CHECK(isf_gemm_run(g, 0, a, p.k - 1, c, ldc, 0) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_run(g, 0, a, lda, c, p.n - 1, 0) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_run_tiles(g, 0, NULL, p.k - 1, NULL, ldc, 0, 0, 0) == ISF_ERR_INVALID_ARG);
+    CHECK(isf_gemm_run_parallel(g, 0, NULL, lda, NULL, p.n - 1, 0, dummy_for, NULL) == ISF_ERR_INVALID_ARG);
     CHECK(all_bytes(b.block, b.bytes + 2 * GUARD, FILL)); /* nothing written anywhere */
-    CHECK(isf_gemm_run(g, 0, NULL, 0, NULL, 0, 0) == ISF_OK && isf_gemm_tile_count(g, 0) == 0);
+    CHECK(isf_gemm_run(g, 0, NULL, p.k, NULL, p.n, 0) == ISF_OK && isf_gemm_tile_count(g, 0) == 0);
     CHECK(isf_gemm_run_tiles(g, m, a, lda, c, ldc, 0, count, 0) == ISF_OK); /* empty range at the end */
     CHECK(all_bytes(b.block, b.bytes + 2 * GUARD, FILL));
     /* Export and import of nothing. */
@@ -469,6 +474,102 @@ static void check_bad_run(isf_op op) {
     free(b.block), free(p.w), free(p.a);
 }
 
+/* ---- crafted exports of quantized plans ----------------------------------------------------------------------- */
+
+/* A quantized plan of n × k zero weights (W[k][n]), per-column scales (per block of w_block k when given). */
+static isf_gemm *quantized_plan(isf_op op, size_t n, size_t k, size_t w_block) {
+    size_t blocks = w_block ? (k + w_block - 1) / w_block : 1, count = n ? n * blocks : 1;
+    float *scales = malloc(count * sizeof(float));
+    for (size_t i = 0; i < count; i++) {
+        scales[i] = 0.5f + (float)i;
+    }
+    isf_quant_params q = {
+        .a_scale = 0.5f, .w_scales = scales, .w_scale_count = count, .c_scale = 0.25f, .w_block = w_block};
+    unsigned char *w = calloc(n * k + 1, 1);
+    isf_gemm_desc d = {.op = op, .n = n, .k = k, .weights = w, .ldw = n, .quant = &q};
+    isf_gemm *g = NULL;
+    CHECK(isf_gemm_create(&d, &g) == ISF_OK);
+    free(scales), free(w);
+    return g;
+}
+
+/* The export of a plan as quantized_plan makes it, checked to import as it is; NULL on failure. */
+static unsigned char *quantized_export(isf_op op, size_t n, size_t k, size_t w_block, size_t *size) {
+    isf_gemm *g = quantized_plan(op, n, k, w_block);
+    unsigned char *p = g != NULL ? export_of(g, size) : NULL;
+    isf_gemm_destroy(g);
+    CHECK(p != NULL && import_guarded(p, *size) == ISF_OK);
+    return p;
+}
+
+/* A copy of p[0, size) with the u32 at `at` set to `bits`, resealed: refused. */
+static void crafted_refused(const unsigned char *p, size_t size, size_t at, uint32_t bits, const char *what) {
+    unsigned char *copy = malloc(size);
+    memcpy(copy, p, size);
+    le_put(copy + at, bits, 4);
+    reseal_plan(copy);
+    isf_status st = import_guarded(copy, size);
+    if (st != ISF_ERR_INVALID_ARG) {
+        fprintf(stderr, "%s (bits %08x at %zu): import gave %d\n", what, (unsigned)bits, at, (int)st);
+        failures++;
+    }
+    free(copy);
+}
+
+static uint32_t f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* Scales the file gives that create would never have made. Per column j of the quantized section's arrays: the
+ * folded bias, the weight sums, the scales, the fp32 bias (then the blockwise sums and scales, block-major). */
+static void imported_scales_are_checked(void) {
+    static const float never[] = {NAN, 0.0f, -0.0f, -1.0f, INFINITY}; /* for a scale the caller gave */
+    static const float never_derived[] = {NAN, -0.0f, -1.0f};         /* a_scale · w / c_scale ≥ 0 */
+    static const isf_op ops[] = {ISF_OP_GEMM_QD8_F32, ISF_OP_GEMM_QS8, ISF_OP_GEMM_QS8_F32};
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        size_t size;
+        unsigned char *p = quantized_export(ops[o], 5, 8, 0, &size);
+        if (p == NULL) {
+            continue;
+        }
+        size_t padded = (size_t)le_get(p + quant_section_at(p) + QUANT_PADDED, 8);
+        size_t scale_at = quant_section_at(p) + QUANT_ARRAYS + (2 * padded + 3) * 4; /* column 3's */
+        int given = ops[o] == ISF_OP_GEMM_QD8_F32;
+        for (size_t i = 0; i < (given ? 5 : 3); i++) {
+            crafted_refused(p, size, scale_at, f32_bits(given ? never[i] : never_derived[i]), isf_op_name(ops[o]));
+        }
+        free(p);
+    }
+    size_t size;
+    unsigned char *p = quantized_export(ISF_OP_GEMM_QD8_F32_QC4W, 5, 64, 32, &size); /* two blocks of k */
+    if (p != NULL) {
+        size_t at = quant_section_at(p), padded = (size_t)le_get(p + at + QUANT_PADDED, 8);
+        size_t block_scale_at = at + QUANT_ARRAYS + (4 * padded + 2 * padded + padded + 3) * 4; /* block 1, col 3 */
+        for (size_t i = 0; i < 5; i++) {
+            crafted_refused(p, size, block_scale_at, f32_bits(never[i]), "gemm_qd8_f32_qc4w blockwise");
+        }
+    }
+    free(p);
+}
+
+/* k above ISF_QUANT_MAX_K (n = 0: no panels, so the packed extent stays the same), and a quantized section cut
+ * short of its 32 bytes of scalars at the very end of the buffer. */
+static void imported_sections_are_checked(void) {
+    size_t size;
+    unsigned char *p = quantized_export(ISF_OP_GEMM_QS8, 0, ISF_QUANT_MAX_K, 0, &size);
+    if (p != NULL) {
+        crafted_refused(p, size, PLAN_HEADER + PACKED_K, ISF_QUANT_MAX_K + 1, "gemm_qs8, k above ISF_QUANT_MAX_K");
+    }
+    free(p);
+    p = quantized_export(ISF_OP_GEMM_QS8, 5, 8, 0, &size);
+    for (uint32_t cut = 1; p != NULL && cut < QUANT_ARRAYS; cut++) {
+        crafted_refused(p, quant_section_at(p) + cut, PLAN_QUANT_BYTES, cut, "gemm_qs8, section cut short");
+    }
+    free(p);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     size_t ran = 0;
@@ -494,5 +595,7 @@ int main(void) {
         CHECK(isf_select_kernel(op, NULL) == ISF_OK);
     }
     CHECK(ran >= 4); /* at least every plain op's reference */
+    imported_scales_are_checked();
+    imported_sections_are_checked();
     return finish();
 }

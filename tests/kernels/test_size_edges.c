@@ -1,7 +1,8 @@
 /* Sizes at the edge of size_t, for every op: on a 32-bit target 2^28…2^32 elements or bytes. Spans that overflow are
  * refused with C untouched; large spans that fit are computed exactly, with operands in MAP_NORESERVE mappings that
  * end at an inaccessible page (only the touched pages cost memory); packed-B sizes never wrap and never loop over
- * k. Exit status: the number of failed checks. */
+ * k; plans whose sizes would wrap are refused at create, and crafted exports (n, k or tiles past what create makes)
+ * at import, reading nothing past the buffer. Exit status: the number of failed checks. */
 #include "test_util.h" /* first: it sets _GNU_SOURCE */
 
 #include <stdlib.h>
@@ -144,10 +145,98 @@ static void packed_sizes_never_wrap(isf_op op) {
     CHECK(fits >= 1000 * 1000 * in);
 }
 
+/* ---- plans whose sizes do not fit in size_t ------------------------------------------------------------------- */
+
+/* n whose per-column arrays (16 bytes a column, NR-padded) pass 2^32 or 2^64 bytes: 2^28 on 32-bit, 2^60 on 64-bit. */
+static const size_t huge_n = (size_t)1 << (sizeof(size_t) == 4 ? 28 : 60);
+
+static const float unit_scale = 1.0f;
+static const isf_quant_params one_scale = {
+    .a_scale = 1.0f, .w_scales = &unit_scale, .w_scale_count = 1, .c_scale = 1.0f};
+
+/* isf_gemm_create with k = 0 (no weights read): ISF_ERR_INVALID_ARG, the plan pointer untouched. */
+static void k0_create_is_refused(isf_op op, size_t n, const void *bias, const char *what) {
+    isf_gemm_desc d = {.op = op, .n = n, .k = 0, .bias = bias, .quant = isf_ops[op].quantized ? &one_scale : NULL};
+    isf_gemm *sentinel = (isf_gemm *)(uintptr_t)0x40, *g = sentinel;
+    isf_status st = isf_gemm_create(&d, &g);
+    if (st != ISF_ERR_INVALID_ARG || g != sentinel) {
+        fprintf(stderr, "%s: create gave %d\n", what, (int)st);
+        failures++;
+    }
+}
+
+/* A plan of n columns and k = 0 (bias of small integers when asked): its export, or NULL. */
+static unsigned char *k0_export(isf_op op, size_t n, int with_bias, size_t *size) {
+    int32_t bias[8] = {1, 2, 3, 4, 5, 6, 7, 8}; /* read as C's type: any bits do */
+    isf_gemm_desc d = {
+        .op = op, .n = n, .bias = with_bias ? bias : NULL, .quant = isf_ops[op].quantized ? &one_scale : NULL};
+    isf_gemm *g = NULL;
+    CHECK(n <= 8 && isf_gemm_create(&d, &g) == ISF_OK);
+    unsigned char *p = g != NULL ? export_of(g, size) : NULL;
+    isf_gemm_destroy(g);
+    CHECK(p != NULL && import_guarded(p, *size) == ISF_OK); /* as exported: good */
+    return p;
+}
+
+/* The export with its packed header's n or k replaced (resealed): refused, nothing read past the buffer. */
+static void crafted_is_refused(unsigned char *p, size_t size, const char *what) {
+    reseal_plan(p);
+    isf_status st = import_guarded(p, size);
+    if (st != ISF_ERR_INVALID_ARG) {
+        fprintf(stderr, "%s: import gave %d\n", what, (int)st);
+        failures++;
+    }
+}
+
+static void plan_sizes_never_wrap(void) {
+    /* Create: the quantized ops' per-column arrays, or the bias at round_up(n, NR), past size_t. */
+    k0_create_is_refused(ISF_OP_GEMM_QS8, huge_n, NULL, "gemm_qs8, k = 0, huge n");
+    k0_create_is_refused(ISF_OP_GEMM_QD8_F32, huge_n, NULL, "gemm_qd8_f32, k = 0, huge n");
+    guarded gb;
+    unsigned char *bias = guarded_alloc(&gb, 64, 0); /* far shorter than n values: reading it faults */
+    k0_create_is_refused(ISF_OP_GEMM_F32, SIZE_MAX / 4 + 2, bias, "gemm_f32 bias, n · 4 past size_t");
+    k0_create_is_refused(ISF_OP_GEMM_F32, SIZE_MAX / 4 - 1, bias, "gemm_f32 bias, round_up(n, NR) · 4 past size_t");
+    k0_create_is_refused(ISF_OP_GEMM_QS8, SIZE_MAX / 4 + 2, bias, "gemm_qs8 bias, n · 4 past size_t");
+    guarded_free(&gb);
+    /* Import: n with n · 4 = the 20 bytes of bias it carries, modulo 2^64 (and above SIZE_MAX on 32-bit). */
+    size_t size;
+    unsigned char *p = k0_export(ISF_OP_GEMM_F32, 5, 1, &size);
+    if (p != NULL) {
+        le_put(p + PLAN_HEADER + PACKED_N, ((uint64_t)1 << 62) + 5, 8);
+        crafted_is_refused(p, size, "gemm_f32 import, n = 2^62 + 5 with 20 bytes of bias");
+        le_put(p + PLAN_HEADER + PACKED_N, 5, 8);
+        le_put(p + PLAN_HEADER + PACKED_K, (uint64_t)1 << 32, 8); /* 0 as a 32-bit size_t */
+        crafted_is_refused(p, size, "gemm_f32 import, k = 2^32");
+        le_put(p + PLAN_HEADER + PACKED_K, 0, 8);
+        uint32_t cols = (uint32_t)le_get(p + PLAN_TILE_COLS, 4), rows = (uint32_t)le_get(p + PLAN_TILE_ROWS, 4);
+        le_put(p + PLAN_TILE_COLS, (uint32_t)1 << 30, 4); /* whole tiles of any NR; MR · 2^30 · 4 wraps on armv7 */
+        crafted_is_refused(p, size, "gemm_f32 import, tiles 2^30 columns wide");
+        le_put(p + PLAN_TILE_COLS, cols, 4), le_put(p + PLAN_TILE_ROWS, (uint32_t)1 << 30, 4);
+        crafted_is_refused(p, size, "gemm_f32 import, tiles 2^30 rows high");
+        le_put(p + PLAN_TILE_ROWS, 2 * rows, 4);
+        crafted_is_refused(p, size, "gemm_f32 import, tiles twice as high as create makes them");
+    }
+    free(p);
+    /* Import: a quantized section of no column arrays for huge n, which 16 · n wraps to. */
+    p = k0_export(ISF_OP_GEMM_QS8, 8, 0, &size);
+    if (p != NULL) {
+        le_put(p + PLAN_HEADER + PACKED_K, (uint64_t)1 << 32, 8); /* once a division by zero in runs */
+        crafted_is_refused(p, size, "gemm_qs8 import, k = 2^32");
+        le_put(p + PLAN_HEADER + PACKED_K, 0, 8);
+        size_t at = quant_section_at(p);
+        le_put(p + PLAN_HEADER + PACKED_N, huge_n, 8);
+        le_put(p + at + QUANT_PADDED, huge_n, 8);
+        le_put(p + PLAN_QUANT_BYTES, QUANT_ARRAYS, 8);
+        crafted_is_refused(p, at + QUANT_ARRAYS, "gemm_qs8 import, huge n, no column arrays");
+    }
+    free(p);
+}
+
 /* Usage: test_size_edges [long]. `long` makes the binary16 1×1 result one over k = 2^28 (the reproduction: a
  * minute or more under QEMU, as every element is read); otherwise every op stops at k of 2^21 bytes. */
 int main(int argc, char **argv) {
     int long_k = argc > 1 && strcmp(argv[1], "long") == 0;
+    plan_sizes_never_wrap(); /* first: the cheapest, and ahead of any abort of the spans' checks under UBSan */
     for (int op = 0; op < (int)isf_op_count; op++) {
         if (!isf_ops[op].plain) {
             continue; /* the quantized ops run through plans only */

@@ -148,7 +148,7 @@ static void packed_path_under(isf_op op, operands *o, const uint32_t caps[3]) {
      * more preferred one refused it. */
     int readable = layout_readable_now(op, packed_for);
     memset(o->c, SENTINEL, o->c_bytes);
-    isf_status st = isf_gemm_packed(op, M, N, K, o->a, K, packed, o->c, N + PAD);
+    isf_status st = isf_gemm_packed(op, M, N, K, o->a, K, packed, size, o->c, N + PAD);
     if (readable) {
         CHECK(st == ISF_OK && product_is_exact(op, M, N, K, o->c, N + PAD));
     } else {
@@ -190,6 +190,7 @@ static atomic_int stop;
 typedef struct {
     int packed;
     const void *a, *b, *packed_b;
+    size_t packed_bytes;
     unsigned starts[CALL_LOG], ends[CALL_LOG];
     isf_status status[CALL_LOG];
     size_t calls, wrong;
@@ -202,8 +203,9 @@ static void *gemm_worker(void *arg) {
     for (; !atomic_load(&stop) && w->calls < CALL_LOG; w->calls++) {
         size_t i = w->calls;
         w->starts[i] = atomic_fetch_add(&clock_ticks, 1u);
-        w->status[i] = w->packed ? isf_gemm_packed(ISF_OP_GEMM_S8, BIG, BIG, BIG, w->a, BIG, w->packed_b, c, BIG)
-                                 : isf_gemm_s8(BIG, BIG, BIG, w->a, BIG, w->b, BIG, c, BIG);
+        w->status[i] =
+            w->packed ? isf_gemm_packed(ISF_OP_GEMM_S8, BIG, BIG, BIG, w->a, BIG, w->packed_b, w->packed_bytes, c, BIG)
+                      : isf_gemm_s8(BIG, BIG, BIG, w->a, BIG, w->b, BIG, c, BIG);
         w->ends[i] = atomic_fetch_add(&clock_ticks, 1u);
         w->wrong += w->status[i] == ISF_OK && !product_is_exact(ISF_OP_GEMM_S8, BIG, BIG, BIG, c, BIG);
         atomic_fetch_add(&w->finished, 1u);
@@ -314,7 +316,7 @@ static void caps_during_calls(void) {
 
     static worker direct, from_packed;
     direct = (worker){.packed = 0, .a = a, .b = b};
-    from_packed = (worker){.packed = 1, .a = a, .packed_b = packed};
+    from_packed = (worker){.packed = 1, .a = a, .packed_b = packed, .packed_bytes = size};
     pthread_t threads[3];
     pthread_create(&threads[0], NULL, gemm_worker, &direct);
     pthread_create(&threads[1], NULL, gemm_worker, &from_packed);
@@ -354,6 +356,7 @@ typedef struct {
     int vector_bytes;
     isf_op op;
     const void *packed;
+    size_t packed_bytes;
     operands *o;
     isf_status packed_status, direct_status;
     int direct_exact, packed_exact, untouched;
@@ -374,7 +377,7 @@ static void *at_vector_length(void *arg) {
     }
     operands *o = j->o;
     memset(o->c, SENTINEL, o->c_bytes);
-    j->packed_status = isf_gemm_packed(j->op, M, N, K, o->a, K, j->packed, o->c, N + PAD);
+    j->packed_status = isf_gemm_packed(j->op, M, N, K, o->a, K, j->packed, j->packed_bytes, o->c, N + PAD);
     j->packed_exact = j->packed_status == ISF_OK && product_is_exact(j->op, M, N, K, o->c, N + PAD);
     j->untouched = j->packed_status != ISF_OK && all_bytes(o->c, o->c_bytes, SENTINEL);
     memset(o->c, SENTINEL, o->c_bytes);
@@ -395,7 +398,7 @@ static void packed_weights_across_vector_lengths(void) {
         operands o;
         CHECK(operands_init(&o, (isf_op)op));
         for (size_t from = 0; from < 4; from++) {
-            vl_job pack_side = {lengths[from], (isf_op)op, NULL, &o, 0, 0, 0, 0, 0};
+            vl_job pack_side = {lengths[from], (isf_op)op, NULL, 0, &o, 0, 0, 0, 0, 0};
             size_t size = isf_packed_b_size((isf_op)op, N, K) * 16; /* room for any length */
             void *packed = malloc(size);
             int packed_at = set_vector_length(lengths[from]);
@@ -403,7 +406,7 @@ static void packed_weights_across_vector_lengths(void) {
             CHECK(isf_pack_b((isf_op)op, N, K, o.b, N, packed, size) == ISF_OK);
             for (size_t to = 0; to < 4; to++) {
                 vl_job use = pack_side;
-                use.vector_bytes = lengths[to], use.packed = packed;
+                use.vector_bytes = lengths[to], use.packed = packed, use.packed_bytes = size;
                 pthread_t t;
                 pthread_create(&t, NULL, at_vector_length, &use);
                 pthread_join(t, NULL);

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -98,6 +99,92 @@ static inline int all_bytes(const void *buf, size_t bytes, unsigned char fill) {
         }
     }
     return 1;
+}
+
+/* ---- exported plans, crafted (plan.c's export format: a 64-byte header, the packed-B buffer, then the bias or the
+ * quantized ops' section) ----------------------------------------------------------------------------------------- */
+
+enum {
+    PLAN_HEADER = 64, /* the packed-B buffer starts here */
+    PLAN_TILE_ROWS = 16,
+    PLAN_TILE_COLS = 20,
+    PLAN_PACKED_BYTES = 24,
+    PLAN_CHECKSUM = 32,
+    PLAN_BIAS_BYTES = 40,
+    PLAN_QUANT_BYTES = 56,
+    PACKED_N = 24, /* isaforge.h's packed-B header */
+    PACKED_K = 32,
+    PACKED_KC = 40,
+    PACKED_PANELS = 48,
+    QUANT_PADDED = 16, /* the quantized section: scalars, then NR-padded arrays (bias, sums, scales, fp32 bias) */
+    QUANT_BLOCKS = 24,
+    QUANT_ARRAYS = 32,
+};
+
+static inline uint64_t le_get(const unsigned char *p, size_t bytes) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < bytes; i++) {
+        v |= (uint64_t)p[i] << (8 * i);
+    }
+    return v;
+}
+
+static inline void le_put(unsigned char *p, uint64_t v, size_t bytes) {
+    for (size_t i = 0; i < bytes; i++) {
+        p[i] = (unsigned char)(v >> (8 * i));
+    }
+}
+
+static inline uint64_t fnv1a(uint64_t h, const unsigned char *p, size_t bytes) {
+    for (size_t i = 0; i < bytes; i++) {
+        h = (h ^ p[i]) * 0x100000001b3u;
+    }
+    return h;
+}
+
+/* The plan's checksum again after a test changed its fields: what a crafted file carries, so that the import's
+ * other checks are the ones that must refuse it. */
+static inline void reseal_plan(unsigned char *p) {
+    uint64_t h = fnv1a(0xcbf29ce484222325u, p, PLAN_CHECKSUM);
+    h = fnv1a(h, p + PLAN_BIAS_BYTES, PLAN_HEADER - PLAN_BIAS_BYTES);
+    size_t data =
+        (size_t)(le_get(p + PLAN_PACKED_BYTES, 8) + le_get(p + PLAN_BIAS_BYTES, 8) + le_get(p + PLAN_QUANT_BYTES, 8));
+    le_put(p + PLAN_CHECKSUM, fnv1a(h, p + PLAN_HEADER, data), 8);
+}
+
+/* Where a plan's quantized section starts in its export. */
+static inline size_t quant_section_at(const unsigned char *p) {
+    return PLAN_HEADER + (size_t)le_get(p + PLAN_PACKED_BYTES, 8) + (size_t)le_get(p + PLAN_BIAS_BYTES, 8);
+}
+
+/* The plan's export in a new malloc'd buffer (*size bytes); NULL on failure. */
+static inline unsigned char *export_of(const isf_gemm *g, size_t *size) {
+    *size = isf_gemm_export_size(g);
+    unsigned char *p = *size ? malloc(*size) : NULL;
+    if (p != NULL && isf_gemm_export(g, p, *size) != ISF_OK) {
+        free(p);
+        p = NULL;
+    }
+    return p;
+}
+
+/* isf_gemm_import of p[0, size) copied to the end of a guarded mapping, so that reading one byte past it faults; the
+ * plan it may return is destroyed. */
+static inline isf_status import_guarded(const unsigned char *p, size_t size) {
+    guarded g;
+    unsigned char *copy = guarded_alloc(&g, size, 0);
+    if (copy == NULL) {
+        return ISF_ERR_NO_MEMORY;
+    }
+    memcpy(copy, p, size);
+    isf_gemm *plan = NULL;
+    isf_status st = isf_gemm_import(copy, size, &plan);
+    if ((st == ISF_OK) != (plan != NULL)) {
+        st = ISF_ERR_NO_MEMORY; /* a plan without ISF_OK, or none with it: neither is a status the caller expects */
+    }
+    isf_gemm_destroy(plan);
+    guarded_free(&g);
+    return st;
 }
 
 #endif

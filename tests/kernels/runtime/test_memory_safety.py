@@ -1,7 +1,8 @@
 """The runtime's memory-safety programs under QEMU, CPU model by CPU model: caps and SVE vector lengths changing from
 other threads, caps from inside a run (tests/kernels/test_threads.c) and sizes at the top of size_t
-(tests/kernels/test_size_edges.c). Each program checks itself and prints "N failed"; every buffer it hands the library
-ends at an inaccessible page."""
+(tests/kernels/test_size_edges.c: spans, packed-B sizes, plans whose bias or column arrays pass size_t at create, and
+crafted exports whose n or k wrap them at import, 2^28 and k = 2^32 on armv7, 2^60 and 2^62 on aarch64). Each program
+checks itself and prints "N failed"; every buffer it hands the library ends at an inaccessible page."""
 
 from __future__ import annotations
 

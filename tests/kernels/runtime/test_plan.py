@@ -1,8 +1,10 @@
 """The plan API (kernels/runtime/plan.c) under QEMU, per toolchain and CPU model: its self-checking C programs with
 every kernel the model runs (layouts, fused bias and clamp with NaN/Inf, accumulation, row kernels, tiles in any
-partition and a thread pool, export/import, bad input with guard bytes), and runs that allocate nothing (malloc &
-co. interposed). test_plan on `max` runs every variant's kernels; the baseline models' legs (neon and reference
-kernels only, which `max` runs too) are in `make ci`."""
+partition and a thread pool, export/import, bad input with guard bytes, m = 0 with short leading dimensions;
+crafted exports of quantized plans: scales create would not have made, k above ISF_QUANT_MAX_K, a quantized section
+cut short at the buffer's end), and runs that allocate nothing (malloc & co. interposed). test_plan on `max` runs
+every variant's kernels; the baseline models' legs (neon and reference kernels only, which `max` runs too) are in
+`make ci`."""
 
 from __future__ import annotations
 
