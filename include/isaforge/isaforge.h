@@ -85,7 +85,8 @@ isf_status isf_select_kernel(isf_op op, const char *name);
  *   ISF_ERR_INVALID_ARG  not a buffer this version reads, or not for this call: packed_bytes below 64 (nothing
  *                        read) or below the panels' end its header gives, bad magic, another format version, a
  *                        checksum that does not match, nonzero padding, another op, n or k, a Kc of no whole k
- *                        blocks or above 65536, a panel offset outside the 64 bytes after the header. */
+ *                        blocks or above 65536, a panel offset outside the 64 bytes after the header; NULL A
+ *                        or C with a non-zero size, lda < k or ldc < n whatever m is. */
 #define ISF_PACKED_B_VERSION 2u
 size_t isf_packed_b_size(isf_op op, size_t n, size_t k);
 isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, void *packed, size_t packed_bytes);

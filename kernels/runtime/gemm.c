@@ -415,8 +415,8 @@ static isf_status check_args(isf_op op, const gemm_args *g) {
     if ((needs_a && g->a == NULL) || (needs_b && g->b == NULL) || (needs_c && g->c == NULL)) {
         return ISF_ERR_INVALID_ARG;
     }
-    if ((needs_a && g->lda < g->k) || (needs_b && g->ldb < g->n) || (needs_c && g->ldc < g->n)) {
-        return ISF_ERR_INVALID_ARG;
+    if (g->lda < g->k || (g->packed_b == NULL && g->ldb < g->n) || g->ldc < g->n) {
+        return ISF_ERR_INVALID_ARG; /* the leading dimensions whatever the sizes are (isaforge.h) */
     }
     int ok = 1;
     check_span(g->m, g->k, g->lda, in, &ok);

@@ -26,6 +26,10 @@ static void f32_errors(void) {
     CHECK(isf_gemm_f32(2, 2, 3, a, 2, b, 2, c, 2) == ISF_ERR_INVALID_ARG); /* lda < k */
     CHECK(isf_gemm_f32(2, 3, 2, a, 2, b, 2, c, 3) == ISF_ERR_INVALID_ARG); /* ldb < n */
     CHECK(isf_gemm_f32(2, 3, 2, a, 2, b, 3, c, 2) == ISF_ERR_INVALID_ARG); /* ldc < n */
+    /* Leading dimensions are checked whatever the sizes: an empty A, B or C does not excuse a short one. */
+    CHECK(isf_gemm_f32(0, 2, 3, a, 2, b, 2, c, 2) == ISF_ERR_INVALID_ARG); /* m = 0, lda < k */
+    CHECK(isf_gemm_f32(0, 3, 2, a, 2, b, 3, c, 2) == ISF_ERR_INVALID_ARG); /* m = 0, ldc < n */
+    CHECK(isf_gemm_f32(2, 3, 0, a, 0, b, 2, c, 3) == ISF_ERR_INVALID_ARG); /* k = 0, ldb < n */
     CHECK(isf_gemm_f32(SIZE_MAX / 2, 2, 2, a, SIZE_MAX / 2, b, 2, c, 2) == ISF_ERR_INVALID_ARG);
     CHECK(isf_gemm_f32(2, 2, SIZE_MAX / 4 + 1, a, SIZE_MAX / 4 + 1, b, 2, c, 2) == ISF_ERR_INVALID_ARG);
     CHECK(isf_gemm_f32(3, SIZE_MAX / 8, 1, a, 1, b, SIZE_MAX / 8, c, SIZE_MAX / 8) == ISF_ERR_INVALID_ARG);
@@ -64,8 +68,10 @@ static void packed_errors(void) {
     CHECK(isf_gemm_packed(ISF_OP_GEMM_S8, 4, 4, 4, a, 4, packed, size, c, 4) == ISF_ERR_INVALID_ARG);  /* op differs */
     CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, a, 4, NULL, size, c, 4) == ISF_ERR_INVALID_ARG);
     CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, NULL, 4, packed, size, c, 4) == ISF_ERR_INVALID_ARG);
-    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, a, 4, packed, 63, c, 4) == ISF_ERR_INVALID_ARG); /* no header */
-    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, a, 4, packed, 64, c, 4) == ISF_ERR_INVALID_ARG); /* no panels */
+    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, a, 4, packed, 63, c, 4) == ISF_ERR_INVALID_ARG);   /* no header */
+    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 4, 4, 4, a, 4, packed, 64, c, 4) == ISF_ERR_INVALID_ARG);   /* no panels */
+    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 0, 4, 4, a, 3, packed, size, c, 4) == ISF_ERR_INVALID_ARG); /* lda < k */
+    CHECK(isf_gemm_packed(ISF_OP_GEMM_F32, 0, 4, 4, a, 4, packed, size, c, 3) == ISF_ERR_INVALID_ARG); /* ldc < n */
     CHECK(untouched(c, 16));
     /* Packed for one kernel, used after the cap chose another: refused, C untouched. */
     const char *before = isf_kernel_name(ISF_OP_GEMM_F32);
