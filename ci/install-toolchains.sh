@@ -99,7 +99,8 @@ apt_update() {
 apt_install_failure() {
   local out=$1 found
   shift
-  found=$(sed -n 's|^E: Failed to fetch .*/\([^/_]*\)_[^ ]*\.deb *\(.*\)|\1: download failed: \2|p' "$out" | sed -n 1p)
+  found=$(sed -n 's|^E: Failed to fetch [^ ]*/\([^/_ ]*\)_[^/ ]*\.deb *\(.*\)|\1: download failed: \2|p' "$out" \
+    | sed -n 1p)
   [ -n "$found" ] || found=$(sed -n 's/^ *\([^ ]*\) : \(Depends: .*\)/\1: \2/p' "$out" | sed -n 1p)
   printf '%s\n' "${found:-$*: $(apt_first_error "$out")}"
 }
