@@ -5,8 +5,8 @@
 # Idempotent: every step checks first, so `make` can call it on every run at almost no cost.
 #
 #   install-toolchains.sh [--python-only]   install what is missing
-#   install-toolchains.sh --versions        what is installed, one `name version` line each (the image is compared
-#                                           with the host through this)
+#   install-toolchains.sh --versions        what is installed (the peers too), one `name version` line each (the
+#                                           image is compared with the host through this)
 #   install-toolchains.sh --lock            rewrite ci/constraints.txt from the venv's packages
 #   install-toolchains.sh --docker          a Docker engine and debootstrap, for make docker-image
 #   install-toolchains.sh --apt-uri SUITE   the URI this machine's apt sources use for SUITE
@@ -108,7 +108,8 @@ apt_install_failure() {
 # The one line for a needed package that cannot be installed: which (and what for: the caller's `apt_for`), why, and
 # what apt-get update could not fetch, which is often the cause.
 cannot_install() {
-  log "cannot install $1${apt_for:+ ($apt_for)}: $2${apt_update_errors:+ (apt-get update could not fetch $apt_update_errors)}"
+  local missed="${apt_update_errors:+ (apt-get update could not fetch $apt_update_errors)}"
+  log "cannot install $1${apt_for:+ ($apt_for)}: $2$missed"
 }
 
 # apt-get install [OPTION...] -- PACKAGE... (name or name:arch), fetching the indexes first once per run. A package
@@ -244,6 +245,17 @@ peer_groups=(
 )
 peer_armhf_groups=" libc openblas blis "
 
+# Every peer group with an architecture it is installed for, one `arch|name:packages` a line.
+peer_selection() {
+  local arch group
+  for arch in arm64 armhf; do
+    for group in "${peer_groups[@]}"; do
+      [ "$arch" = arm64 ] || [[ $peer_armhf_groups == *" ${group%%:*} "* ]] || continue
+      printf '%s|%s\n' "$arch" "$group"
+    done
+  done
+}
+
 # The packages of one group (name:packages) missing for one architecture, on one line.
 peer_missing() {
   local arch=$1 group=$2 p out=()
@@ -253,13 +265,9 @@ peer_missing() {
 
 install_peers() {
   local arch group name what foreign todo=()
-  for arch in arm64 armhf; do
-    for group in "${peer_groups[@]}"; do
-      name=${group%%:*}
-      [ "$arch" = arm64 ] || [[ $peer_armhf_groups == *" $name "* ]] || continue
-      [ -z "$(peer_missing "$arch" "$group")" ] || todo+=("$arch|$group")
-    done
-  done
+  while IFS='|' read -r arch group; do
+    [ -z "$(peer_missing "$arch" "$group")" ] || todo+=("$arch|$group")
+  done < <(peer_selection)
   [ "${#todo[@]}" -gt 0 ] || return 0
   # Best effort, so never a password prompt (make test runs this in the CI image as a user without sudo).
   if [ "$(id -u)" -ne 0 ] && ! sudo -n true 2>/dev/null; then
@@ -309,8 +317,11 @@ lock() {
 }
 
 versions() {
-  local p
-  for p in "${apt_packages[@]}" qemu-user; do
+  local p arch group packages=("${apt_packages[@]}" qemu-user)
+  while IFS='|' read -r arch group; do
+    for p in ${group#*:}; do packages+=("$p:$arch"); done
+  done < <(peer_selection)
+  for p in "${packages[@]}"; do
     printf '%s %s\n' "$p" "$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null || echo missing)"
   done
   printf 'python %s\n' "$("$venv/bin/python" -c 'import sys; print(*sys.version_info[:2], sep=".")')"
@@ -326,7 +337,10 @@ main() {
     --python-only) install_python_env ;;
     --peers) install_peers; keep_sysroot_libc_first ;;
     "") install_system_packages; keep_sysroot_libc_first; install_python_env ;;
-    *) log "unknown option $1 (options: --python-only, --peers, --versions, --lock, --docker, --apt-uri SUITE)"; exit 2 ;;
+    *)
+      log "unknown option $1 (options: --python-only, --peers, --versions, --lock, --docker, --apt-uri SUITE)"
+      exit 2
+      ;;
   esac
 }
 
