@@ -5,8 +5,8 @@
 # Idempotent: every step checks first, so `make` can call it on every run at almost no cost.
 #
 #   install-toolchains.sh [--python-only]   install what is missing
-#   install-toolchains.sh --versions        what is installed, one `name version` line each (the image is compared
-#                                           with the host through this)
+#   install-toolchains.sh --versions        what is installed (the peers too), one `name version` line each (the
+#                                           image is compared with the host through this)
 #   install-toolchains.sh --lock            rewrite ci/constraints.txt from the venv's packages
 #   install-toolchains.sh --docker          a Docker engine and debootstrap, for make docker-image
 #   install-toolchains.sh --apt-uri SUITE   the URI this machine's apt sources use for SUITE
@@ -20,6 +20,12 @@
 #
 # ISAFORGE_VENV puts the venv elsewhere (the image keeps it outside the mounted checkout); ISAFORGE_WHEELHOUSE also
 # saves every wheel the venv needs there, plus the build backend, so pip works with no index (the image is offline).
+# apt-get and dpkg-query follow APT_CONFIG and DPKG_ADMINDIR, which tests/ci/test_install_toolchains.py points at an
+# apt state of its own; sourced (not run), the script only defines its functions, for that test.
+#
+# Every path installs through apt_install: an `apt-get update` that fetches only some indexes (one mid-sync on the
+# mirror, a 404 on a foreign architecture's, a hash-sum mismatch) is not a failure in itself; a needed package that
+# then cannot be installed is, with one line naming it and why.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -39,11 +45,95 @@ as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
 
+# Outputs are read whole before they are matched: under pipefail, a `grep -q` or `awk … exit` that stops reading
+# early can kill the writer with SIGPIPE and turn a match into a failure.
+installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" = "install ok installed" ]; }
+
 missing_apt_packages() {
   local p
-  for p in "${apt_packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || printf '%s\n' "$p"
+  for p in "${apt_packages[@]}"; do installed "$p" || printf '%s\n' "$p"; done
+}
+
+# apt knows a version of the package it could install.
+has_candidate() {
+  local policy
+  policy=$(apt-cache policy "$1" 2>/dev/null || true)
+  [[ $policy == *"Candidate:"* && $policy != *"Candidate: (none)"* ]]
+}
+
+apt_updated=0       # the indexes were fetched in this run (a source or an architecture added since resets it)
+apt_update_errors=  # what that fetch missed, for the line of a package that then cannot be installed
+
+# Runs a command with its output shown and kept in a file; its own exit status, not tee's.
+tee_to() {
+  local file=$1
+  shift
+  "$@" 2>&1 | tee "$file"
+  return "${PIPESTATUS[0]}"
+}
+
+# The first error of apt-get's output in $1: a fetch that failed as `what: why`, else the first `E:` line.
+apt_first_error() {
+  local found
+  found=$(sed -n 's/^[EW]: Failed to fetch \([^ ]*\) *\(.*\)/\1: \2/p' "$1" | sed -n 1p)
+  printf '%s\n' "${found:-$(sed -n 's/^E: //p' "$1" | sed -n 1p)}"
+}
+
+# apt-get update. An index it cannot fetch leaves apt with the others (and its old copy of that one): the script goes
+# on, and whether that index mattered shows when a needed package is looked for, whose line then quotes the error.
+apt_update() {
+  local out
+  out=$(mktemp)
+  apt_updated=1
+  if tee_to "$out" as_root apt-get update -q; then
+    apt_update_errors=
+  else
+    apt_update_errors=$(apt_first_error "$out")
+    log "apt-get update could not fetch every index (first: $apt_update_errors); going on with the indexes there are"
+  fi
+  rm -f "$out"
+}
+
+# The package a failed `apt-get install` (its output in $1) stopped on, and why, as `package: why`: a download that
+# failed names its .deb, an unmet dependency the package that has it; else the packages asked for and the error.
+apt_install_failure() {
+  local out=$1 found
+  shift
+  found=$(sed -n 's|^E: Failed to fetch [^ ]*/\([^/_ ]*\)_[^/ ]*\.deb *\(.*\)|\1: download failed: \2|p' "$out" \
+    | sed -n 1p)
+  [ -n "$found" ] || found=$(sed -n 's/^ *\([^ ]*\) : \(Depends: .*\)/\1: \2/p' "$out" | sed -n 1p)
+  printf '%s\n' "${found:-$*: $(apt_first_error "$out")}"
+}
+
+# The one line for a needed package that cannot be installed: which (and what for: the caller's `apt_for`), why, and
+# what apt-get update could not fetch, which is often the cause.
+cannot_install() {
+  local missed="${apt_update_errors:+ (apt-get update could not fetch $apt_update_errors)}"
+  log "cannot install $1${apt_for:+ ($apt_for)}: $2$missed"
+}
+
+# apt-get install [OPTION...] -- PACKAGE... (name or name:arch), fetching the indexes first once per run. A package
+# no index offers, or an install that fails, is one line (cannot_install) and status 1; the caller decides whether
+# that stops the script.
+apt_install() {
+  local opts=() p out why
+  while [ "$1" != -- ]; do opts+=("$1"); shift; done
+  shift
+  [ "$apt_updated" -eq 1 ] || apt_update
+  for p; do
+    has_candidate "$p" || { cannot_install "$p" "no apt source offers it"; return 1; }
   done
+  log "installing${apt_for:+ $apt_for}: $*"
+  out=$(mktemp)
+  if tee_to "$out" as_root env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -q --no-install-recommends "${opts[@]}" "$@"; then
+    rm -f "$out"
+    return 0
+  fi
+  why=$(apt_install_failure "$out" "$@")
+  rm -f "$out"
+  cannot_install "${why%%: *}" "${why#*: }"
+  return 1
 }
 
 qemu_major() {
@@ -81,25 +171,22 @@ Suites: bookworm-backports
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
-  as_root apt-get update -q
+  apt_updated=0
 }
 
 install_system_packages() {
   local need
   need=$(missing_apt_packages)
-  if [ -n "$need" ]; then
-    log "installing: $(echo $need)"
-    as_root apt-get update -q
-    # shellcheck disable=SC2086
-    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends $need
-  fi
+  # shellcheck disable=SC2086
+  [ -z "$need" ] || apt_install -- $need || exit 1
   if [ "$(qemu_major)" -lt "$qemu_min_major" ]; then
     ensure_backports_suite
-    log "installing qemu-user from bookworm-backports"
-    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends \
-      -t bookworm-backports qemu-user
+    apt_for="from bookworm-backports" apt_install -t bookworm-backports -- qemu-user || exit 1
   fi
-  [ "$(qemu_major)" -ge "$qemu_min_major" ] || { log "qemu-user >= $qemu_min_major still missing"; exit 1; }
+  if [ "$(qemu_major)" -lt "$qemu_min_major" ]; then
+    apt_for="from bookworm-backports" cannot_install "qemu-user >= $qemu_min_major" "it gave version $(qemu_major)"
+    exit 1
+  fi
 }
 
 # What the venv was made from: a change to the project's dependencies or their pins, or a venv made for another
@@ -144,9 +231,7 @@ install_docker() {
   command -v dockerd >/dev/null || docker info >/dev/null 2>&1 || need+=(docker.io)
   command -v debootstrap >/dev/null || need+=(debootstrap)
   [ "${#need[@]}" -eq 0 ] && return 0
-  log "installing: ${need[*]}"
-  as_root apt-get update -q
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends "${need[@]}"
+  apt_install -- "${need[@]}" || exit 1
 }
 
 # The peers, one group each (name:packages), installed per architecture. armhf gets OpenBLAS and BLIS only: Debian
@@ -160,15 +245,15 @@ peer_groups=(
 )
 peer_armhf_groups=" libc openblas blis "
 
-# Outputs are read whole before they are matched: under pipefail, a `grep -q` or `awk … exit` that stops reading
-# early can kill the writer with SIGPIPE and turn a match into a failure.
-installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" = "install ok installed" ]; }
-
-# apt knows a version of the package it could install.
-has_candidate() {
-  local policy
-  policy=$(apt-cache policy "$1" 2>/dev/null || true)
-  [[ $policy == *"Candidate:"* && $policy != *"Candidate: (none)"* ]]
+# Every peer group with an architecture it is installed for, one `arch|name:packages` a line.
+peer_selection() {
+  local arch group
+  for arch in arm64 armhf; do
+    for group in "${peer_groups[@]}"; do
+      [ "$arch" = arm64 ] || [[ $peer_armhf_groups == *" ${group%%:*} "* ]] || continue
+      printf '%s|%s\n' "$arch" "$group"
+    done
+  done
 }
 
 # The packages of one group (name:packages) missing for one architecture, on one line.
@@ -178,21 +263,11 @@ peer_missing() {
   echo "${out[*]}"
 }
 
-# One mirror index that fails to download (a foreign architecture mid-sync) makes apt-get update fail while every
-# other index is fresh: go on with what it has.
-apt_update_tolerant() {
-  as_root apt-get update -q || log "apt-get update reported errors (an index mid-sync?); going on with the indexes it has"
-}
-
 install_peers() {
-  local arch group name what missing p unavailable foreign need_update=0 updated=0 todo=()
-  for arch in arm64 armhf; do
-    for group in "${peer_groups[@]}"; do
-      name=${group%%:*}
-      [ "$arch" = arm64 ] || [[ $peer_armhf_groups == *" $name "* ]] || continue
-      [ -z "$(peer_missing "$arch" "$group")" ] || todo+=("$arch|$group")
-    done
-  done
+  local arch group name what foreign todo=()
+  while IFS='|' read -r arch group; do
+    [ -z "$(peer_missing "$arch" "$group")" ] || todo+=("$arch|$group")
+  done < <(peer_selection)
   [ "${#todo[@]}" -gt 0 ] || return 0
   # Best effort, so never a password prompt (make test runs this in the CI image as a user without sudo).
   if [ "$(id -u)" -ne 0 ] && ! sudo -n true 2>/dev/null; then
@@ -204,34 +279,14 @@ install_peers() {
     if [[ $foreign != *" $arch "* ]]; then
       log "adding the $arch architecture (peer libraries)"
       as_root dpkg --add-architecture "$arch"
-      need_update=1
+      apt_updated=0
     fi
-    compgen -G "/var/lib/apt/lists/*binary-${arch}_Packages*" >/dev/null || need_update=1
   done
-  if [ "$need_update" -eq 1 ]; then apt_update_tolerant; updated=1; fi
   for what in "${todo[@]}"; do
     arch=${what%%|*}; group=${what#*|}; name=${group%%:*}
     [ "$arch" = arm64 ] || name="$name ($arch)"
-    missing=$(peer_missing "$arch" "$group")
-    unavailable=
-    for p in $missing; do has_candidate "$p" || { unavailable=$p; break; }; done
-    if [ -n "$unavailable" ]; then
-      log "peer $name not installed: $unavailable is not available here"
-      continue
-    fi
-    log "installing peer $name: $missing"
-    # shellcheck disable=SC2086
-    if ! DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends --no-remove $missing; then
-      # Stale indexes name versions the mirror no longer has: refresh them once, then try again.
-      if [ "$updated" -eq 0 ]; then
-        apt_update_tolerant
-        updated=1
-        # shellcheck disable=SC2086
-        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -q --no-install-recommends --no-remove $missing \
-          && continue
-      fi
-      log "peer $name not installed: apt-get install $missing failed (above)"
-    fi
+    # shellcheck disable=SC2046
+    apt_for="peer $name" apt_install --no-remove -- $(peer_missing "$arch" "$group") || true
   done
   return 0
 }
@@ -262,21 +317,31 @@ lock() {
 }
 
 versions() {
-  local p
-  for p in "${apt_packages[@]}" qemu-user; do
+  local p arch group packages=("${apt_packages[@]}" qemu-user)
+  while IFS='|' read -r arch group; do
+    for p in ${group#*:}; do packages+=("$p:$arch"); done
+  done < <(peer_selection)
+  for p in "${packages[@]}"; do
     printf '%s %s\n' "$p" "$(dpkg-query -W -f='${Version}' "$p" 2>/dev/null || echo missing)"
   done
   printf 'python %s\n' "$("$venv/bin/python" -c 'import sys; print(*sys.version_info[:2], sep=".")')"
   "$venv/bin/pip" freeze --exclude-editable --all | grep -v '^setuptools==' | sed 's/==/ /'
 }
 
-case "${1:-}" in
-  --versions) versions ;;
-  --lock) lock ;;
-  --docker) install_docker ;;
-  --apt-uri) debian_mirror_uri "${2:-bookworm}" || { log "no apt source serves '${2:-bookworm}'"; exit 1; } ;;
-  --python-only) install_python_env ;;
-  --peers) install_peers; keep_sysroot_libc_first ;;
-  "") install_system_packages; keep_sysroot_libc_first; install_python_env ;;
-  *) log "unknown option $1 (options: --python-only, --peers, --versions, --lock, --docker, --apt-uri SUITE)"; exit 2 ;;
-esac
+main() {
+  case "${1:-}" in
+    --versions) versions ;;
+    --lock) lock ;;
+    --docker) install_docker ;;
+    --apt-uri) debian_mirror_uri "${2:-bookworm}" || { log "no apt source serves '${2:-bookworm}'"; exit 1; } ;;
+    --python-only) install_python_env ;;
+    --peers) install_peers; keep_sysroot_libc_first ;;
+    "") install_system_packages; keep_sysroot_libc_first; install_python_env ;;
+    *)
+      log "unknown option $1 (options: --python-only, --peers, --versions, --lock, --docker, --apt-uri SUITE)"
+      exit 2
+      ;;
+  esac
+}
+
+[ "${BASH_SOURCE[0]}" != "$0" ] || main "$@"

@@ -4,6 +4,7 @@ Without a Docker engine the real tests are skipped, naming what is missing."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -95,6 +96,61 @@ def test_the_image_is_offline_and_for_any_user() -> None:
     assert ("WORKDIR", ciimage.MOUNT) in dockerfile_instructions()
 
 
+INSTALL_STEP = re.compile(r"\bci/install-toolchains\.sh((?:[ \t]+--[\w-]+)*)")
+OTHER_INSTALL = re.compile(
+    r"\b(?:apt-get|apt|pip3?)[ \t]+(?:-\S+[ \t]+)*install\b|\bdpkg[ \t]+(?:-i|--install|--add-arch)"
+)
+
+
+def install_steps(commands: str) -> set[str]:
+    """The install script's invocations in some shell commands: `install-toolchains.sh [--option]`."""
+    return {f"install-toolchains.sh{m[1]}" for m in INSTALL_STEP.finditer(commands)}
+
+
+def make_targets_run_in_the_image() -> set[str]:
+    """`isaforge docker test`'s make test, and what the workflow's jobs run in the image."""
+    workflow = (ROOT / ".github/workflows/cross.yml").read_text()
+    return {"test", *re.findall(rf"{ciimage.IMAGE} make ([\w-]+)", workflow)}
+
+
+@pytest.mark.parametrize("target", sorted(make_targets_run_in_the_image()))
+def test_the_image_installs_what_every_make_target_run_in_it_installs(target: str) -> None:
+    """A container has no network and no root, so a target whose install step the image lacks fails there (the
+    peers, added to make test and not to the image, made `make docker-test` red): `make -n <target>` (its recipe and
+    every prerequisite's) may install only through the script, and only in ways the Dockerfile's RUN does too."""
+    dry = subprocess.run(
+        ["make", "-n", target, f"VENV={Path(sys.executable).parent.parent}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    assert not OTHER_INSTALL.search(dry), f"make {target} installs outside ci/install-toolchains.sh: {dry}"
+    image = install_steps(" ".join(args for word, args in dockerfile_instructions() if word == "RUN"))
+    missing = sorted(install_steps(dry) - image)
+    assert not missing, f"make {target} runs {missing}, ci/Dockerfile's RUN does not: add them there"
+
+
+def test_make_ci_builds_the_image_first_and_requires_it() -> None:
+    """`make ci` runs make test in the image (the slow tests below), so the next drift fails it: it builds the image
+    before the suite, and tells its prerequisites that skipping those tests for want of an engine is a failure (a
+    probe prerequisite, run even by make -n, prints what they see)."""
+    probe = ["--eval", "ci: isaforge-env-probe", "--eval", f'isaforge-env-probe: ; +@echo "probe=$${REQUIRE_ENGINE}"']
+    dry = subprocess.run(
+        ["make", "-n", *probe, "ci", f"VENV={Path(sys.executable).parent.parent}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.splitlines()
+    image = next(i for i, ln in enumerate(dry) if re.search(r"isaforge docker image$", ln))
+    suite = next(i for i, ln in enumerate(dry) if "-m pytest --ignore=tests/kernels" in ln)
+    assert image < suite
+    assert "probe=1" in dry
+
+
 def test_the_install_script_installs_ccache_and_git() -> None:
     """ccache for the cells, git for `make lint` (git ls-files): from the one install script."""
     packages = re.search(r"apt_packages=\((.*?)\)", INSTALL_SCRIPT.read_text(), re.S)
@@ -166,10 +222,26 @@ def test_without_a_docker_client_the_command_says_what_to_install(tmp_path: Path
 # -- the image for real (make ci) ------------------------------------------------------------------------------------
 
 
+REQUIRE_ENGINE = "ISAFORGE_REQUIRE_DOCKER"  # set by make ci: there, no engine is a failure, not a skip
+
+
 def require_engine() -> None:
     problem = ciimage.engine_problem()
     if problem is not None:
+        if os.environ.get(REQUIRE_ENGINE):
+            pytest.fail(f"no Docker engine, and {REQUIRE_ENGINE} is set (make ci): {problem}")
         pytest.skip(f"no Docker engine: {problem}")
+
+
+def test_without_an_engine_make_ci_fails_the_image_tests_rather_than_skip_them(tmp_path: Path) -> None:
+    test = f"{Path(__file__).relative_to(ROOT)}::test_the_image_has_the_hosts_toolchain_versions"
+    argv = [sys.executable, "-m", "pytest", test, "-p", "no:cacheprovider", "-p", "no:randomly", "-q"]
+    env = {"PATH": str(tmp_path), "HOME": str(tmp_path), "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    skipped = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=300)
+    assert "1 skipped" in skipped.stdout, skipped.stdout
+    env[REQUIRE_ENGINE] = "1"
+    failed = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=300)
+    assert re.search(r"\b1 (failed|error)\b", failed.stdout) and "no docker client" in failed.stdout, failed.stdout
 
 
 @pytest.fixture(scope="module")
@@ -191,13 +263,18 @@ def test_a_missing_image_is_a_one_line_error() -> None:
 
 @pytest.mark.slow
 def test_the_image_has_the_hosts_toolchain_versions(built_image: str) -> None:
-    """Same apt packages and Python packages, same Python: what ci/install-toolchains.sh installs here."""
+    """Same apt packages (the peers' too) and Python packages, same Python: what ci/install-toolchains.sh installs
+    here. The image has everything; what the host has not installed (peers it never needed) is not compared."""
     versions = [str(INSTALL_SCRIPT), "--versions"]
     host = subprocess.run(["bash", *versions], capture_output=True, text=True, check=True).stdout
     argv = ciimage.run_argv(built_image, ROOT, ["bash", f"{ciimage.MOUNT}/{ciimage.INSTALL_SCRIPT}", "--versions"])
     inside = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=300).stdout
-    assert "missing" not in inside
-    assert inside.splitlines() == host.splitlines()
+    assert " missing" not in inside, inside
+    names = [line.split()[0] for line in inside.splitlines()]
+    assert names == [line.split()[0] for line in host.splitlines()]
+    assert [ln for ln in inside.splitlines() if f"{ln.split()[0]} missing" not in host] == [
+        ln for ln in host.splitlines() if not ln.endswith(" missing")
+    ]
 
 
 @pytest.mark.slow
