@@ -4,9 +4,11 @@
  *
  *   fuzz_plan run SEED EXECS [FIRST]   executions FIRST…EXECS-1 of the deterministic campaign SEED; prints
  *                                      "fuzz: done <counts>" at the end, or, on a sanitizer report, a crash,
- *                                      a timeout or damaged guard bytes, "fuzz: finding at exec I: <recipe>"
- *                                      and dies (the runner resumes from I + 1)
- *   fuzz_plan replay RECIPE-FILE       one recipe line ("<seed> <mutations>"), as a finding printed it
+ *                                      a timeout or damaged guard bytes, "fuzz: finding at exec I: <recipe>:
+ *                                      <what>" and dies (the runner resumes from I + 1); the file named by
+ *                                      FUZZ_PLAN_CURRENT holds "exec I: <recipe>" of the execution running
+ *   fuzz_plan replay RECIPE-FILE...    each file's recipe lines ("seed=<name> m=M acc=A <mutations>", as a
+ *                                      finding prints them; '#' starts a comment line), in order
  *   fuzz_plan seeds                    the seeds' names and sizes
  *
  * Seeds are made here, at run time, on the CPU model the campaign runs on: an export of every op (plain and
@@ -20,7 +22,7 @@
  * C with guard bytes around every row), exported, imported again and destroyed. */
 #include "test_util.h" /* first: it sets _GNU_SOURCE */
 
-#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
@@ -167,7 +169,7 @@ static void export_seed(const char *kernel, const isf_gemm_desc *d, const char *
     size_t size = isf_gemm_export_size(g);
     unsigned char *bytes = malloc(size);
     char name[96];
-    snprintf(name, sizeof name, "plan:%s:%s", kernel, tag);
+    snprintf(name, sizeof name, "plan:%s:%s:%s", isf_op_name(d->op), kernel, tag);
     if (bytes != NULL && isf_gemm_export(g, bytes, size) == ISF_OK) {
         add_seed(name, 0, d->op, d->n, d->k, bytes, size);
     }
@@ -220,7 +222,7 @@ static void packed_seeds(isf_op op, const char *kernel) {
         unsigned char *packed = size ? aligned_alloc(64, (size + 63) / 64 * 64) : NULL;
         fill_matrix(op, b, k, n, n, 2);
         char name[96];
-        snprintf(name, sizeof name, "packed:%s:%s", kernel, shapes[s].tag);
+        snprintf(name, sizeof name, "packed:%s:%s:%s", isf_op_name(op), kernel, shapes[s].tag);
         if (packed != NULL && isf_pack_b(op, n, k, b, n, packed, size) == ISF_OK) {
             add_seed(name, 1, op, n, k, packed, size);
         }
@@ -228,13 +230,13 @@ static void packed_seeds(isf_op op, const char *kernel) {
     }
 }
 
-/* Every runnable kernel of every op, selected by name in turn. */
-static void make_seeds(void) {
+/* The seeds of every runnable kernel of every op (or only those of kernel `only`), each kernel selected by name. */
+static void make_seeds(const char *only) {
     for (int op = 0; op < ISF_OP_COUNT; op++) {
         for (size_t i = 0; i < isf_kernel_count((isf_op)op); i++) {
             isf_kernel_desc kd;
             if (isf_kernel_info((isf_op)op, i, &kd) != ISF_OK || !kd.runnable ||
-                isf_select_kernel((isf_op)op, kd.name) != ISF_OK) {
+                (only != NULL && strcmp(kd.name, only) != 0) || isf_select_kernel((isf_op)op, kd.name) != ISF_OK) {
                 continue;
             }
             plan_seeds((isf_op)op, kd.name);
@@ -518,6 +520,16 @@ static void generate(input *in, uint64_t campaign, uint64_t exec) {
 /* ---- findings --------------------------------------------------------------------------------------------------- */
 
 static char current[1200]; /* "exec I: <recipe>" of the execution running, written before it runs */
+/* FUZZ_PLAN_CURRENT names a file that holds `current` too: what the runner reads when the program died without
+ * saying so (UBSan's halt does not call the death callback, a signal may kill before it). */
+static int current_fd = -1;
+
+static void write_current(void) {
+    size_t len = strlen(current);
+    if (current_fd >= 0 && pwrite(current_fd, current, len, 0) == (ssize_t)len) {
+        (void)!ftruncate(current_fd, (off_t)len);
+    }
+}
 
 static void say(const char *what) {
     char line[1400];
@@ -683,6 +695,7 @@ static void execute_packed(const input *in, const unsigned char *bytes) {
 /* The bytes in a buffer of exactly their size (ASan reports a read one past it), then the reader. */
 static void execute(const input *in, const char *exec) {
     snprintf(current, sizeof current, "%s: %s", exec, in->recipe);
+    write_current();
     unsigned char *bytes = malloc(in->size ? in->size : 1);
     if (bytes == NULL) {
         finding("no memory for the input");
@@ -753,6 +766,11 @@ static int replay_line(char *line) {
         return 1;
     }
     const seed *s = find_seed(name);
+    char kernel[96];
+    if (s == NULL && sscanf(name, "%*[^:]:%*[^:]:%95[^:]", kernel) == 1) { /* a replay makes only what it needs */
+        make_seeds(kernel);
+        s = find_seed(name);
+    }
     if (s == NULL) {
         printf("fuzz: no seed %s here\n", name);
         return 2;
@@ -794,8 +812,18 @@ static int list_seeds(void) {
 
 int main(int argc, char **argv) {
     __sanitizer_set_death_callback(sanitizer_died);
+    const char *current_path = getenv("FUZZ_PLAN_CURRENT");
+    current_fd = current_path != NULL ? open(current_path, O_WRONLY | O_CREAT | O_TRUNC, 0644) : -1;
     signal(SIGALRM, timed_out);
-    make_seeds();
+    if (argc >= 3 && strcmp(argv[1], "replay") == 0) {
+        int status = 0;
+        for (int i = 2; i < argc; i++) {
+            int st = replay(argv[i]);
+            status = st > status ? st : status;
+        }
+        return status;
+    }
+    make_seeds(NULL);
     if (seed_count == 0) {
         fprintf(stderr, "fuzz: no seeds\n");
         return 1;
@@ -804,12 +832,9 @@ int main(int argc, char **argv) {
         uint64_t first = argc > 4 ? strtoull(argv[4], NULL, 0) : 0;
         return campaign(strtoull(argv[2], NULL, 0), strtoull(argv[3], NULL, 0), first);
     }
-    if (argc == 3 && strcmp(argv[1], "replay") == 0) {
-        return replay(argv[2]);
-    }
     if (argc == 2 && strcmp(argv[1], "seeds") == 0) {
         return list_seeds();
     }
-    fprintf(stderr, "usage: fuzz_plan run SEED EXECS [FIRST] | replay RECIPE-FILE | seeds\n");
+    fprintf(stderr, "usage: fuzz_plan run SEED EXECS [FIRST] | replay RECIPE-FILE... | seeds\n");
     return 2;
 }

@@ -19,14 +19,15 @@ from isaforge import builds, qemu
 from isaforge.builds import Build
 from isaforge.pytest_plugin import selected_builds
 
-FINDINGS_DIR = Path(__file__).resolve().parents[1] / "fuzz_findings"
+KERNEL_TESTS = Path(__file__).resolve().parents[1]
+FINDINGS_DIR = KERNEL_TESTS / "fuzz_findings"
 # -O2 with debug info: the kernels and the driver as fast as QEMU allows, reports with lines.
 FUZZ_OPTIONS = {"b_sanitize": "address,undefined", "b_lundef": "false", "buildtype": "debugoptimized"}
 # A failed allocation is the library's ISF_ERR_NO_MEMORY to report, not ASan's; LSan cannot stop the world under
-# qemu-user; UBSan stops at its first report, so that the runner sees it.
+# qemu-user; UBSan stops at its first report, so that the runner sees it (fuzz_plan.supp says what it skips).
 SANITIZER_ENV = {
     "ASAN_OPTIONS": "allocator_may_return_null=1:handle_sigill=1:handle_sigfpe=1:detect_leaks=0",
-    "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
+    "UBSAN_OPTIONS": f"halt_on_error=1:print_stacktrace=1:suppressions={KERNEL_TESTS / 'fuzz_plan.supp'}",
 }
 TARGETS = {"aarch64-linux-gnu": "max", "arm-linux-gnueabihf": "max"}
 CAMPAIGN_SEED = 28
@@ -68,48 +69,62 @@ class Campaign:
         return "\n".join(lines)
 
 
-FINDING_LINE = re.compile(r"^fuzz: finding at (exec \d+|seed|replay): (.*): ([^:]+)$", re.MULTILINE)
+FINDING_LINE = re.compile(r"^fuzz: finding at (.*): ([^:\n]+)$", re.MULTILINE)
+NUMBERS = re.compile(r"0x[0-9a-f]+|-?\b\d+\b")
 
 
 def signature(stderr: str, what: str, recipe: str) -> str:
-    """What makes two findings the same bug: the sanitizer's summary (addresses dropped), else the harness's own
-    complaint and the seed's op."""
-    summary = re.search(r"^SUMMARY: (.*)$", stderr, re.MULTILINE)
-    if summary and what == "sanitizer":
-        return re.sub(r"0x[0-9a-f]+", "…", summary[1])
-    op = re.search(r"seed=\w+:(gemm_[a-z0-9]+?)_\d", recipe)
+    """What makes two findings the same bug: the sanitizer's summary or UBSan's complaint (numbers dropped), else
+    the harness's own complaint and the seed's op."""
+    asan = re.search(r"^SUMMARY: AddressSanitizer: (.*)$", stderr, re.MULTILINE)
+    ubsan = re.search(r"^(\S+): runtime error: (.*)$", stderr, re.MULTILINE)
+    if asan:
+        return f"ASan {NUMBERS.sub('N', asan[1].split(' in ')[0])} in {asan[1].split(' in ')[-1]}"
+    if ubsan:
+        return f"UBSan {ubsan[1]}: {NUMBERS.sub('N', ubsan[2])}"
+    op = re.search(r"seed=\w+:(\w+):", recipe)
     return f"{what} ({op[1] if op else '?'})"
 
 
-def parse_finding(result: qemu.QemuResult) -> Finding | None:
+def parse_finding(result: qemu.QemuResult, current: Path) -> Finding | None:
+    """None when the program ended on its own (its output says how); else what it died of, at which execution
+    (from its own line, or from the file it keeps the running execution in)."""
     found = FINDING_LINE.search(result.stderr)
-    if found is None:
+    sanitized = re.search(r"ERROR: AddressSanitizer|runtime error", result.stderr)
+    if not (found or sanitized or result.signal_name):
         return None
+    where, what = (found[1], found[2]) if found else (current.read_text(), result.signal_name or "died")
+    exec_index, _, recipe = where.partition(": ")
     report = "\n".join(
         line for line in result.stderr.splitlines() if re.search(r"ERROR:|SUMMARY:|runtime error|^    #\d ", line)
     )
-    return Finding(found[1], found[2], signature(result.stderr, found[3], found[2]), report)
+    return Finding(exec_index, recipe, signature(result.stderr, what, recipe), report or result.describe())
 
 
-def run_campaign(build: Build, cpu: str, execs: int, max_findings: int) -> Campaign:
+def run_fuzz_plan(build: Build, cpu: str, args: list[str], tmp: Path) -> Finding | qemu.QemuResult:
+    """One run of the target: its finding, or its result when it ended as it should."""
+    current = tmp / f"current-{build.name}.txt"
+    current.write_text("")
+    env = {**SANITIZER_ENV, "FUZZ_PLAN_CURRENT": str(current)}
+    result = qemu.run(build.arch, cpu, builds.ensure_built(build) / PROGRAM, args, env, timeout=3600)
+    return parse_finding(result, current) or result
+
+
+def run_campaign(build: Build, cpu: str, execs: int, max_findings: int, tmp: Path) -> Campaign:
     """Executions 0…execs-1 of campaign CAMPAIGN_SEED, resumed past each finding until max_findings were seen."""
-    directory = builds.ensure_built(build)
     campaign, first = Campaign(), 0
     start = time.monotonic()
     while first < execs and len(campaign.findings) < max_findings:
-        args = ["run", str(CAMPAIGN_SEED), str(execs), str(first)]
-        result = qemu.run(build.arch, cpu, directory / PROGRAM, args, SANITIZER_ENV, timeout=3600)
-        finding = parse_finding(result)
-        if finding is None:
-            assert result.returncode == 0, result.describe()
-            done = re.search(r"^fuzz: done (.*)$", result.stdout, re.MULTILINE)
-            assert done, result.describe()
-            campaign.counts = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", done[1])}
-            first = execs
-            break
-        campaign.findings.append(finding)
-        assert finding.exec_index.startswith("exec "), f"a seed itself is a finding:\n{result.describe()}"
-        first = int(finding.exec_index.split()[1]) + 1
+        outcome = run_fuzz_plan(build, cpu, ["run", str(CAMPAIGN_SEED), str(execs), str(first)], tmp)
+        if isinstance(outcome, Finding):
+            campaign.findings.append(outcome)
+            assert outcome.exec_index.startswith("exec "), f"a seed itself is a finding: {outcome}"
+            first = int(outcome.exec_index.split()[1]) + 1
+            continue
+        done = re.search(r"^fuzz: done (.*)$", outcome.stdout, re.MULTILINE)
+        assert done, outcome.describe()
+        campaign.counts = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", done[1])}
+        first = execs
     campaign.executions = first
     campaign.seconds = time.monotonic() - start
     return campaign
@@ -131,11 +146,11 @@ def fuzz_target(request: pytest.FixtureRequest, isaforge_build) -> tuple[Build, 
     return build, TARGETS[request.param]
 
 
-def test_campaign_finds_nothing(fuzz_target: tuple[Build, str]) -> None:
+def test_campaign_finds_nothing(fuzz_target: tuple[Build, str], tmp_path: Path) -> None:
     build, cpu = fuzz_target
     execs = int(os.environ.get("ISAFORGE_FUZZ_EXECS", SHORT_EXECS))
     long_run = "ISAFORGE_FUZZ_EXECS" in os.environ
-    campaign = run_campaign(build, cpu, execs, max_findings=1000 if long_run else 1)
+    campaign = run_campaign(build, cpu, execs, 1000 if long_run else 1, tmp_path)
     print(f"{build.name}@{cpu}: {campaign.summary()}")
     assert not campaign.findings, campaign.summary()
     # The mutations reach past the checks: plans import and run, packed buffers are read.
@@ -147,14 +162,19 @@ def saved_recipes(arch: str) -> list[Path]:
     return sorted(FINDINGS_DIR.glob(f"*.{arch}.txt"))
 
 
-def test_saved_findings_replay_clean(fuzz_target: tuple[Build, str], isaforge_build) -> None:
+def test_saved_findings_replay_clean(fuzz_target: tuple[Build, str], tmp_path: Path) -> None:
+    """Every reproducer of this arch, in one run while they pass; a failing one is named and the rest go on."""
     build, cpu = fuzz_target
-    recipes = saved_recipes(build.arch_name)
-    assert recipes, f"no reproducers for {build.arch_name} in {FINDINGS_DIR}"
+    pending = saved_recipes(build.arch_name)
+    assert pending, f"no reproducers for {build.arch_name} in {FINDINGS_DIR}"
     failed = []
-    for path in recipes:
-        result = qemu.run(build.arch, cpu, isaforge_build(build) / PROGRAM, ["replay", str(path)], SANITIZER_ENV)
-        if result.returncode != 0 or "fuzz: replayed" not in result.stdout:
-            finding = parse_finding(result)
-            failed.append(f"{path.name}: {finding.signature if finding else result.describe()}")
+    while pending:
+        outcome = run_fuzz_plan(build, cpu, ["replay", *map(str, pending)], tmp_path)
+        if not isinstance(outcome, Finding):
+            replayed = outcome.stdout.count("fuzz: replayed")
+            assert replayed == len(pending) and outcome.returncode == 0, outcome.describe()
+            break
+        culprit = next(i for i, path in enumerate(pending) if outcome.recipe in path.read_text())
+        failed.append(f"{pending[culprit].name}: {outcome.signature}")
+        pending = pending[culprit + 1 :]
     assert not failed, "\n".join(failed)
