@@ -17,7 +17,7 @@ import pytest
 
 from isaforge import builds, qemu
 from isaforge.builds import Build
-from isaforge.pytest_plugin import selected_builds
+from isaforge.pytest_plugin import BUILDS_UNDER_TEST, selected_builds
 
 KERNEL_TESTS = Path(__file__).resolve().parents[1]
 FINDINGS_DIR = KERNEL_TESTS / "fuzz_findings"
@@ -132,10 +132,12 @@ def run_campaign(build: Build, cpu: str, execs: int, max_findings: int, tmp: Pat
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """The arches of the toolchains selected (--isaforge-toolchains), each once: the target is built with GCC,
-    whose cross runtimes have ASan and UBSan."""
+    whose cross runtimes have ASan and UBSan. None in a CI matrix cell, which tests its own build: `make ci` runs
+    the long campaign once (make fuzz)."""
     if "fuzz_target" in metafunc.fixturenames:
+        in_cell = BUILDS_UNDER_TEST in metafunc.config.stash
         chosen = {b.toolchain.arch.triple for b in selected_builds(metafunc.config) if b.toolchain is not None}
-        targets = [t for t in TARGETS if t in chosen]
+        targets = [t for t in TARGETS if t in chosen and not in_cell]
         metafunc.parametrize("fuzz_target", targets, indirect=True, scope="module")
 
 
