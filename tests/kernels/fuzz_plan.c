@@ -354,38 +354,14 @@ static void start_input(input *in, const seed *s, size_t m, int accumulate) {
 
 /* ---- mutations -------------------------------------------------------------------------------------------------- */
 
-static const uint64_t edges[] = {0,
-                                 1,
-                                 2,
-                                 3,
-                                 4,
-                                 7,
-                                 8,
-                                 16,
-                                 31,
-                                 32,
-                                 63,
-                                 64,
-                                 65,
-                                 127,
-                                 128,
-                                 255,
-                                 256,
-                                 4096,
-                                 65535,
-                                 65536,
-                                 65537,
-                                 1u << 28,
-                                 (1u << 28) + 1,
-                                 0x7fffffffu,
-                                 0x80000000u,
-                                 0xffffffffu,
-                                 1ull << 32,
-                                 (1ull << 32) + 1,
-                                 1ull << 60,
-                                 1ull << 62,
-                                 1ull << 63,
-                                 UINT64_MAX};
+/* Sizes and counts at the edges, a row per kind: small ones, around 2^28 and 2^32 (32-bit wraps), 2^60 and up. */
+/* clang-format off */
+static const uint64_t edges[] = {
+    0, 1, 2, 3, 4, 7, 8, 16, 31, 32, 63, 64, 65, 127, 128, 255, 256, 4096, 65535, 65536, 65537,
+    1u << 28, (1u << 28) + 1, 0x7fffffffu, 0x80000000u, 0xffffffffu, 1ull << 32, (1ull << 32) + 1,
+    1ull << 60, 1ull << 62, 1ull << 63, UINT64_MAX,
+};
+/* clang-format on */
 /* Added to a size, they wrap a 32-bit size_t (2^28 · 16, 2^32) or a 64-bit product (2^60 · 16, 2^62 · 4). */
 static const uint64_t deltas[] = {1u << 28, 1u << 30, 1u << 31, 1ull << 32, 1ull << 60, 1ull << 62, 1ull << 63};
 #define COUNT(a) (sizeof(a) / sizeof *(a))
@@ -456,7 +432,8 @@ static void mutate_float(input *in) {
 
 static void truncate_input(input *in) {
     const seed *s = in->from;
-    size_t q = quant_base(s), packed_end = s->packed ? 0 : PLAN_HEADER + (size_t)isf_get_le(s->bytes + 24, 8);
+    size_t q = quant_base(s),
+           packed_end = s->packed ? 0 : PLAN_HEADER + (size_t)isf_get_le(s->bytes + PH_PACKED_BYTES, 8);
     const size_t at[] = {below(in->size), PLAN_HEADER,          2 * PLAN_HEADER,
                          packed_end,      q + below(QS_ARRAYS), in->size - 1 - below(in->size < 64 ? in->size : 64)};
     apply(in, P_TRUNC, at[below(COUNT(at))], 0, 0);

@@ -102,11 +102,11 @@ def parse_finding(result: qemu.QemuResult, current: Path) -> Finding | None:
 
 
 def run_fuzz_plan(build: Build, cpu: str, args: list[str], tmp: Path) -> Finding | qemu.QemuResult:
-    """One run of the target: its finding, or its result when it ended as it should."""
+    """One run of the target (built already): its finding, or its result when it ended on its own."""
     current = tmp / f"current-{build.name}.txt"
     current.write_text("")
     env = {**SANITIZER_ENV, "FUZZ_PLAN_CURRENT": str(current)}
-    result = qemu.run(build.arch, cpu, builds.ensure_built(build) / PROGRAM, args, env, timeout=3600)
+    result = qemu.run(build.arch, cpu, build.directory / PROGRAM, args, env, timeout=3600)
     return parse_finding(result, current) or result
 
 
@@ -117,6 +117,8 @@ def run_campaign(build: Build, cpu: str, execs: int, max_findings: int, tmp: Pat
     while first < execs and len(campaign.findings) < max_findings:
         outcome = run_fuzz_plan(build, cpu, ["run", str(CAMPAIGN_SEED), str(execs), str(first)], tmp)
         if isinstance(outcome, Finding):
+            if outcome.signature not in campaign.distinct():
+                print(f"{build.name}: new finding at {outcome.exec_index}: {outcome.signature}", flush=True)
             campaign.findings.append(outcome)
             assert outcome.exec_index.startswith("exec "), f"a seed itself is a finding: {outcome}"
             first = int(outcome.exec_index.split()[1]) + 1
