@@ -401,13 +401,13 @@ static void mutate_field(input *in) {
     apply(in, P_SET, f.offset, f.width, edge_value(orig));
 }
 
-/* n moved by a wrapping delta; in a quantized section, its padded n too (rounded to a divisor of the seed's that
- * could be NR), so that the section's size computed from them wraps to the size it has. */
-static void move_n(input *in) {
-    size_t base = in->from->packed ? 0 : PLAN_HEADER, q = quant_base(in->from);
-    uint64_t n = isf_get_le(in->bytes + base + HDR_N, 8), moved = n + deltas[below(COUNT(deltas))];
-    apply(in, P_SET, base + HDR_N, 8, moved);
-    if (q == 0 || q + QS_ARRAYS > in->size) {
+/* n or k moved by a wrapping delta; with n, a quantized section's padded n too (rounded to a divisor of the seed's
+ * that could be NR), so that the section's size computed from them wraps to the size it has. */
+static void move_dimension(input *in) {
+    size_t base = in->from->packed ? 0 : PLAN_HEADER, q = quant_base(in->from), at = below(2) ? HDR_N : HDR_K;
+    uint64_t n = isf_get_le(in->bytes + base + at, 8), moved = n + deltas[below(COUNT(deltas))];
+    apply(in, P_SET, base + at, 8, moved);
+    if (at == HDR_K || q == 0 || q + QS_ARRAYS > in->size) {
         return;
     }
     uint64_t padded = isf_get_le(in->bytes + q + QS_PADDED, 8), nr = padded, tries = 0;
@@ -447,9 +447,19 @@ static void truncate_to_declared(input *in) {
     apply(in, P_TRUNC, end, 0, 0);
 }
 
+/* A plan section (packed B, bias, quantized) declared shorter than it is, and the buffer ending where the header
+ * now says the data ends: every byte a reader takes past a section's declared end is then past the buffer. */
+static void shrink_section(input *in) {
+    static const size_t sizes[] = {PH_PACKED_BYTES, PH_BIAS_BYTES, PH_QUANT_BYTES};
+    size_t at = sizes[below(COUNT(sizes))];
+    uint64_t declared = in->size >= PLAN_HEADER ? isf_get_le(in->bytes + at, 8) : 0;
+    apply(in, P_SET, at, 8, below((size_t)(declared < 4096 ? declared : 4096)));
+    truncate_to_declared(in);
+}
+
 static void mutate_once(input *in) {
     size_t base = in->from->packed ? 0 : PLAN_HEADER;
-    switch (below(9)) {
+    switch (below(10)) {
     case 0:
         apply(in, P_FLIP, below(2) ? below(in->size < 160 ? in->size : 160) : below(in->size), below(8), 0);
         return;
@@ -458,7 +468,7 @@ static void mutate_once(input *in) {
         mutate_field(in);
         return;
     case 3:
-        move_n(in);
+        move_dimension(in);
         return;
     case 4:
         apply(in, P_SET, base + HDR_LAYOUT, 4, layouts[below(layout_count)]);
@@ -471,6 +481,13 @@ static void mutate_once(input *in) {
         return;
     case 7:
         apply(in, P_EXTEND, 1 + below(EXTEND_MAX), below(2) ? 0 : below(256), 0);
+        return;
+    case 8:
+        if (!in->from->packed) {
+            shrink_section(in);
+            return;
+        }
+        truncate_input(in);
         return;
     default:
         apply(in, P_SET, below(in->size), 1, below(256));
@@ -703,15 +720,16 @@ static int campaign(uint64_t campaign_seed, uint64_t execs, uint64_t first) {
     if (first == 0) {
         execute_seeds();
     }
-    for (uint64_t i = first; i < execs; i++) {
+    uint64_t ran = 0;
+    for (uint64_t i = first; i < execs; i++, ran++) {
         input in;
         char exec[48];
         generate(&in, campaign_seed, i);
         snprintf(exec, sizeof exec, "exec %" PRIu64, i);
         execute(&in, exec);
     }
-    printf("fuzz: done execs=%" PRIu64 " seeds=%zu layouts=%zu imported=%zu ran=%zu packed_ran=%zu refused=%zu\n",
-           execs - first, seed_count, layout_count, totals.imported, totals.ran, totals.packed_ran, totals.refused);
+    printf("fuzz: done execs=%" PRIu64 " seeds=%zu layouts=%zu imported=%zu ran=%zu packed_ran=%zu refused=%zu\n", ran,
+           seed_count, layout_count, totals.imported, totals.ran, totals.packed_ran, totals.refused);
     return 0;
 }
 
