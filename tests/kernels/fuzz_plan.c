@@ -716,6 +716,19 @@ static void execute_seeds(void) {
     }
 }
 
+/* How many ops have plan seeds (packed 0) or packed-B seeds (packed 1). */
+static size_t seeded_ops(int packed) {
+    size_t count = 0;
+    for (int op = 0; op < ISF_OP_COUNT; op++) {
+        size_t i = 0;
+        while (i < seed_count && !(seeds[i].op == (isf_op)op && seeds[i].packed == packed)) {
+            i++;
+        }
+        count += i < seed_count;
+    }
+    return count;
+}
+
 static int campaign(uint64_t campaign_seed, uint64_t execs, uint64_t first) {
     if (first == 0) {
         execute_seeds();
@@ -728,8 +741,10 @@ static int campaign(uint64_t campaign_seed, uint64_t execs, uint64_t first) {
         snprintf(exec, sizeof exec, "exec %" PRIu64, i);
         execute(&in, exec);
     }
-    printf("fuzz: done execs=%" PRIu64 " seeds=%zu layouts=%zu imported=%zu ran=%zu packed_ran=%zu refused=%zu\n", ran,
-           seed_count, layout_count, totals.imported, totals.ran, totals.packed_ran, totals.refused);
+    printf("fuzz: done execs=%" PRIu64 " seeds=%zu plan_ops=%zu packed_ops=%zu layouts=%zu imported=%zu ran=%zu "
+           "packed_ran=%zu refused=%zu\n",
+           ran, seed_count, seeded_ops(0), seeded_ops(1), layout_count, totals.imported, totals.ran, totals.packed_ran,
+           totals.refused);
     return 0;
 }
 

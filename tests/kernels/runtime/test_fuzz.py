@@ -31,8 +31,9 @@ SANITIZER_ENV = {
 }
 TARGETS = {"aarch64-linux-gnu": "max", "arm-linux-gnueabihf": "max"}
 CAMPAIGN_SEED = 28
-# Bounded for the default suite: both arches within a minute on a shared 2-core machine.
-SHORT_EXECS = 1500
+# Bounded for the default suite: both arches within a minute on a shared 2-core machine (a run starts in about 2 s,
+# making and running its seeds; an execution takes 2 to 5 ms under QEMU and ASan).
+SHORT_EXECS = 5000
 PROGRAM = "tests/kernels/fuzz_plan"
 
 
@@ -158,8 +159,9 @@ def test_campaign_finds_nothing(fuzz_target: tuple[Build, str], tmp_path: Path) 
     print(f"{build.name}@{cpu}: {campaign.summary()}")
     assert not campaign.findings, campaign.summary()
     # The mutations reach past the checks: plans import and run, packed buffers are read.
-    assert campaign.counts["imported"] > execs // 20 and campaign.counts["packed_ran"] > execs // 50, campaign.counts
-    assert campaign.counts["seeds"] >= 9 and campaign.counts["layouts"] >= 9, campaign.counts
+    assert campaign.counts["imported"] > execs // 20 and campaign.counts["packed_ran"] > execs // 100, campaign.counts
+    # Every op is seeded: exports of all of them, packed B of the plain ones (gemm_f32, gemm_f16, gemm_bf16, gemm_s8).
+    assert campaign.counts["plan_ops"] == 9 and campaign.counts["packed_ops"] == 4, campaign.counts
 
 
 def saved_recipes(arch: str) -> list[Path]:
