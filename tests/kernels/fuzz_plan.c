@@ -2,19 +2,20 @@
  * stored packed B). Built with ASan + UBSan (tests/kernels/runtime/test_fuzz.py builds the library and this program
  * with b_sanitize=address,undefined) and run under QEMU, so the real Arm kernels read what the mutations craft.
  *
- *   fuzz_plan run SEED EXECS [FIRST]   executions FIRST…EXECS-1 of the deterministic campaign SEED; prints
- *                                      "fuzz: done <counts>" at the end, or, on a sanitizer report, a crash,
- *                                      a timeout or damaged guard bytes, "fuzz: finding at exec I: <recipe>:
- *                                      <what>" and dies (the runner resumes from I + 1); the file named by
- *                                      FUZZ_PLAN_CURRENT holds "exec I: <recipe>" of the execution running
- *   fuzz_plan replay RECIPE-FILE...    each file's recipe lines ("seed=<name> m=M acc=A <mutations>", as a
- *                                      finding prints them; '#' starts a comment line), in order
+ *   fuzz_plan run SEED EXECS [FINDINGS]  executions 0…EXECS-1 of the deterministic campaign SEED, each batch of
+ *                                        them in a child process: a child that dies (sanitizer report, signal,
+ *                                        timeout, damaged guard bytes) is a finding, "fuzz: finding at exec I:
+ *                                        <recipe>: <what>" after the child's own report, and the campaign goes on
+ *                                        from I + 1 until FINDINGS (default 1) were made; then "fuzz: done <counts>"
+ *   fuzz_plan replay RECIPE-FILE...      each file's recipe lines ("seed=<name> m=M acc=A <mutations>", as a
+ *                                        finding prints them; '#' starts a comment line), each in a child:
+ *                                        "fuzz: replayed <seed>" or a finding line
  *   fuzz_plan seeds                    the seeds' names and sizes
  *
  * Seeds are made here, at run time, on the CPU model the campaign runs on: an export of every op (plain and
  * quantized, blockwise scales included) and a packed B of every plain op, once per runnable kernel of the op
  * (selected by name), so every layout this CPU reads is in the corpus. Execution i of campaign SEED depends only
- * on (SEED, i): a finding's recipe replays it exactly, and a resumed campaign is the uninterrupted one.
+ * on (SEED, i): a finding's recipe replays it exactly, and a campaign resumed past a finding is the uninterrupted one.
  * Mutations know the formats' fields: bit flips, 32/64-bit field overwrites with edge values (absolute, or the
  * original plus 2^28, 2^32, 2^60…), n moved together with the quantized section's padded n (so wrapped section
  * sizes still match), other layouts' ids, edge floats in the quantized scales, truncation and extension; then,
@@ -22,13 +23,10 @@
  * C with guard bytes around every row), exported, imported again and destroyed. */
 #include "test_util.h" /* first: it sets _GNU_SOURCE */
 
-#include <fcntl.h>
 #include <inttypes.h>
-#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
-
-#include <sanitizer/common_interface_defs.h>
+#include <sys/wait.h>
 
 enum {
     MAX_SEEDS = 512,
@@ -40,10 +38,11 @@ enum {
     RUN_N_MAX = 4096,     /* above: only the first tile of one row runs (C of one tile, when it is no wider) */
     RUN_K_MAX = 1u << 16, /* above: no run (A of k elements) */
     EXPORT_MAX = 64u << 20,
-    EXEC_SECONDS = 20, /* one execution under QEMU and ASan: a hang past this is a finding */
+    EXEC_SECONDS = 20,  /* one execution under QEMU and ASan: a hang past this is a finding */
+    EXIT_REPORTED = 86, /* a child that printed its own finding line */
 };
 
-/* Offsets this harness knows from the formats isaforge.h and plan.c document (checked against the seeds below). */
+/* Offsets this harness knows from the formats isaforge.h and plan.c document (the seeds run clean with them). */
 enum {
     PLAN_HEADER = 64,
     PH_OP = 8,
@@ -513,38 +512,65 @@ static void generate(input *in, uint64_t campaign, uint64_t exec) {
 
 /* ---- findings --------------------------------------------------------------------------------------------------- */
 
-static char current[1200]; /* "exec I: <recipe>" of the execution running, written before it runs */
-/* FUZZ_PLAN_CURRENT names a file that holds `current` too: what the runner reads when the program died without
- * saying so (UBSan's halt does not call the death callback, a signal may kill before it). */
-static int current_fd = -1;
+typedef struct {
+    size_t imported, ran, packed_ran, refused;
+} counts;
 
-static void write_current(void) {
-    size_t len = strlen(current);
-    if (current_fd >= 0 && pwrite(current_fd, current, len, 0) == (ssize_t)len) {
-        (void)!ftruncate(current_fd, (off_t)len);
-    }
-}
+/* What a child leaves its parent (a shared mapping): the execution running and the counts so far. */
+typedef struct {
+    char current[1200]; /* "exec I: <recipe>" */
+    uint64_t exec;
+    counts totals;
+} shared_state;
+
+static shared_state *shared;
 
 static void say(const char *what) {
     char line[1400];
-    int len = snprintf(line, sizeof line, "fuzz: finding at %s: %s\n", current, what);
+    int len = snprintf(line, sizeof line, "fuzz: finding at %s: %s\n", shared->current, what);
     if (len > 0) {
         (void)!write(STDERR_FILENO, line, (size_t)len < sizeof line ? (size_t)len : sizeof line - 1);
     }
 }
 
-/* After the sanitizer's own report (ASan, UBSan with halt_on_error, and the signals ASan handles). */
-static void sanitizer_died(void) { say("sanitizer"); }
-
 static void finding(const char *what) {
     say(what);
-    abort();
+    _exit(EXIT_REPORTED);
 }
 
 static void timed_out(int sig) {
     (void)sig;
-    say("timeout");
-    _exit(3);
+    finding("timeout");
+}
+
+/* `body` in a child process; 1 when it returned, else its death reported as a finding (unless it reported itself). */
+static int in_child(void (*body)(void *), void *arg) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGALRM, timed_out);
+        body(arg);
+        fflush(stdout);
+        _exit(0);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+        perror("fuzz: fork");
+        exit(2);
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        return 1;
+    }
+    char what[64] = "sanitizer"; /* ASan and UBSan exit with 1 after their report */
+    if (WIFSIGNALED(status)) {
+        snprintf(what, sizeof what, "signal %d", WTERMSIG(status));
+    } else if (WEXITSTATUS(status) != 1) {
+        snprintf(what, sizeof what, "exit %d", WEXITSTATUS(status));
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != EXIT_REPORTED) {
+        say(what);
+    }
+    return 0;
 }
 
 /* ---- execution -------------------------------------------------------------------------------------------------- */
@@ -601,12 +627,6 @@ static unsigned char *make_a(isf_op op, size_t m, size_t k) {
     return a;
 }
 
-typedef struct {
-    size_t imported, ran, packed_ran, refused;
-} counts;
-
-static counts totals;
-
 /* The imported plan at the n and k its bytes give (as this target's size_t): all of C when n is small, else the
  * first tile of one row, which needs only one tile of C however large ldc = n is. */
 static void run_plan(const isf_gemm *g, const input *in, const unsigned char *bytes) {
@@ -624,7 +644,7 @@ static void run_plan(const isf_gemm *g, const input *in, const unsigned char *by
     uint32_t flags = in->accumulate ? ISF_ACCUMULATE : 0;
     isf_status st = n <= RUN_N_MAX ? isf_gemm_run(g, m, a, k, c.c, c.ldc, flags)
                                    : isf_gemm_run_tiles(g, 1, a, k, c.c, n, flags, 0, 1);
-    totals.ran += st == ISF_OK;
+    shared->totals.ran += st == ISF_OK;
     check_c(&c, st);
     free(a);
 }
@@ -650,13 +670,13 @@ static void execute_import(const input *in, const unsigned char *bytes) {
     isf_gemm *g = NULL;
     isf_status st = isf_gemm_import(bytes, in->size, &g);
     if (st != ISF_OK) {
-        totals.refused++;
+        shared->totals.refused++;
         if (g != NULL) {
             finding("a refused import wrote *plan");
         }
         return;
     }
-    totals.imported++;
+    shared->totals.imported++;
     run_plan(g, in, bytes);
     export_again(g);
     isf_gemm_destroy(g);
@@ -680,16 +700,15 @@ static void execute_packed(const input *in, const unsigned char *bytes) {
         return;
     }
     isf_status st = gemm_packed(s->op, in->m, s->n, s->k, a, s->k, bytes, in->size, c.c, c.ldc);
-    totals.packed_ran += st == ISF_OK;
-    totals.refused += st != ISF_OK;
+    shared->totals.packed_ran += st == ISF_OK;
+    shared->totals.refused += st != ISF_OK;
     check_c(&c, st);
     free(a);
 }
 
 /* The bytes in a buffer of exactly their size (ASan reports a read one past it), then the reader. */
 static void execute(const input *in, const char *exec) {
-    snprintf(current, sizeof current, "%s: %s", exec, in->recipe);
-    write_current();
+    snprintf(shared->current, sizeof shared->current, "%s: %s", exec, in->recipe);
     unsigned char *bytes = malloc(in->size ? in->size : 1);
     if (bytes == NULL) {
         finding("no memory for the input");
@@ -708,7 +727,8 @@ static void execute(const input *in, const char *exec) {
 /* ---- campaign, replay ------------------------------------------------------------------------------------------- */
 
 /* Every seed as it is: they must all be clean, or a finding would be the seeds' own. */
-static void execute_seeds(void) {
+static void execute_seeds(void *unused) {
+    (void)unused;
     for (size_t i = 0; i < seed_count; i++) {
         input in;
         start_input(&in, &seeds[i], 3, 0);
@@ -729,23 +749,42 @@ static size_t seeded_ops(int packed) {
     return count;
 }
 
-static int campaign(uint64_t campaign_seed, uint64_t execs, uint64_t first) {
-    if (first == 0) {
-        execute_seeds();
-    }
-    uint64_t ran = 0;
-    for (uint64_t i = first; i < execs; i++, ran++) {
+typedef struct {
+    uint64_t campaign, first, end;
+} batch;
+
+static void execute_batch(void *arg) {
+    const batch *b = arg;
+    for (uint64_t i = b->first; i < b->end; i++) {
         input in;
         char exec[48];
-        generate(&in, campaign_seed, i);
+        generate(&in, b->campaign, i);
         snprintf(exec, sizeof exec, "exec %" PRIu64, i);
+        shared->exec = i;
         execute(&in, exec);
     }
-    printf("fuzz: done execs=%" PRIu64 " seeds=%zu plan_ops=%zu packed_ops=%zu layouts=%zu imported=%zu ran=%zu "
-           "packed_ran=%zu refused=%zu\n",
-           ran, seed_count, seeded_ops(0), seeded_ops(1), layout_count, totals.imported, totals.ran, totals.packed_ran,
-           totals.refused);
-    return 0;
+}
+
+/* Executions 0…execs-1 in children, past each finding until `most` were made: 0 when none was. */
+static int campaign(uint64_t campaign_seed, uint64_t execs, uint64_t most) {
+    uint64_t findings = 0;
+    batch b = {campaign_seed, 0, execs};
+    if (!in_child(execute_seeds, NULL)) {
+        return 1;
+    }
+    while (b.first < execs && findings < most) {
+        if (in_child(execute_batch, &b)) {
+            b.first = execs;
+        } else {
+            findings++, b.first = shared->exec + 1;
+        }
+    }
+    const counts *t = &shared->totals;
+    printf("fuzz: done execs=%" PRIu64 " findings=%" PRIu64 " seeds=%zu plan_ops=%zu packed_ops=%zu layouts=%zu "
+           "imported=%zu ran=%zu packed_ran=%zu refused=%zu\n",
+           b.first, findings, seed_count, seeded_ops(0), seeded_ops(1), layout_count, t->imported, t->ran,
+           t->packed_ran, t->refused);
+    return findings != 0;
 }
 
 /* One recipe word (apply's) onto the input; 0 for a word this program does not write. */
@@ -767,7 +806,10 @@ static int replay_word(input *in, const char *word) {
     return 1;
 }
 
-/* "seed=NAME m=M acc=A word…": 2 when this CPU has no such seed (another kernel), 1 for a malformed line. */
+static void execute_input(void *in) { execute(in, "replay"); }
+
+/* "seed=NAME m=M acc=A word…", in a child: 1 for a finding or a malformed line, 2 when this CPU has no such seed
+ * (another kernel). */
 static int replay_line(char *line) {
     char name[96];
     size_t m = 0;
@@ -792,7 +834,9 @@ static int replay_line(char *line) {
             return 1;
         }
     }
-    execute(&in, "replay");
+    if (!in_child(execute_input, &in)) {
+        return 1;
+    }
     printf("fuzz: replayed %s\n", name);
     return 0;
 }
@@ -821,10 +865,11 @@ static int list_seeds(void) {
 }
 
 int main(int argc, char **argv) {
-    __sanitizer_set_death_callback(sanitizer_died);
-    const char *current_path = getenv("FUZZ_PLAN_CURRENT");
-    current_fd = current_path != NULL ? open(current_path, O_WRONLY | O_CREAT | O_TRUNC, 0644) : -1;
-    signal(SIGALRM, timed_out);
+    shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared == MAP_FAILED) {
+        perror("fuzz: mmap");
+        return 2;
+    }
     if (argc >= 3 && strcmp(argv[1], "replay") == 0) {
         int status = 0;
         for (int i = 2; i < argc; i++) {
@@ -836,15 +881,15 @@ int main(int argc, char **argv) {
     make_seeds(NULL);
     if (seed_count == 0) {
         fprintf(stderr, "fuzz: no seeds\n");
-        return 1;
+        return 2;
     }
     if (argc >= 4 && strcmp(argv[1], "run") == 0) {
-        uint64_t first = argc > 4 ? strtoull(argv[4], NULL, 0) : 0;
-        return campaign(strtoull(argv[2], NULL, 0), strtoull(argv[3], NULL, 0), first);
+        uint64_t most = argc > 4 ? strtoull(argv[4], NULL, 0) : 1;
+        return campaign(strtoull(argv[2], NULL, 0), strtoull(argv[3], NULL, 0), most);
     }
     if (argc == 2 && strcmp(argv[1], "seeds") == 0) {
         return list_seeds();
     }
-    fprintf(stderr, "usage: fuzz_plan run SEED EXECS [FIRST] | replay RECIPE-FILE... | seeds\n");
+    fprintf(stderr, "usage: fuzz_plan run SEED EXECS [FINDINGS] | replay RECIPE-FILE... | seeds\n");
     return 2;
 }

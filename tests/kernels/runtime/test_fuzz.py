@@ -2,8 +2,8 @@
 under QEMU on both arches, library and target built with the cross GCC's ASan + UBSan (both run under qemu-user;
 the 32-bit size wraps show only on armv7). The default suite runs a short deterministic campaign and fails on any
 sanitizer report, crash, timeout or damaged guard byte; `make fuzz` runs a long one (ISAFORGE_FUZZ_EXECS) that
-goes on past each finding and lists the distinct ones. Reproducers of past findings (tests/kernels/fuzz_findings/,
-one recipe each) must replay clean."""
+goes on past each finding (the target runs its executions in child processes) and lists the distinct ones.
+Reproducers of past findings (tests/kernels/fuzz_findings/, one recipe each) must replay clean."""
 
 from __future__ import annotations
 
@@ -64,21 +64,24 @@ class Campaign:
 
     def summary(self) -> str:
         rate = self.executions / self.seconds if self.seconds else 0.0
-        lines = [f"{self.executions} executions in {self.seconds:.1f} s ({rate:.0f}/s), {self.counts}"]
+        lines = [
+            f"{self.executions} executions in {self.seconds:.1f} s ({rate:.0f}/s), {len(self.findings)} findings, "
+            f"{len(self.distinct())} distinct; {self.counts}"
+        ]
         for sig, f in self.distinct().items():
             lines += [f"- {sig}", f"  {f.recipe}", *("    " + line for line in f.report.splitlines()[:12])]
         return "\n".join(lines)
 
 
-FINDING_LINE = re.compile(r"^fuzz: finding at (.*): ([^:\n]+)$", re.MULTILINE)
+FINDING_LINE = re.compile(r"^fuzz: finding at (exec \d+|seed|replay): (.*): ([^:\n]+)$", re.MULTILINE)
 NUMBERS = re.compile(r"0x[0-9a-f]+|-?\b\d+\b")
 
 
-def signature(stderr: str, what: str, recipe: str) -> str:
+def signature(report: str, what: str, recipe: str) -> str:
     """What makes two findings the same bug: the sanitizer's summary or UBSan's complaint (numbers dropped), else
     the harness's own complaint and the seed's op."""
-    asan = re.search(r"^SUMMARY: AddressSanitizer: (.*)$", stderr, re.MULTILINE)
-    ubsan = re.search(r"^(\S+): runtime error: (.*)$", stderr, re.MULTILINE)
+    asan = re.search(r"^SUMMARY: AddressSanitizer: (.*)$", report, re.MULTILINE)
+    ubsan = re.search(r"^(\S+): runtime error: (.*)$", report, re.MULTILINE)
     if asan:
         return f"ASan {NUMBERS.sub('N', asan[1].split(' in ')[0])} in {asan[1].split(' in ')[-1]}"
     if ubsan:
@@ -87,50 +90,31 @@ def signature(stderr: str, what: str, recipe: str) -> str:
     return f"{what} ({op[1] if op else '?'})"
 
 
-def parse_finding(result: qemu.QemuResult, current: Path) -> Finding | None:
-    """None when the program ended on its own (its output says how); else what it died of, at which execution
-    (from its own line, or from the file it keeps the running execution in)."""
-    found = FINDING_LINE.search(result.stderr)
-    sanitized = re.search(r"ERROR: AddressSanitizer|runtime error", result.stderr)
-    if not (found or sanitized or result.signal_name):
-        return None
-    where, what = (found[1], found[2]) if found else (current.read_text(), result.signal_name or "died")
-    exec_index, _, recipe = where.partition(": ")
-    report = "\n".join(
-        line for line in result.stderr.splitlines() if re.search(r"ERROR:|SUMMARY:|runtime error|^    #\d ", line)
-    )
-    return Finding(exec_index, recipe, signature(result.stderr, what, recipe), report or result.describe())
+def findings_of(stderr: str) -> list[Finding]:
+    """Each finding line with the child's report before it (since the previous finding line)."""
+    found, start = [], 0
+    for line in FINDING_LINE.finditer(stderr):
+        chunk = stderr[start : line.start()]
+        report = "\n".join(s for s in chunk.splitlines() if re.search(r"ERROR:|SUMMARY:|runtime error|^    #\d ", s))
+        found.append(Finding(line[1], line[2], signature(chunk, line[3], line[2]), report))
+        start = line.end()
+    return found
 
 
-def run_fuzz_plan(build: Build, cpu: str, args: list[str], tmp: Path) -> Finding | qemu.QemuResult:
-    """One run of the target (built already): its finding, or its result when it ended on its own."""
-    current = tmp / f"current-{build.name}.txt"
-    current.write_text("")
-    env = {**SANITIZER_ENV, "FUZZ_PLAN_CURRENT": str(current)}
-    result = qemu.run(build.arch, cpu, build.directory / PROGRAM, args, env, timeout=3600)
-    return parse_finding(result, current) or result
+def run_fuzz_plan(build: Build, cpu: str, args: list[str]) -> tuple[qemu.QemuResult, list[Finding]]:
+    """One run of the target (built already) and the findings it reported."""
+    result = qemu.run(build.arch, cpu, build.directory / PROGRAM, args, SANITIZER_ENV, timeout=3600)
+    return result, findings_of(result.stderr)
 
 
-def run_campaign(build: Build, cpu: str, execs: int, max_findings: int, tmp: Path) -> Campaign:
-    """Executions 0…execs-1 of campaign CAMPAIGN_SEED, resumed past each finding until max_findings were seen."""
-    campaign, first = Campaign(), 0
+def run_campaign(build: Build, cpu: str, execs: int, max_findings: int) -> Campaign:
+    """Executions 0…execs-1 of campaign CAMPAIGN_SEED, past each finding until max_findings were made."""
     start = time.monotonic()
-    while first < execs and len(campaign.findings) < max_findings:
-        outcome = run_fuzz_plan(build, cpu, ["run", str(CAMPAIGN_SEED), str(execs), str(first)], tmp)
-        if isinstance(outcome, Finding):
-            if outcome.signature not in campaign.distinct():
-                print(f"{build.name}: new finding at {outcome.exec_index}: {outcome.signature}", flush=True)
-            campaign.findings.append(outcome)
-            assert outcome.exec_index.startswith("exec "), f"a seed itself is a finding: {outcome}"
-            first = int(outcome.exec_index.split()[1]) + 1
-            continue
-        done = re.search(r"^fuzz: done (.*)$", outcome.stdout, re.MULTILINE)
-        assert done, outcome.describe()
-        campaign.counts = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", done[1])}
-        first = execs
-    campaign.executions = first
-    campaign.seconds = time.monotonic() - start
-    return campaign
+    result, findings = run_fuzz_plan(build, cpu, ["run", str(CAMPAIGN_SEED), str(execs), str(max_findings)])
+    done = re.search(r"^fuzz: done (.*)$", result.stdout, re.MULTILINE)
+    assert done, result.describe()
+    counts = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", done[1])}
+    return Campaign(counts["execs"], time.monotonic() - start, counts, findings)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -151,11 +135,11 @@ def fuzz_target(request: pytest.FixtureRequest, isaforge_build) -> tuple[Build, 
     return build, TARGETS[request.param]
 
 
-def test_campaign_finds_nothing(fuzz_target: tuple[Build, str], tmp_path: Path) -> None:
+def test_campaign_finds_nothing(fuzz_target: tuple[Build, str]) -> None:
     build, cpu = fuzz_target
     execs = int(os.environ.get("ISAFORGE_FUZZ_EXECS", SHORT_EXECS))
     long_run = "ISAFORGE_FUZZ_EXECS" in os.environ
-    campaign = run_campaign(build, cpu, execs, 1000 if long_run else 1, tmp_path)
+    campaign = run_campaign(build, cpu, execs, execs if long_run else 1)
     print(f"{build.name}@{cpu}: {campaign.summary()}")
     assert not campaign.findings, campaign.summary()
     # The mutations reach past the checks: plans import and run, packed buffers are read.
@@ -168,19 +152,12 @@ def saved_recipes(arch: str) -> list[Path]:
     return sorted(FINDINGS_DIR.glob(f"*.{arch}.txt"))
 
 
-def test_saved_findings_replay_clean(fuzz_target: tuple[Build, str], tmp_path: Path) -> None:
-    """Every reproducer of this arch, in one run while they pass; a failing one is named and the rest go on."""
+def test_saved_findings_replay_clean(fuzz_target: tuple[Build, str]) -> None:
+    """Every reproducer of this arch, each recipe in a child of one run: all replayed, none a finding."""
     build, cpu = fuzz_target
-    pending = saved_recipes(build.arch_name)
-    assert pending, f"no reproducers for {build.arch_name} in {FINDINGS_DIR}"
-    failed = []
-    while pending:
-        outcome = run_fuzz_plan(build, cpu, ["replay", *map(str, pending)], tmp_path)
-        if not isinstance(outcome, Finding):
-            replayed = outcome.stdout.count("fuzz: replayed")
-            assert replayed == len(pending) and outcome.returncode == 0, outcome.describe()
-            break
-        culprit = next(i for i, path in enumerate(pending) if outcome.recipe in path.read_text())
-        failed.append(f"{pending[culprit].name}: {outcome.signature}")
-        pending = pending[culprit + 1 :]
+    recipes = saved_recipes(build.arch_name)
+    assert recipes, f"no reproducers for {build.arch_name} in {FINDINGS_DIR}"
+    result, findings = run_fuzz_plan(build, cpu, ["replay", *map(str, recipes)])
+    failed = [f"{p.name}: {f.signature}" for f in findings for p in recipes if f.recipe in p.read_text()]
     assert not failed, "\n".join(failed)
+    assert result.stdout.count("fuzz: replayed") == len(recipes) and result.returncode == 0, result.describe()
