@@ -10,17 +10,18 @@
  *   fuzz_plan replay RECIPE-FILE...      each file's recipe lines ("seed=<name> m=M acc=A <mutations>", as a
  *                                        finding prints them; '#' starts a comment line), each in a child:
  *                                        "fuzz: replayed <seed>" or a finding line
- *   fuzz_plan seeds                    the seeds' names and sizes
+ *   fuzz_plan seeds                      the seeds' names and sizes
  *
  * Seeds are made here, at run time, on the CPU model the campaign runs on: an export of every op (plain and
  * quantized, blockwise scales included) and a packed B of every plain op, once per runnable kernel of the op
  * (selected by name), so every layout this CPU reads is in the corpus. Execution i of campaign SEED depends only
  * on (SEED, i): a finding's recipe replays it exactly, and a campaign resumed past a finding is the uninterrupted one.
  * Mutations know the formats' fields: bit flips, 32/64-bit field overwrites with edge values (absolute, or the
- * original plus 2^28, 2^32, 2^60…), n moved together with the quantized section's padded n (so wrapped section
- * sizes still match), other layouts' ids, edge floats in the quantized scales, truncation and extension; then,
- * mostly, the plan checksum made valid again so that the reader gets past it. An imported plan is run (small m,
- * C with guard bytes around every row), exported, imported again and destroyed. */
+ * original plus 2^28, 2^32, 2^60…), n or k moved by such a delta (n together with the quantized section's padded n,
+ * so that wrapped section sizes still match), other layouts' ids, edge floats in the quantized arrays, a section
+ * declared shorter with the buffer cut there, truncation and extension; then, mostly, the plan checksum made valid
+ * again so that the reader gets past it. An imported plan is run (small m, C with guard bytes around every row),
+ * exported, imported again and destroyed. */
 #include "test_util.h" /* first: it sets _GNU_SOURCE */
 
 #include <inttypes.h>
