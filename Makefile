@@ -61,8 +61,8 @@ ci-matrix: install
 	$(ISAFORGE) matrix run -j $(JOBS) $(if $(ONLY),--only "$(ONLY)")
 
 ## A long fuzz campaign of isf_gemm_import and isf_gemm_packed (tests/kernels/fuzz_plan.c, ASan + UBSan under QEMU,
-## both arches) that goes on past each finding and prints the distinct ones (make fuzz [FUZZ_EXECS=100000]).
-FUZZ_EXECS ?= 20000
+## both arches) that goes on past each finding (up to 200) and prints the distinct ones (make fuzz [FUZZ_EXECS=N]).
+FUZZ_EXECS ?= 50000
 fuzz: install
 	ISAFORGE_FUZZ_EXECS=$(FUZZ_EXECS) $(PYTHON) -m pytest tests/kernels/runtime/test_fuzz.py -k campaign -s
 

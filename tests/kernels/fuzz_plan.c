@@ -773,6 +773,7 @@ static int campaign(uint64_t campaign_seed, uint64_t execs, uint64_t most) {
     if (!in_child(execute_seeds, NULL)) {
         return 1;
     }
+    shared->totals = (counts){0}; /* the mutated executions' only */
     while (b.first < execs && findings < most) {
         if (in_child(execute_batch, &b)) {
             b.first = execs;
