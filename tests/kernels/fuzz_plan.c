@@ -9,7 +9,8 @@
  *                                        from I + 1 until FINDINGS (default 1) were made; then "fuzz: done <counts>"
  *   fuzz_plan replay RECIPE-FILE...      each file's recipe lines ("seed=<name> m=M acc=A <mutations>", as a
  *                                        finding prints them; '#' starts a comment line), each in a child:
- *                                        "fuzz: replayed <seed>" or a finding line
+ *                                        "fuzz: replayed <seed>: accepted | refused | refused past
+ *                                        its checksums" (every checksum in it valid) or a finding line
  *   fuzz_plan seeds                      the seeds' names and sizes
  *
  * Seeds are made here, at run time, on the CPU model the campaign runs on: an export of every op (plain and
@@ -19,9 +20,9 @@
  * Mutations know the formats' fields: bit flips, 32/64-bit field overwrites with edge values (absolute, or the
  * original plus 2^28, 2^32, 2^60…), n or k moved by such a delta (n together with the quantized section's padded n,
  * so that wrapped section sizes still match), other layouts' ids, edge floats in the quantized arrays, a section
- * declared shorter with the buffer cut there, truncation and extension; then, mostly, the plan checksum made valid
- * again so that the reader gets past it. An imported plan is run (small m, C with guard bytes around every row),
- * exported, imported again and destroyed. */
+ * declared shorter with the buffer cut there, truncation and extension; then, mostly (7 in 8, each), the packed-B
+ * header's checksum and the plan's made valid again so that the readers get past them to the checks behind. An
+ * imported plan is run (small m, C with guard bytes around every row), exported, imported again and destroyed. */
 #include "test_util.h" /* first: it sets _GNU_SOURCE */
 
 #include <inttypes.h>
@@ -43,21 +44,7 @@ enum {
     EXIT_REPORTED = 86, /* a child that printed its own finding line */
 };
 
-/* Offsets this harness knows from the formats isaforge.h and plan.c document (the seeds run clean with them). */
-enum {
-    PLAN_HEADER = 64,
-    PH_OP = 8,
-    PH_TILE_COLS = 20,
-    PH_PACKED_BYTES = 24,
-    PH_CHECKSUM = 32,
-    PH_BIAS_BYTES = 40,
-    PH_QUANT_BYTES = 56,
-    HDR_LAYOUT = 12,
-    HDR_N = 24,
-    HDR_K = 32,
-    QS_PADDED = 16,
-    QS_ARRAYS = 32,
-};
+/* The formats' offsets (plan export version 4, packed-B version 2) are test_util.h's: PLAN_*, PACKED_*, QUANT_*. */
 
 typedef struct {
     uint16_t offset, width;
@@ -65,8 +52,8 @@ typedef struct {
 
 static const field plan_fields[] = {{0, 4},  {4, 4},  {8, 4},  {12, 4}, {16, 4}, {20, 4},
                                     {24, 8}, {32, 8}, {40, 8}, {48, 4}, {52, 4}, {56, 8}};
-static const field packed_fields[] = {{0, 4},  {4, 4},  {8, 4},  {12, 4}, {16, 4},
-                                      {20, 4}, {24, 8}, {32, 8}, {40, 8}, {48, 8}};
+static const field packed_fields[] = {{0, 4},  {4, 4},  {8, 4},  {12, 4}, {16, 4}, {20, 4},
+                                      {24, 8}, {32, 8}, {40, 8}, {48, 8}, {56, 8}};
 static const field quant_fields[] = {{0, 4}, {4, 4}, {8, 4}, {12, 4}, {16, 8}, {24, 8}};
 
 typedef struct {
@@ -143,7 +130,7 @@ static void add_seed(const char *name, int packed, isf_op op, size_t n, size_t k
     memcpy(s->bytes, bytes, size);
     s->packed = packed, s->op = op, s->n = n, s->k = k, s->size = size;
     seed_count++;
-    uint32_t layout = (uint32_t)isf_get_le(s->bytes + (packed ? 0 : PLAN_HEADER) + HDR_LAYOUT, 4);
+    uint32_t layout = (uint32_t)le_get(s->bytes + (packed ? 0 : PLAN_HEADER) + PACKED_LAYOUT, 4);
     for (size_t i = 0; i < layout_count; i++) {
         if (layouts[i] == layout) {
             return;
@@ -259,7 +246,7 @@ static const seed *find_seed(const char *name) {
 
 /* ---- one input: a seed and primitive mutations, each applied as it is drawn and written down as a recipe ------- */
 
-typedef enum { P_SET, P_FLIP, P_TRUNC, P_EXTEND, P_FIXSUM } prim_kind;
+typedef enum { P_SET, P_FLIP, P_TRUNC, P_EXTEND, P_SEALPB, P_FIXSUM } prim_kind;
 
 typedef struct {
     const seed *from;
@@ -279,44 +266,59 @@ static uint64_t mask_to(uint64_t v, unsigned width) { return width == 8 ? v : v 
 
 /* Section offsets of a plan export, from its header as the seed has it (0: no quantized section). */
 static size_t quant_base(const seed *s) {
-    if (s->packed || isf_get_le(s->bytes + PH_QUANT_BYTES, 8) == 0) {
+    if (s->packed || le_get(s->bytes + PLAN_QUANT_BYTES, 8) == 0) {
         return 0;
     }
-    return PLAN_HEADER + (size_t)isf_get_le(s->bytes + PH_PACKED_BYTES, 8) +
-           (size_t)isf_get_le(s->bytes + PH_BIAS_BYTES, 8);
+    return PLAN_HEADER + (size_t)le_get(s->bytes + PLAN_PACKED_BYTES, 8) +
+           (size_t)le_get(s->bytes + PLAN_BIAS_BYTES, 8);
 }
 
-static uint64_t fnv1a64(uint64_t h, const unsigned char *p, size_t bytes) {
-    for (size_t i = 0; i < bytes; i++) {
-        h = (h ^ p[i]) * 0x100000001b3u;
-    }
-    return h;
-}
-
-/* plan.c's checksum, when the header's sizes lie within the buffer (the reader refuses the rest before summing). */
-static void fix_checksum(input *in) {
+/* 1 when the plan header's section sizes lie within the input: plan.c sums them before any other check. */
+static int plan_sizes_fit(const input *in) {
     const unsigned char *p = in->bytes;
     if (in->from->packed || in->size < PLAN_HEADER) {
-        return;
+        return 0;
     }
-    uint64_t room = in->size - PLAN_HEADER, packed = isf_get_le(p + PH_PACKED_BYTES, 8);
-    uint64_t bias = isf_get_le(p + PH_BIAS_BYTES, 8), quant = isf_get_le(p + PH_QUANT_BYTES, 8);
-    if (packed > room || bias > room - packed || quant > room - packed - bias) {
-        return;
-    }
-    uint64_t h = fnv1a64(0xcbf29ce484222325u, p, PH_CHECKSUM);
-    h = fnv1a64(h, p + PH_BIAS_BYTES, PLAN_HEADER - PH_BIAS_BYTES);
-    isf_put_le(in->bytes + PH_CHECKSUM, fnv1a64(h, p + PLAN_HEADER, (size_t)(packed + bias + quant)), 8);
+    uint64_t room = in->size - PLAN_HEADER, packed = le_get(p + PLAN_PACKED_BYTES, 8);
+    uint64_t bias = le_get(p + PLAN_BIAS_BYTES, 8), quant = le_get(p + PLAN_QUANT_BYTES, 8);
+    return packed <= room && bias <= room - packed && quant <= room - packed - bias;
 }
 
-/* The recipe's words: set:OFFSET:WIDTH:VALUE flip:OFFSET:BIT trunc:SIZE extend:COUNT:BYTE fixsum. */
+/* Where the input's packed-B header is (the whole input, or a plan's packed section), NULL when it is not all there
+ * (the readers refuse that before they read it). */
+static unsigned char *packed_header_of(const input *in) {
+    if (in->from->packed) {
+        return in->size >= PLAN_HEADER ? in->bytes : NULL;
+    }
+    return plan_sizes_fit(in) && le_get(in->bytes + PLAN_PACKED_BYTES, 8) >= PLAN_HEADER ? in->bytes + PLAN_HEADER
+                                                                                         : NULL;
+}
+
+/* 1 when every checksum the input carries is valid: a reader that refuses it refuses it past its checksums. */
+static int sealed(const input *in) {
+    const unsigned char *h = packed_header_of(in);
+    if (h == NULL || le_get(h + PACKED_CHECKSUM, 8) != fnv1a(0xcbf29ce484222325u, h, PACKED_CHECKSUM)) {
+        return 0;
+    }
+    if (in->from->packed) {
+        return 1;
+    }
+    uint64_t sum = le_get(in->bytes + PLAN_CHECKSUM, 8);
+    reseal_plan(in->bytes);
+    int valid = sum == le_get(in->bytes + PLAN_CHECKSUM, 8);
+    le_put(in->bytes + PLAN_CHECKSUM, sum, 8);
+    return valid;
+}
+
+/* The recipe's words: set:OFFSET:WIDTH:VALUE flip:OFFSET:BIT trunc:SIZE extend:COUNT:BYTE, then sealpb (the packed-B
+ * header's checksum made valid again) and fixsum (the plan's), each where its reader would sum what it covers. */
 static void apply(input *in, prim_kind kind, uint64_t a, uint64_t b, uint64_t c) {
     char text[80];
     switch (kind) {
     case P_SET:
         c = mask_to(c, (unsigned)b);
         if (a + b <= in->size) {
-            isf_put_le(in->bytes + a, c, (size_t)b);
+            le_put(in->bytes + a, c, (size_t)b);
         }
         snprintf(text, sizeof text, "set:%" PRIu64 ":%" PRIu64 ":0x%" PRIx64, a, b, c);
         break;
@@ -336,8 +338,16 @@ static void apply(input *in, prim_kind kind, uint64_t a, uint64_t b, uint64_t c)
         in->size += (size_t)a;
         snprintf(text, sizeof text, "extend:%" PRIu64 ":%" PRIu64, a, b & 0xFF);
         break;
+    case P_SEALPB:
+        if (packed_header_of(in) != NULL) {
+            reseal_packed(packed_header_of(in));
+        }
+        snprintf(text, sizeof text, "sealpb");
+        break;
     case P_FIXSUM:
-        fix_checksum(in);
+        if (plan_sizes_fit(in)) {
+            reseal_plan(in->bytes);
+        }
         snprintf(text, sizeof text, "fixsum");
         break;
     }
@@ -397,24 +407,24 @@ static field pick_field(const input *in) {
 
 static void mutate_field(input *in) {
     field f = pick_field(in);
-    uint64_t orig = f.offset + f.width <= in->size ? isf_get_le(in->bytes + f.offset, f.width) : 0;
+    uint64_t orig = f.offset + f.width <= in->size ? le_get(in->bytes + f.offset, f.width) : 0;
     apply(in, P_SET, f.offset, f.width, edge_value(orig));
 }
 
 /* n or k moved by a wrapping delta; with n, a quantized section's padded n too (rounded to a divisor of the seed's
  * that could be NR), so that the section's size computed from them wraps to the size it has. */
 static void move_dimension(input *in) {
-    size_t base = in->from->packed ? 0 : PLAN_HEADER, q = quant_base(in->from), at = below(2) ? HDR_N : HDR_K;
-    uint64_t n = isf_get_le(in->bytes + base + at, 8), moved = n + deltas[below(COUNT(deltas))];
+    size_t base = in->from->packed ? 0 : PLAN_HEADER, q = quant_base(in->from), at = below(2) ? PACKED_N : PACKED_K;
+    uint64_t n = le_get(in->bytes + base + at, 8), moved = n + deltas[below(COUNT(deltas))];
     apply(in, P_SET, base + at, 8, moved);
-    if (at == HDR_K || q == 0 || q + QS_ARRAYS > in->size) {
+    if (at == PACKED_K || q == 0 || q + QUANT_ARRAYS > in->size) {
         return;
     }
-    uint64_t padded = isf_get_le(in->bytes + q + QS_PADDED, 8), nr = padded, tries = 0;
+    uint64_t padded = le_get(in->bytes + q + QUANT_PADDED, 8), nr = padded, tries = 0;
     for (uint64_t d = padded > n ? padded - n + 1 : 1; d <= padded && padded <= 4096; d++) {
         nr = padded % d == 0 && below(++tries) == 0 ? d : nr; /* a uniform divisor, drawn on the way */
     }
-    apply(in, P_SET, q + QS_PADDED, 8, nr ? (moved + nr - 1) / nr * nr : moved);
+    apply(in, P_SET, q + QUANT_PADDED, 8, nr ? (moved + nr - 1) / nr * nr : moved);
 }
 
 /* An edge float among the quantized section's arrays: scales, bias, sums. */
@@ -422,37 +432,38 @@ static void mutate_float(input *in) {
     static const uint32_t floats[] = {0x7fc00000u, 0xffc00000u, 0x7f800000u, 0xff800000u, 0,          0x80000000u,
                                       0xbf800000u, 1,           0x00800000u, 0x7f7fffffu, 0x3f800000u};
     size_t q = quant_base(in->from);
-    size_t arrays = q ? (size_t)isf_get_le(in->from->bytes + PH_QUANT_BYTES, 8) - QS_ARRAYS : 0;
+    size_t arrays = q ? (size_t)le_get(in->from->bytes + PLAN_QUANT_BYTES, 8) - QUANT_ARRAYS : 0;
     if (arrays < 4) {
         mutate_field(in);
         return;
     }
-    apply(in, P_SET, q + QS_ARRAYS + below(arrays / 4) * 4, 4, floats[below(COUNT(floats))]);
+    apply(in, P_SET, q + QUANT_ARRAYS + below(arrays / 4) * 4, 4, floats[below(COUNT(floats))]);
 }
 
 static void truncate_input(input *in) {
     const seed *s = in->from;
     size_t q = quant_base(s),
-           packed_end = s->packed ? 0 : PLAN_HEADER + (size_t)isf_get_le(s->bytes + PH_PACKED_BYTES, 8);
-    const size_t at[] = {below(in->size), PLAN_HEADER,          2 * PLAN_HEADER,
-                         packed_end,      q + below(QS_ARRAYS), in->size - 1 - below(in->size < 64 ? in->size : 64)};
+           packed_end = s->packed ? 0 : PLAN_HEADER + (size_t)le_get(s->bytes + PLAN_PACKED_BYTES, 8);
+    const size_t at[] = {below(in->size),         PLAN_HEADER,
+                         2 * PLAN_HEADER,         packed_end,
+                         q + below(QUANT_ARRAYS), in->size - 1 - below(in->size < 64 ? in->size : 64)};
     apply(in, P_TRUNC, at[below(COUNT(at))], 0, 0);
 }
 
 /* Where the header says the data ends: a section read past it is read past the buffer. */
 static void truncate_to_declared(input *in) {
     const unsigned char *p = in->bytes;
-    uint64_t end = PLAN_HEADER + isf_get_le(p + PH_PACKED_BYTES, 8) + isf_get_le(p + PH_BIAS_BYTES, 8) +
-                   isf_get_le(p + PH_QUANT_BYTES, 8);
+    uint64_t end = PLAN_HEADER + le_get(p + PLAN_PACKED_BYTES, 8) + le_get(p + PLAN_BIAS_BYTES, 8) +
+                   le_get(p + PLAN_QUANT_BYTES, 8);
     apply(in, P_TRUNC, end, 0, 0);
 }
 
 /* A plan section (packed B, bias, quantized) declared shorter than it is, and the buffer ending where the header
  * now says the data ends: every byte a reader takes past a section's declared end is then past the buffer. */
 static void shrink_section(input *in) {
-    static const size_t sizes[] = {PH_PACKED_BYTES, PH_BIAS_BYTES, PH_QUANT_BYTES};
+    static const size_t sizes[] = {PLAN_PACKED_BYTES, PLAN_BIAS_BYTES, PLAN_QUANT_BYTES};
     size_t at = sizes[below(COUNT(sizes))];
-    uint64_t declared = in->size >= PLAN_HEADER ? isf_get_le(in->bytes + at, 8) : 0;
+    uint64_t declared = in->size >= PLAN_HEADER ? le_get(in->bytes + at, 8) : 0;
     apply(in, P_SET, at, 8, below((size_t)(declared < 4096 ? declared : 4096)));
     truncate_to_declared(in);
 }
@@ -471,7 +482,7 @@ static void mutate_once(input *in) {
         move_dimension(in);
         return;
     case 4:
-        apply(in, P_SET, base + HDR_LAYOUT, 4, layouts[below(layout_count)]);
+        apply(in, P_SET, base + PACKED_LAYOUT, 4, layouts[below(layout_count)]);
         return;
     case 5:
         mutate_float(in);
@@ -506,6 +517,9 @@ static void generate(input *in, uint64_t campaign, uint64_t exec) {
     if (!s->packed && below(4) == 0) {
         truncate_to_declared(in);
     }
+    if (below(8) != 0) { /* mostly: the rest tries the checksums themselves */
+        apply(in, P_SEALPB, 0, 0, 0);
+    }
     if (!s->packed && below(8) != 0) {
         apply(in, P_FIXSUM, 0, 0, 0);
     }
@@ -515,6 +529,7 @@ static void generate(input *in, uint64_t campaign, uint64_t exec) {
 
 typedef struct {
     size_t imported, ran, packed_ran, refused;
+    size_t deep_refused, packed_deep_refused; /* imports, packed runs refused with every checksum valid: past them */
 } counts;
 
 /* What a child leaves its parent (a shared mapping): the execution running and the counts so far. */
@@ -631,10 +646,9 @@ static unsigned char *make_a(isf_op op, size_t m, size_t k) {
 /* The imported plan at the n and k its bytes give (as this target's size_t): all of C when n is small, else the
  * first tile of one row, which needs only one tile of C however large ldc = n is. */
 static void run_plan(const isf_gemm *g, const input *in, const unsigned char *bytes) {
-    isf_op op = (isf_op)isf_get_le(bytes + PH_OP, 4);
-    size_t n = (size_t)isf_get_le(bytes + PLAN_HEADER + HDR_N, 8),
-           k = (size_t)isf_get_le(bytes + PLAN_HEADER + HDR_K, 8);
-    size_t tile = (size_t)isf_get_le(bytes + PH_TILE_COLS, 4), m = n <= RUN_N_MAX ? in->m : 1;
+    isf_op op = (isf_op)le_get(bytes + PLAN_OP, 4);
+    size_t n = (size_t)le_get(bytes + PLAN_HEADER + PACKED_N, 8), k = (size_t)le_get(bytes + PLAN_HEADER + PACKED_K, 8);
+    size_t tile = (size_t)le_get(bytes + PLAN_TILE_COLS, 4), m = n <= RUN_N_MAX ? in->m : 1;
     size_t width = n <= RUN_N_MAX ? n : tile;
     unsigned char *a = width <= RUN_N_MAX ? make_a(op, m, k) : NULL;
     guarded_c c;
@@ -672,6 +686,7 @@ static void execute_import(const input *in, const unsigned char *bytes) {
     isf_status st = isf_gemm_import(bytes, in->size, &g);
     if (st != ISF_OK) {
         shared->totals.refused++;
+        shared->totals.deep_refused += sealed(in);
         if (g != NULL) {
             finding("a refused import wrote *plan");
         }
@@ -683,12 +698,10 @@ static void execute_import(const input *in, const unsigned char *bytes) {
     isf_gemm_destroy(g);
 }
 
-/* The one call of the packed-B reader. isf_gemm_packed is gaining the buffer's size (packed_bytes after packed_b):
- * at that merge, this line passes it on. */
+/* The one call of the packed-B reader, with the buffer's size (the input's: every byte past it is past the buffer). */
 static isf_status gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda, const void *packed,
                               size_t packed_bytes, void *c, size_t ldc) {
-    (void)packed_bytes;
-    return isf_gemm_packed(op, m, n, k, a, lda, packed, c, ldc);
+    return isf_gemm_packed(op, m, n, k, a, lda, packed, packed_bytes, c, ldc);
 }
 
 /* The caller's own op, n and k (the seed's) against bytes that may say otherwise. */
@@ -703,6 +716,7 @@ static void execute_packed(const input *in, const unsigned char *bytes) {
     isf_status st = gemm_packed(s->op, in->m, s->n, s->k, a, s->k, bytes, in->size, c.c, c.ldc);
     shared->totals.packed_ran += st == ISF_OK;
     shared->totals.refused += st != ISF_OK;
+    shared->totals.packed_deep_refused += st != ISF_OK && sealed(in);
     check_c(&c, st);
     free(a);
 }
@@ -783,9 +797,9 @@ static int campaign(uint64_t campaign_seed, uint64_t execs, uint64_t most) {
     }
     const counts *t = &shared->totals;
     printf("fuzz: done execs=%" PRIu64 " findings=%" PRIu64 " seeds=%zu plan_ops=%zu packed_ops=%zu layouts=%zu "
-           "imported=%zu ran=%zu packed_ran=%zu refused=%zu\n",
+           "imported=%zu ran=%zu packed_ran=%zu refused=%zu deep_refused=%zu packed_deep_refused=%zu\n",
            b.first, findings, seed_count, seeded_ops(0), seeded_ops(1), layout_count, t->imported, t->ran,
-           t->packed_ran, t->refused);
+           t->packed_ran, t->refused, t->deep_refused, t->packed_deep_refused);
     return findings != 0;
 }
 
@@ -800,6 +814,8 @@ static int replay_word(input *in, const char *word) {
         apply(in, P_TRUNC, a, 0, 0);
     } else if (sscanf(word, "extend:%" SCNu64 ":%" SCNu64, &a, &b) == 2) {
         apply(in, P_EXTEND, a, b, 0);
+    } else if (strcmp(word, "sealpb") == 0) {
+        apply(in, P_SEALPB, 0, 0, 0);
     } else if (strcmp(word, "fixsum") == 0) {
         apply(in, P_FIXSUM, 0, 0, 0);
     } else {
@@ -836,10 +852,15 @@ static int replay_line(char *line) {
             return 1;
         }
     }
+    shared->totals = (counts){0};
     if (!in_child(execute_input, &in)) {
         return 1;
     }
-    printf("fuzz: replayed %s\n", name);
+    const counts *t = &shared->totals;
+    printf("fuzz: replayed %s: %s\n", name,
+           t->deep_refused || t->packed_deep_refused ? "refused past its checksums"
+           : t->refused                              ? "refused"
+                                                     : "accepted");
     return 0;
 }
 
