@@ -19,7 +19,7 @@ ONLY ?=
 BENCH_ARGS ?= --compiler clang,gcc --shapes 64x64x64,128x128x128,256x256x64,1x1024x1024,49x256x2304 \
   --markdown docs/performance.md --plot docs/performance.png
 
-.PHONY: all install build test bench test-qemu ci ci-suite ci-matrix docker-image docker-test lint format clean
+.PHONY: all install build test bench test-qemu ci ci-suite ci-matrix fuzz docker-image docker-test lint format clean
 
 all: build
 
@@ -51,17 +51,23 @@ test-qemu: install
 	  $(if $(TARGETS),--targets $(TARGETS)) $(if $(TOOLCHAINS),--toolchains $(TOOLCHAINS))
 
 ## The whole CI matrix here, as .github/workflows/cross.yml runs it: lint and the tests outside the cells, then every
-## cell of ci/matrix.toml (make ci [JOBS=2] [ONLY='build=debug-ubsan']; see docs/ci.md). The CI image first: the
-## suite's slow tests run make test in it (what make docker-test does), and fail rather than skip without an engine,
-## so an install step the image lacks fails make ci.
+## cell of ci/matrix.toml (make ci [JOBS=2] [ONLY='build=debug-ubsan']; see docs/ci.md), then the long fuzz campaign.
+## The CI image first: the suite's slow tests run make test in it (what make docker-test does), and fail rather than
+## skip without an engine, so an install step the image lacks fails make ci.
 ci: export ISAFORGE_REQUIRE_DOCKER := 1
-ci: docker-image ci-suite ci-matrix
+ci: docker-image ci-suite ci-matrix fuzz
 
 ci-suite: install lint
 	$(PYTHON) -m pytest --ignore=tests/kernels -p no:cacheprovider
 
 ci-matrix: install
 	$(ISAFORGE) matrix run -j $(JOBS) $(if $(ONLY),--only "$(ONLY)")
+
+## A long fuzz campaign of isf_gemm_import and isf_gemm_packed (tests/kernels/fuzz_plan.c, ASan + UBSan under QEMU,
+## both arches) that goes on past each finding (up to 200) and prints the distinct ones (make fuzz [FUZZ_EXECS=N]).
+FUZZ_EXECS ?= 50000
+fuzz: install
+	ISAFORGE_FUZZ_EXECS=$(FUZZ_EXECS) $(PYTHON) -m pytest tests/kernels/runtime/test_fuzz.py -k campaign -s
 
 ## The CI image (ci/Dockerfile): installs a Docker engine and debootstrap when missing, starts dockerd when none runs
 ## (as root), builds the base with debootstrap where no registry answers, then the image (isaforge docker image).

@@ -108,31 +108,6 @@ static void use(isf_op op, const void *packed, size_t bytes, isf_status expect, 
 
 /* ---- damaged headers: each field of isaforge.h's format, in a copy of a good buffer --------------------------- */
 
-static void put_u32(unsigned char *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) {
-        p[i] = (unsigned char)(v >> (8 * i));
-    }
-}
-
-static void put_u64(unsigned char *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) {
-        p[i] = (unsigned char)(v >> (8 * i));
-    }
-}
-
-static uint64_t get_u64(const unsigned char *p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) {
-        v |= (uint64_t)p[i] << (8 * i);
-    }
-    return v;
-}
-
-enum { CHECKSUM_AT = 56 };
-
-/* The header's checksum again (isaforge.h's FNV-1a of its first 56 bytes), as a crafted buffer would carry it. */
-static void reseal(unsigned char *p) { put_u64(p + CHECKSUM_AT, fnv1a(0xcbf29ce484222325u, p, CHECKSUM_AT)); }
-
 /* Another layout of `op` than `layout` that a kernel runnable now reads, or `layout` itself if there is none. */
 static uint32_t other_layout(isf_op op, uint32_t layout) {
     for (size_t i = 0; i < isf_kernel_table_count; i++) {
@@ -152,31 +127,24 @@ typedef struct {
 } damage;
 
 static void apply(unsigned char *p, const damage *d) {
-    uint64_t v = d->add ? get_u64(p + d->at) + d->value : d->value;
-    if (d->width == 8) {
-        put_u64(p + d->at, v);
-    } else if (d->width == 4) {
-        put_u32(p + d->at, (uint32_t)v);
-    } else {
-        p[d->at] = (unsigned char)v;
-    }
+    le_put(p + d->at, d->add ? le_get(p + d->at, d->width) + d->value : d->value, d->width);
 }
 
 /* Fields that pass every check but the checksum: a file damaged there once ran on panels of another shape. */
 static void unsealed_damage_is_refused(isf_op op, const unsigned char *good, size_t bytes) {
     const isf_kernel *kern = isf_selected_kernel(op);
-    uint32_t layout = (uint32_t)get_u64(good + 12);
+    uint32_t layout = (uint32_t)le_get(good + PACKED_LAYOUT, 4);
     const damage cases[] = {
         {"Kc another whole number of k blocks", 40, 8, 2 * kern->kr, 1},
         {"another layout runnable here", 12, 4, other_layout(op, layout), 0},
         {"panel offset 8 bytes on", 48, 8, 8, 1},
-        {"the checksum", CHECKSUM_AT, 8, 1, 1},
+        {"the checksum", PACKED_CHECKSUM, 8, 1, 1},
     };
     unsigned char *copy = aligned_alloc(64, (bytes + 63) / 64 * 64);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         memcpy(copy, good, bytes);
         apply(copy, &cases[i]);
-        if (get_u64(copy + 12) == layout && cases[i].at == 12) {
+        if (le_get(copy + PACKED_LAYOUT, 4) == layout && cases[i].at == 12) {
             continue; /* no other layout runnable here */
         }
         use(op, copy, bytes, ISF_ERR_INVALID_ARG, cases[i].what);
@@ -205,7 +173,7 @@ static void damaged_headers(isf_op op, const unsigned char *good, size_t bytes) 
         const damage *d = &cases[i];
         memcpy(copy, good, bytes);
         apply(copy, d);
-        reseal(copy);
+        reseal_packed(copy);
         if (d->add && d->at == 40 && isf_selected_kernel(op)->kr == 1) {
             continue; /* KR = 1: every Kc is a whole number of k blocks */
         }
@@ -239,8 +207,8 @@ static void short_buffers_are_refused(isf_op op, const unsigned char *good) {
     use(op, p, extent - 1, ISF_ERR_INVALID_ARG, "a byte short of the panels' end");
     use(op, p + extent - 63, 63, ISF_ERR_INVALID_ARG, "63 bytes");
     use(op, p + extent, 0, ISF_ERR_INVALID_ARG, "0 bytes");
-    put_u64(p + 48, get_u64(p + 48) + 8);
-    reseal(p);
+    le_put(p + PACKED_PANELS, le_get(p + PACKED_PANELS, 8) + 8, 8);
+    reseal_packed(p);
     use(op, p, extent, ISF_ERR_INVALID_ARG, "panels 8 bytes on, resealed");
     guarded_free(&g);
 }

@@ -106,17 +106,20 @@ static inline int all_bytes(const void *buf, size_t bytes, unsigned char fill) {
 
 enum {
     PLAN_HEADER = 64, /* the packed-B buffer starts here */
+    PLAN_OP = 8,
     PLAN_TILE_ROWS = 16,
     PLAN_TILE_COLS = 20,
     PLAN_PACKED_BYTES = 24,
     PLAN_CHECKSUM = 32,
     PLAN_BIAS_BYTES = 40,
     PLAN_QUANT_BYTES = 56,
-    PACKED_N = 24, /* isaforge.h's packed-B header */
+    PACKED_LAYOUT = 12, /* isaforge.h's packed-B header */
+    PACKED_N = 24,
     PACKED_K = 32,
     PACKED_KC = 40,
     PACKED_PANELS = 48,
-    QUANT_PADDED = 16, /* the quantized section: scalars, then NR-padded arrays (bias, sums, scales, fp32 bias) */
+    PACKED_CHECKSUM = 56, /* of the 56 bytes before it (format version 2) */
+    QUANT_PADDED = 16,    /* the quantized section: scalars, then NR-padded arrays (bias, sums, scales, fp32 bias) */
     QUANT_BLOCKS = 24,
     QUANT_ARRAYS = 32,
 };
@@ -150,6 +153,12 @@ static inline void reseal_plan(unsigned char *p) {
     size_t data =
         (size_t)(le_get(p + PLAN_PACKED_BYTES, 8) + le_get(p + PLAN_BIAS_BYTES, 8) + le_get(p + PLAN_QUANT_BYTES, 8));
     le_put(p + PLAN_CHECKSUM, fnv1a(h, p + PLAN_HEADER, data), 8);
+}
+
+/* A packed-B header's checksum again (isaforge.h's FNV-1a of its first 56 bytes), as a crafted buffer would carry
+ * it; in a plan export, the packed buffer's header is at p + PLAN_HEADER (reseal it before the plan). */
+static inline void reseal_packed(unsigned char *p) {
+    le_put(p + PACKED_CHECKSUM, fnv1a(0xcbf29ce484222325u, p, PACKED_CHECKSUM), 8);
 }
 
 /* Where a plan's quantized section starts in its export. */

@@ -62,8 +62,9 @@ def test_the_image_is_built_once_checked_and_handed_on_as_an_artifact() -> None:
 
 def test_every_other_job_loads_the_image_and_runs_its_target_in_it_offline_as_the_runners_user() -> None:
     every = jobs()
-    assert list(every) == ["image", "suite", *MATRIX.names]
-    targets = {"suite": ["make", "ci-suite"]} | {n: ["make", "ci-matrix", f"ONLY={n}"] for n in MATRIX.names}
+    assert list(every) == ["image", "suite", "fuzz", *MATRIX.names]
+    targets = {"suite": ["make", "ci-suite"], "fuzz": ["make", "fuzz"]}
+    targets |= {n: ["make", "ci-matrix", f"ONLY={n}"] for n in MATRIX.names}
     for name, target in targets.items():
         job = every[name]
         assert "    needs: image\n" in job, name
@@ -77,8 +78,8 @@ def test_every_other_job_loads_the_image_and_runs_its_target_in_it_offline_as_th
         assert words[-len(target) - 1 :] == [ciimage.IMAGE, *target]
     makefile = (ROOT / "Makefile").read_text()
     assert re.search(r"^ci-matrix: install\n\t\$\(ISAFORGE\) matrix run .*\$\(if \$\(ONLY\),--only", makefile, re.M)
-    # make ci runs what the workflow runs: the image (its image job), the suite, the cells.
-    assert re.search(r"^ci: docker-image ci-suite ci-matrix$", makefile, re.M)
+    # make ci runs what the workflow runs: the image (its image job), the suite, the cells, the fuzz job.
+    assert re.search(r"^ci: docker-image ci-suite ci-matrix fuzz$", makefile, re.M)
 
 
 def test_each_cell_keeps_its_ccache_in_the_workspace_the_container_writes_to() -> None:

@@ -83,19 +83,17 @@ def _image_job() -> list[str]:
     ]
 
 
-def _suite_job() -> list[str]:
+def _make_job(job: str, title: str, step: str, target: str) -> list[str]:
+    """A job outside the cells: one make target of `make ci` in the image."""
     return [
-        "  suite:",
-        '    name: "lint and the tests outside the cells"',
+        f"  {job}:",
+        f"    name: {_q(title)}",
         "    needs: image",
         "    runs-on: ubuntu-latest",
         "    timeout-minutes: 60",
         "    steps:",
         *_load_image_steps(),
-        *_run(
-            "lint, then pytest outside tests/kernels (slow tests included), in the image",
-            docker_run(["make", "ci-suite"]),
-        ),
+        *_run(step, docker_run(["make", target])),
     ]
 
 
@@ -129,8 +127,8 @@ def _cell_job(cell: Cell) -> list[str]:
 def render_workflow(matrix: Matrix) -> str:
     """.github/workflows/cross.yml: a function of ci/matrix.toml only. `image` builds ci/Dockerfile once, checks it
     and hands it to the other jobs as an artifact; each job loads it and runs its make target in it, offline, as
-    the runner's user: one job per cell (`make ci-matrix ONLY=<cell>`, the local runner) and `suite` (what `make ci`
-    runs besides the cells)."""
+    the runner's user: one job per cell (`make ci-matrix ONLY=<cell>`, the local runner), and `suite` and `fuzz`
+    (what `make ci` runs besides the cells)."""
     lines = [
         WORKFLOW_HEADER,
         "# The CI image built once, then one job per cell of the matrix, each running the same runner as `make ci`",
@@ -157,7 +155,19 @@ def render_workflow(matrix: Matrix) -> str:
         "jobs:",
         *_image_job(),
         "",
-        *_suite_job(),
+        *_make_job(
+            "suite",
+            "lint and the tests outside the cells",
+            "lint, then pytest outside tests/kernels (slow tests included), in the image",
+            "ci-suite",
+        ),
+        "",
+        *_make_job(
+            "fuzz",
+            "the plan and packed-B readers fuzzed",
+            "a long campaign of the fuzz target under ASan + UBSan, both arches, in the image",
+            "fuzz",
+        ),
     ]
     for cell in matrix.cells:
         lines += ["", *_cell_job(cell)]
