@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -201,3 +202,31 @@ def test_a_kernel_with_a_new_tile_and_no_packer_stops_meson_configure(tmp_path, 
     toml.write_text(toml.read_text().replace("\n[layout]\n", "\n[layout]\n" + "\n".join(entries) + "\n", 1))
     proc = configure("registered")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_build_locked_by_another_process_waits_for_it() -> None:
+    """Parallel workers ask for the same build at once: the second waits while the first holds the build directory,
+    then finds it up to date."""
+    build = builds.build_for("host", "gcc")
+    builds.ensure_built(build)
+    code = "from isaforge import builds; builds.ensure_built(builds.build_for('host', 'gcc')); print('built')"
+    env = {**builds._tool_env(), "PYTHONPATH": str(ROOT / "src")}
+    with builds._locked(build):
+        waiting = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+        with pytest.raises(subprocess.TimeoutExpired):
+            waiting.wait(timeout=3)
+    out, _ = waiting.communicate(timeout=300)
+    assert waiting.returncode == 0 and out.strip() == "built"
+
+
+def test_an_install_up_to_date_is_left_alone_and_a_damaged_one_is_made_again() -> None:
+    """Tests build engines against the installed prefix while others ask for it: an install with nothing new to write
+    must not empty it under them. The host build's install: no other test reads it, so this one may damage it."""
+    build = builds.build_for("host", "gcc")
+    prefix = builds.ensure_installed(build)
+    library = prefix / "lib" / "libisaforge.a"
+    before = library.stat().st_ino
+    assert builds.ensure_installed(build) == prefix and library.stat().st_ino == before
+    (prefix / "include" / "isaforge" / "isaforge.h").unlink()
+    builds.ensure_installed(build)
+    assert (prefix / "include" / "isaforge" / "isaforge.h").is_file() and library.stat().st_ino != before
