@@ -8,10 +8,19 @@ TARGETS ?=
 TOOLCHAINS ?=
 # `make test` runs a representative slice: every toolchain (both arches, both compilers) on the baseline-only
 # models (cortex-a53, cortex-a7: nothing may raise SIGILL) and on `max` (every variant, every SVE vector length),
-# without the tests marked slow. The rest (every other CPU model, the debug + UBSan builds, the slow tests) is in
-# `make ci`. PYTEST_ARGS= (empty) runs the whole suite on every model.
+# without the tests marked slow or peers. The rest (every other CPU model, the debug + UBSan builds, the slow tests,
+# the peer libraries' tests) is in `make ci`. PYTEST_ARGS= (empty) runs the whole suite on every model.
 SLICE_CPUS ?= cortex-a53,cortex-a7,max
-PYTEST_ARGS ?= --isaforge-qemu-cpu $(SLICE_CPUS) -m "not slow"
+PYTEST_ARGS ?= --isaforge-qemu-cpu $(SLICE_CPUS) -m "not slow and not peers"
+# pytest-xdist workers, one per core (QEMU runs one guest thread at a time): every worker shares the same builds
+# (one per toolchain, locked while it builds); the tests sharing a Conan home or an installed wheel stay on one worker
+# (xdist_group). WORKERS=0 runs in one process.
+WORKERS ?= auto
+PYTEST_WORKERS = $(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist loadgroup)
+# make check: the loop while you work, one toolchain on one model, without the tests that build projects, packages or
+# wheels of their own (marked e2e).
+CHECK_TOOLCHAIN ?= aarch64-linux-gnu-clang
+CHECK_CPU ?= max
 # make ci: cells at the same time (-j), and a cell selection (isaforge matrix run --only; e.g. ONLY='compiler=clang').
 JOBS ?= 1
 ONLY ?=
@@ -19,7 +28,7 @@ ONLY ?=
 BENCH_ARGS ?= --compiler clang,gcc --shapes 64x64x64,128x128x128,256x256x64,1x1024x1024,49x256x2304 \
   --markdown docs/performance.md --plot docs/performance.png
 
-.PHONY: all install build test bench test-qemu ci ci-suite ci-matrix fuzz docker-image docker-test lint format clean
+.PHONY: all install build test check bench test-qemu ci ci-suite ci-matrix fuzz docker-image docker-test lint format clean
 
 all: build
 
@@ -30,11 +39,16 @@ install:
 build: install
 	$(ISAFORGE) build
 
-## Lint, then the pytest suite's representative slice (PYTEST_ARGS above; PYTEST_ARGS= for all of it). The peer
-## libraries are installed first so that their smoke tests (tests/bench/test_peers.py) run rather than skip.
+## Lint, then the pytest suite's representative slice (PYTEST_ARGS above; PYTEST_ARGS= for all of it), on WORKERS
+## processes. The peer libraries' tests are in make ci and make bench.
 test: install lint
-	@bash ci/install-toolchains.sh --peers
-	$(PYTHON) -m pytest $(PYTEST_ARGS)
+	$(PYTHON) -m pytest $(PYTEST_WORKERS) $(PYTEST_ARGS)
+
+## The fast loop: the suite on one toolchain and one CPU model, no e2e tests, no lint
+## (make check [CHECK_TOOLCHAIN=arm-linux-gnueabihf-gcc] [CHECK_CPU=cortex-a7]).
+check: install
+	$(PYTHON) -m pytest $(PYTEST_WORKERS) --isaforge-toolchains $(CHECK_TOOLCHAIN) --isaforge-qemu-cpu $(CHECK_CPU) \
+	  -m "not slow and not peers and not e2e"
 
 ## docs/performance.md and its charts, regenerated: the hot loops and instruction counts of both compilers, then
 ## libisaforge against the libraries engines use today (OpenBLAS, BLIS, XNNPACK from Debian's arm64 packages,
@@ -57,8 +71,10 @@ test-qemu: install
 ci: export ISAFORGE_REQUIRE_DOCKER := 1
 ci: docker-image ci-suite ci-matrix fuzz
 
+## The peer libraries are installed first (best effort) so that their tests (marked peers) run rather than skip.
 ci-suite: install lint
-	$(PYTHON) -m pytest --ignore=tests/kernels -p no:cacheprovider
+	@bash ci/install-toolchains.sh --peers
+	$(PYTHON) -m pytest $(PYTEST_WORKERS) --ignore=tests/kernels -p no:cacheprovider
 
 ci-matrix: install
 	$(ISAFORGE) matrix run -j $(JOBS) $(if $(ONLY),--only "$(ONLY)")

@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -34,6 +35,7 @@ def expected_on_max(info: dict, op: str) -> str | None:
     return cat.best_kernel(ROOT, "aarch64", list(info["variants"]), set(cat.cpu_features("aarch64", "max")), op)
 
 
+@pytest.mark.e2e
 def test_disabling_a_variant_removes_its_objects_and_flags(isaforge_build, qemu_run: QemuRunner) -> None:
     build = builds.build_for(AARCH64, "gcc", {"variant_i8mm": "disabled"}, tag="no-i8mm")
     directory = isaforge_build(build)
@@ -68,6 +70,7 @@ def configure_with_old_gcc(tmp_path, *options: str) -> tuple[subprocess.Complete
     return proc, directory
 
 
+@pytest.mark.e2e
 def test_variants_an_old_compiler_cannot_build_are_dropped_and_the_library_still_builds(tmp_path) -> None:
     proc, directory = configure_with_old_gcc(tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -80,12 +83,14 @@ def test_variants_an_old_compiler_cannot_build_are_dropped_and_the_library_still
     assert info["kernels"]["gemm_s8"] == expected_on_max(info, "gemm_s8") == "gemm_s8_8x8x4_sve"
 
 
+@pytest.mark.e2e
 def test_a_variant_required_but_unbuildable_is_a_configure_error(tmp_path) -> None:
     proc, _ = configure_with_old_gcc(tmp_path, "-Dvariant_i8mm=enabled")
     assert proc.returncode != 0
     assert "variant i8mm dropped: gcc" in proc.stdout + proc.stderr
 
 
+@pytest.mark.e2e
 def test_host_build_has_reference_kernels_only_and_runs_natively(isaforge_build) -> None:
     build = builds.build_for("host", "gcc")
     directory = isaforge_build(build)
@@ -96,6 +101,7 @@ def test_host_build_has_reference_kernels_only_and_runs_natively(isaforge_build)
     assert errors.returncode == 0, errors.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("kind", ["static", "shared", "header", "pkg-config"])
 def test_install_ships_the_library_header_and_pkg_config(isaforge_build, tmp_path, kind: str) -> None:
     directory = isaforge_build(builds.build_for(AARCH64, "gcc"))
@@ -110,12 +116,14 @@ def test_install_ships_the_library_header_and_pkg_config(isaforge_build, tmp_pat
     assert any(f.endswith(wanted) for f in files), sorted(files)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("setup", ["cortex_a7", "max"])
-def test_meson_test_runs_under_each_cpu_model_setup(isaforge_build, setup: str) -> None:
+def test_meson_test_runs_under_each_cpu_model_setup(isaforge_build, setup: str, tmp_path) -> None:
     directory = isaforge_build(builds.build_for("arm-linux-gnueabihf", "clang"))
+    # TMPDIR: test_packed_file's files have fixed names, and the other setup may run at once (parallel workers).
     proc = subprocess.run(
         [*builds._meson(), "test", "-C", str(directory), "--setup", setup],
-        capture_output=True, text=True, env=builds._tool_env(), check=False,
+        capture_output=True, text=True, env={**builds._tool_env(), "TMPDIR": str(tmp_path)}, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout
     names = meson_test_names()
@@ -129,6 +137,7 @@ def test_meson_test_runs_under_each_cpu_model_setup(isaforge_build, setup: str) 
 OLD_ASSEMBLER = {"aarch64-linux-gnu": "-Wa,-march=armv8-a", "arm-linux-gnueabihf": "-Wa,-march=armv7-a"}
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("target", list(OLD_ASSEMBLER))
 def test_assembler_held_to_the_baseline_needs_the_inst_encoder(target: str, tmp_path) -> None:
     """GCC hands `-Wa,-march` to the assembler after the variant's own -march, like an old binutils: the .S
@@ -138,6 +147,7 @@ def test_assembler_held_to_the_baseline_needs_the_inst_encoder(target: str, tmp_
         builds.ensure_built(never)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("target", list(OLD_ASSEMBLER))
 # `auto` encodes a subset of what `always` does (the variants the assembler rejects): the slow tier runs it.
 @pytest.mark.parametrize("mode", ["always", pytest.param("auto", marks=pytest.mark.slow)])
@@ -170,6 +180,7 @@ def source_copy(tmp_path):
     return dest
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("target", [AARCH64, "arm-linux-gnueabihf"])
 def test_a_kernel_with_a_new_tile_and_no_packer_stops_meson_configure(tmp_path, target: str) -> None:
     """Never a silent slow path: a kernel whose layout the registry does not list is a configure error that names
@@ -201,3 +212,33 @@ def test_a_kernel_with_a_new_tile_and_no_packer_stops_meson_configure(tmp_path, 
     toml.write_text(toml.read_text().replace("\n[layout]\n", "\n[layout]\n" + "\n".join(entries) + "\n", 1))
     proc = configure("registered")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.e2e
+def test_a_build_locked_by_another_process_waits_for_it() -> None:
+    """Parallel workers ask for the same build at once: the second waits while the first holds the build directory,
+    then finds it up to date."""
+    build = builds.build_for("host", "gcc")
+    builds.ensure_built(build)
+    code = "from isaforge import builds; builds.ensure_built(builds.build_for('host', 'gcc')); print('built')"
+    env = {**builds._tool_env(), "PYTHONPATH": str(ROOT / "src")}
+    with builds._locked(build):
+        waiting = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+        with pytest.raises(subprocess.TimeoutExpired):
+            waiting.wait(timeout=3)
+    out, _ = waiting.communicate(timeout=300)
+    assert waiting.returncode == 0 and out.strip() == "built"
+
+
+@pytest.mark.e2e
+def test_an_install_up_to_date_is_left_alone_and_a_damaged_one_is_made_again() -> None:
+    """Tests build engines against the installed prefix while others ask for it: an install with nothing new to write
+    must not empty it under them. The host build's install: no other test reads it, so this one may damage it."""
+    build = builds.build_for("host", "gcc")
+    prefix = builds.ensure_installed(build)
+    library = prefix / "lib" / "libisaforge.a"
+    before = library.stat().st_ino
+    assert builds.ensure_installed(build) == prefix and library.stat().st_ino == before
+    (prefix / "include" / "isaforge" / "isaforge.h").unlink()
+    builds.ensure_installed(build)
+    assert (prefix / "include" / "isaforge" / "isaforge.h").is_file()

@@ -541,6 +541,7 @@ def configure_and_build(copy: Path, prefix: Path, *options: str) -> Path:
     return build
 
 
+@pytest.mark.e2e
 def test_engine_sdot_planted_in_a_baseline_file(tmp_path):
     copy, prefix = engine_build(tmp_path, "planted")
     clean = cli(configure_and_build(copy, prefix))
@@ -556,6 +557,7 @@ def test_engine_sdot_planted_in_a_baseline_file(tmp_path):
     ), result.stdout
 
 
+@pytest.mark.e2e
 def test_engine_configured_with_a_global_march(tmp_path):
     """-Dc_args=-march=armv8.2-a+dotprod: GCC vectorises the engine's plain reference loop with sdot, which the
     reference's own flags now allow, and which a cortex-a53 would die on."""

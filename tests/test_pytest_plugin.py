@@ -102,6 +102,28 @@ def test_a_run_with_a_pass_passes(tmp_path) -> None:
     assert proc.returncode == pytest.ExitCode.OK, proc.stdout
 
 
+# make test runs the suite on pytest-xdist workers: a worker's share may be only skips while the run passes, and a run
+# whose every worker skipped everything must still fail.
+XDIST = ("-n", "2", "--dist", "loadgroup")
+SKIPS_AND_ONE_PASS = (
+    "import pytest\n\n"
+    + "".join(f"def test_skip_{i}():\n    pytest.skip()\n\n" for i in range(8))
+    + "def test_ok():\n    assert 1 + 1 == 2\n"
+)
+
+
+def test_on_parallel_workers_a_run_where_everything_was_skipped_fails(tmp_path) -> None:
+    proc = run_pytest(tmp_path, SKIPPED_ONLY.replace("def test_x", "def test_y") + SKIPPED_ONLY, *OPT_IN, *XDIST)
+    assert proc.returncode == pytest.ExitCode.TESTS_FAILED, proc.stdout + proc.stderr
+    assert "isaforge: no test passed" in proc.stdout and "bringing up nodes" in proc.stdout
+
+
+def test_on_parallel_workers_a_run_with_one_pass_passes(tmp_path) -> None:
+    proc = run_pytest(tmp_path, SKIPS_AND_ONE_PASS, *OPT_IN, *XDIST)
+    assert proc.returncode == pytest.ExitCode.OK, proc.stdout + proc.stderr
+    assert "1 passed, 8 skipped" in proc.stdout and "bringing up nodes" in proc.stdout
+
+
 @pytest.mark.parametrize(
     ("option", "value"), [("--isaforge-qemu-cpu", "cortex-a9000"), ("--isaforge-toolchains", "mips-gcc")]
 )

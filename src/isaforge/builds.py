@@ -3,10 +3,14 @@ checkout, or, for an installed isaforge, into the user's cache (build_root)."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import json
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -100,12 +104,36 @@ def kernel_files(root: Path) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in (root / "kernels").rglob("gemm_*.[cS]"))
 
 
-def ensure_built(build: Build) -> Path:
-    """Configure (first time, or when the options changed) and compile; returns the build directory."""
+@contextlib.contextmanager
+def _locked(build: Build) -> Iterator[None]:
+    """One configure, compile or install of a build directory at a time, across processes: parallel test workers
+    (pytest-xdist), `isaforge test-qemu` subprocesses and threads ask for the same builds at once. The second caller
+    waits, then finds the build up to date. The lock file sits beside the directory, which Meson may wipe."""
+    lock = build.directory.with_name(f"{build.directory.name}.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _check_usable(build: Build) -> None:
     if build.toolchain is not None:
         found = probe(build.toolchain)
         if not found.usable:
             raise IsaforgeError(f"{build.toolchain.name} is unusable: {'; '.join(found.reasons)}")
+
+
+def ensure_built(build: Build) -> Path:
+    """Configure (first time, or when the options changed) and compile; returns the build directory."""
+    _check_usable(build)
+    with _locked(build):
+        return _build(build)
+
+
+def _build(build: Build) -> Path:
     options = [f"-D{k}={v}" for k, v in build.options]
     stamp = build.directory / ".isaforge-options"
     log = build.directory.with_name(f"{build.directory.name}.log")  # outside the directory Meson may wipe
@@ -138,21 +166,48 @@ def _configured_option(directory: Path, name: str) -> object:
     return next((o["value"] for o in options if o.get("name") == name and o.get("machine") != "build"), None)
 
 
+def _install_state(directory: Path) -> str | None:
+    """What an install of `directory` would write, as one digest: Meson's list of installed files and the size and
+    modification time of each file it copies (the built library, headers, the generator's sources). None when a file
+    of the list is missing from the prefix: the install must be made again."""
+    listing = directory / "meson-info" / "intro-installed.json"
+    installed = json.loads(listing.read_text())
+    if not all(os.path.lexists(destination) for destination in installed.values()):
+        return None
+    digest = hashlib.sha256(listing.read_bytes())
+    for source in installed:
+        path = Path(source) if Path(source).is_absolute() else directory / source
+        stat = path.stat() if path.exists() else None
+        digest.update(f"{source}\0{stat and (stat.st_size, stat.st_mtime_ns)}\n".encode())
+    return digest.hexdigest()
+
+
 def ensure_installed(build: Build) -> Path:
     """Build, then install into install_prefix(build), emptied first; returns the prefix. The prefix is the real
     install prefix, not a --destdir staging area, because the pkg-config file and the CMake package files installed
     there name it: an engine finds libisaforge with `-Dpkg_config_path=<prefix>/lib/pkgconfig` (Meson) or
-    `-DCMAKE_PREFIX_PATH=<prefix>` (CMake) and nothing else."""
-    directory = ensure_built(build)
-    prefix = install_prefix(build)
-    log = directory.with_name(f"{directory.name}-install.log")
-    # libdir=lib: the same layout for the host build (whose default is Debian's lib/<multiarch>) and cross builds.
-    if _configured_option(directory, "prefix") != str(prefix) or _configured_option(directory, "libdir") != "lib":
-        _run_logged(
-            [*_meson(), "configure", f"-Dprefix={prefix}", "-Dlibdir=lib", str(directory)],
-            f"meson configure of {build.name} (install prefix)",
-            log,
-        )
-    shutil.rmtree(prefix, ignore_errors=True)
-    _run_logged([*_meson(), "install", "-C", str(directory), "--quiet"], f"install of {build.name}", log)
-    return prefix
+    `-DCMAKE_PREFIX_PATH=<prefix>` (CMake) and nothing else. An install already up to date is left as it is, so that
+    a caller can build against the prefix while another asks for it again."""
+    _check_usable(build)
+    with _locked(build):
+        directory = _build(build)
+        prefix = install_prefix(build)
+        log = directory.with_name(f"{directory.name}-install.log")
+        # libdir=lib: the same layout for the host build (whose default is Debian's lib/<multiarch>) and cross builds.
+        if _configured_option(directory, "prefix") != str(prefix) or _configured_option(directory, "libdir") != "lib":
+            _run_logged(
+                [*_meson(), "configure", f"-Dprefix={prefix}", "-Dlibdir=lib", str(directory)],
+                f"meson configure of {build.name} (install prefix)",
+                log,
+            )
+            _run_logged([*_meson(), "compile", "-C", str(directory)], f"build of {build.name}", log)
+        # Outside the prefix: nothing but the install lands in it.
+        stamp = prefix.with_name(f"{prefix.name}.state")
+        state = _install_state(directory)
+        if state is not None and stamp.is_file() and stamp.read_text() == state:
+            return prefix
+        stamp.unlink(missing_ok=True)
+        shutil.rmtree(prefix, ignore_errors=True)
+        _run_logged([*_meson(), "install", "-C", str(directory), "--quiet"], f"install of {build.name}", log)
+        stamp.write_text(_install_state(directory) or "")
+        return prefix

@@ -8,7 +8,10 @@ Options, prefixed so that they cannot clash with a project's own: `--isaforge-qe
 of the catalogue) and `--isaforge-toolchains t1,t2` (default: every toolchain, `<triple>-<compiler>` names). Tests
 ask for `target_cpu` (parametrized over every selected toolchain × CPU model of its arch) or `cross_build` (every
 selected toolchain), and use `isaforge_build` / `qemu_run`.
-Where it is loaded, a session in which no test passed — all skipped, or none collected — fails.
+Where it is loaded, a session in which no test passed — all skipped, or none collected — fails; with pytest-xdist,
+the run as a whole (the controller sees every worker's reports; a worker whose share was all skips decides nothing).
+Builds are shared by every process of a run: parallel workers (`-n 2`) build each toolchain once, the others wait for
+it (builds.ensure_built holds a lock per build directory).
 """
 
 from __future__ import annotations

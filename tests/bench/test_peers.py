@@ -40,6 +40,7 @@ def harness(tmp_path_factory) -> Callable[[str], Path]:
     return get
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize(("library", "precision", "mode"), CASES, ids=["-".join(c) for c in CASES])
 def test_harness_computes_right(harness, tmp_path, library, precision, mode):
     exe = harness(library)
@@ -49,6 +50,7 @@ def test_harness_computes_right(harness, tmp_path, library, precision, mode):
         assert run.element == peers.ELEMENT_NAMES[peers.peer(library).element(precision)]
 
 
+@pytest.mark.peers
 def test_xnnpack_fp32_on_neoverse_n1_with_its_window_in_the_log(harness, tmp_path):
     """A real core model, logged as the whole-call bench logs it: the window the markers open and close is there."""
     exe = harness("xnnpack")
@@ -62,12 +64,14 @@ def test_xnnpack_fp32_on_neoverse_n1_with_its_window_in_the_log(harness, tmp_pat
     assert parsed.traces > 10  # the measured call's blocks, not just the marker's own
 
 
+@pytest.mark.peers
 def test_openblas_dispatches_by_core_model(harness, tmp_path):
     exe = harness("openblas")
     run = peers.run("openblas", exe, "fp32", peers.PLAIN, SHAPES[0], "neoverse-n1", tmp_path)
     assert (run.status, run.wrong, run.detail) == (0, "", "core=neoversen1")
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize("library", list(peers.PEERS))
 def test_markers_exist_in_order(harness, library):
     begin, end = peers.markers(harness(library))
@@ -78,6 +82,7 @@ REFUSED = [("openblas", "fp16", "plain"), ("blis", "fp32", "prepacked"), ("xnnpa
            ("xnnpack", "bf16", "prepacked"), ("isaforge", "qs8", "plain"), ("openblas", "qs8", "plain")]  # fmt: skip
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize(("library", "precision", "mode"), REFUSED)
 def test_a_pair_not_offered_is_refused_in_one_line(harness, tmp_path, library, precision, mode):
     exe = harness(library)
@@ -91,6 +96,7 @@ def test_a_pair_not_offered_is_refused_in_one_line(harness, tmp_path, library, p
         peers.run(library, exe, precision, mode, SHAPES[0], "max", tmp_path)
 
 
+@pytest.mark.peers
 def test_the_harness_sees_a_damaged_guard_byte(harness, tmp_path, monkeypatch):
     """The harness's own guard check, end to end: told to, it flips the byte right after C once the call is done."""
     monkeypatch.setenv("ISF_BENCH_SELFTEST", "guard")
@@ -98,6 +104,7 @@ def test_the_harness_sees_a_damaged_guard_byte(harness, tmp_path, monkeypatch):
     assert "guard bytes" in run.wrong
 
 
+@pytest.mark.peers
 def test_a_qs8_output_one_step_off_is_wrong_for_libisaforge(harness, tmp_path, monkeypatch):
     """libisaforge's gemm_qs8 is held to isaforge.quant byte for byte: the harness, told to, flips the lowest bit
     of C's first byte (one step, which XNNPACK's ±1 would allow), and the run is wrong; untouched, it is right on a

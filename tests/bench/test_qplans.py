@@ -153,6 +153,10 @@ def test_every_plan_only_op_has_a_kernel_op() -> None:
     assert all(not load().ops[o].plain for o in ops)
 
 
+# The tests running the static qplan: one worker links and disassembles it for them all (pytest-xdist).
+RUNNER = pytest.mark.xdist_group("qplans-runner")
+
+
 @pytest.fixture(scope="module")
 def runner(tmp_path_factory: pytest.TempPathFactory) -> qplans.StaticRunner:
     build = builds.build_for(load().arch("aarch64").triple, "clang")
@@ -160,6 +164,7 @@ def runner(tmp_path_factory: pytest.TempPathFactory) -> qplans.StaticRunner:
     return qplans.prepare(build, directory, tmp_path_factory.mktemp("qplan"), 128)
 
 
+@RUNNER
 @pytest.mark.parametrize("op", ["gemm_qs8", "gemm_qs8_f32", "gemm_qd8_f32"])
 def test_real_quantized_plan_runs_give_the_reference_bytes(runner, tmp_path, op: str) -> None:
     """Each op on the dotprod kernel under QEMU: C equals isaforge.quant's bytes, every tile's MACs ran once, the
@@ -178,6 +183,7 @@ def test_real_quantized_plan_runs_give_the_reference_bytes(runner, tmp_path, op:
     assert qr.unknown_loads == 0 and sum(qr.kernel_loads_by_source.values()) == qr.kernel_load_bytes
 
 
+@RUNNER
 def test_real_requantization_costs_more_than_the_int32_output(runner, tmp_path) -> None:
     """gemm_qs8 and its gemm_s8 baseline on the same kernel and operands: the same MACs, more instructions for
     the requantized store, both C exact."""
@@ -191,6 +197,7 @@ def test_real_requantization_costs_more_than_the_int32_output(runner, tmp_path) 
     assert qreport.overhead(qs8, s8) > 0
 
 
+@RUNNER
 @pytest.mark.parametrize("op", [qplans.INT8_PATH, qplans.INT4_PATH])
 def test_real_runs_of_every_kernel_load_each_weight_once_at_one_row_tile(runner, tmp_path, op: str) -> None:
     """The weight-bytes measurement proven on every kernel of the decoding paths' kernel op the build has: with one

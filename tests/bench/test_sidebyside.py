@@ -93,6 +93,7 @@ def test_the_command_line_refuses_a_bad_core_before_building(capsys: pytest.Capt
     assert len(err) == 1 and "unknown core 'cortex-a53'" in err[0]
 
 
+@pytest.mark.peers
 def test_every_installed_library_side_by_side_under_qemu(tmp_path: Path) -> None:
     """One small awkward shape, fp32, int8 and qs8, on N1: every library that is installed runs, passes the oracle
     and gets modeled cycles; one that is not is named with its package. qs8 has its table: libisaforge's gemm_qs8
@@ -125,6 +126,7 @@ def test_every_installed_library_side_by_side_under_qemu(tmp_path: Path) -> None
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.peers
 def test_a_library_missing_is_reported_not_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
     real = peers.available
     monkeypatch.setattr(peers, "available", lambda lib: "blis: gone" if lib == "blis" else real(lib))

@@ -15,6 +15,7 @@ def isaforge(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "isaforge", *args], capture_output=True, text=True, check=False)
 
 
+@pytest.mark.e2e
 def test_build_shows_dispatch_for_every_model_of_the_arch() -> None:
     proc = isaforge("build", "--target", "arm-linux-gnueabihf", "--compiler", "clang")
     assert proc.returncode == 0, proc.stderr
@@ -27,6 +28,7 @@ def test_build_shows_dispatch_for_every_model_of_the_arch() -> None:
     assert rows["max"][s8:].split()[0] == "gemm_s8_4x8x8_i8mm"
 
 
+@pytest.mark.e2e
 def test_info_prints_the_json_of_one_model_with_a_cap() -> None:
     proc = isaforge("info", "--target", "aarch64", "--cpu", "neoverse-v1", "--disable", "i8mm", "--detect", "cpuinfo")
     assert proc.returncode == 0, proc.stderr

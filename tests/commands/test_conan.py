@@ -20,6 +20,8 @@ from tests.recipes import conan_env
 REPO = Path(toolchains.__file__).resolve().parents[2]
 SRC = REPO / "src"
 
+pytestmark = conan_env.MARKS
+
 
 def isaforge(*args: str, conan_home: Path | None = None, path: str | None = None) -> subprocess.CompletedProcess[str]:
     """`python -m isaforge ARGS` with this Python, CONAN_HOME set (the session's by default)."""

@@ -80,6 +80,7 @@ def junit_cases(path) -> list[ET.Element]:
     return list(ET.parse(path).getroot().iter("testcase"))
 
 
+@pytest.mark.e2e
 def test_run_of_the_host_cell(tmp_path) -> None:
     proc = isaforge("matrix", "run", "--only", "host-gcc-release", "--results-dir", str(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr

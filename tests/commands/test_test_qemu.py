@@ -255,6 +255,7 @@ def test_bad_selection_is_one_line(tmp_path, args, says):
     assert_one_line_error(proc, says)
 
 
+@pytest.mark.e2e
 def test_a_project_that_writes_no_manifest_is_one_line(tmp_path):
     tc = usable("aarch64-linux-gnu-gcc")
     project = tmp_path / "plain"
@@ -271,6 +272,10 @@ def test_a_project_that_writes_no_manifest_is_one_line(tmp_path):
 # -- an engine proven end to end, and the verdicts on the traces its runs wrote --------------------------------------
 
 
+# The tests reading the `proven` engine: one worker builds and proves it for them all (pytest-xdist).
+PROVEN = pytest.mark.xdist_group("proven")
+
+
 @pytest.fixture(scope="module")
 def proven(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess[str], dict]:
     """The small engine built for aarch64 with gcc and proven on cortex-a53 and max (with the cap walk)."""
@@ -282,6 +287,8 @@ def proven(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess[str], di
     return engine, proc, json.loads(report.read_text()) if report.is_file() else {}
 
 
+@pytest.mark.e2e
+@PROVEN
 def test_engine_is_proven_with_its_matrix_and_json(proven):
     engine, proc, report = proven
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -326,6 +333,8 @@ def _observed(engine: Path) -> list[tuple[Run, Trace]]:
     return [(run, coverage.read_trace(run_files(logs, run)[0])) for run in runs]
 
 
+@pytest.mark.e2e
+@PROVEN
 def test_verdicts_on_the_real_traces(proven):
     engine, proc, _ = proven
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -356,6 +365,7 @@ def test_verdicts_on_the_real_traces(proven):
     )
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is needed: apt-get install cmake")
 def test_a_cmake_engine_is_proven_with_ctest(tmp_path):
     tc = usable("arm-linux-gnueabihf-gcc")
@@ -377,6 +387,7 @@ def test_a_cmake_engine_is_proven_with_ctest(tmp_path):
     assert kernels["dot_s8_1x16_dotprod@arm-linux-gnueabihf-gcc"]["refused"][0] == "cortex-a15"
 
 
+@pytest.mark.e2e
 def test_a_kernel_no_test_reaches_fails(tmp_path):
     tc = usable("aarch64-linux-gnu-gcc")
     engine = write_engine(tmp_path / "tiny", call_sum=False)
@@ -394,6 +405,7 @@ def test_a_kernel_no_test_reaches_fails(tmp_path):
     assert kernels["dot_s8_1x1_ref@aarch64-linux-gnu-gcc"]["failures"] == []
 
 
+@pytest.mark.e2e
 def test_a_test_run_that_fails_names_its_model_and_cap(tmp_path):
     tc = usable("arm-linux-gnueabihf-clang")
     engine = write_engine(tmp_path / "tiny", fail_under_cap="dotprod")
@@ -422,6 +434,7 @@ EVERY_TOOLCHAIN = [
 ]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_example_engine_copied_outside_the_tree_is_proven(example, tmp_path):
     for name in EVERY_TOOLCHAIN:

@@ -68,7 +68,8 @@ def run_batch(
     results = list(zip(cases, gemmjob.read_results(out, types, cases), strict=True))
     failures = [msg for case, got in results if (msg := gemmjob.check_case(types, variant, a, b, case, got, epilogue))]
     # Wrong values usually come first; a stray write elsewhere in the batch is the worse news, so name it too.
-    strays = [msg for case, got in results if (msg := gemmjob.stray_write(case, got))]
+    # check_case looked for strays in every case already: only a failing batch can have one to name.
+    strays = [msg for case, got in results if (msg := gemmjob.stray_write(case, got))] if failures else []
     stray_note = f"; {len(strays)} wrote outside C, first: {strays[0]}" if strays else ""
     assert not failures, f"{kernel} on {tc.id}: {len(failures)} wrong, first: {failures[0]}{stray_note}"
     return kernel

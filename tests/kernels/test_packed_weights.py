@@ -32,8 +32,12 @@ def use(qemu_run: QemuRunner, tc: TargetCpu, cpu: str, path: Path, op: str, expe
 
 
 @pytest.mark.cpus(["max"])
-def test_damaged_headers_are_refused_and_a_mapped_file_works(target_cpu: TargetCpu, qemu_run: QemuRunner) -> None:
-    result = qemu_run(target_cpu.build, "max", PROGRAM, ["self"])
+def test_damaged_headers_are_refused_and_a_mapped_file_works(
+    target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path: Path
+) -> None:
+    # Its files go to $TMPDIR, else /tmp under fixed names: a run of another toolchain at the same time (a parallel
+    # worker, another checkout's suite) would truncate them under its mapping (SIGBUS).
+    result = qemu_run(target_cpu.build, "max", PROGRAM, ["self"], env={"TMPDIR": str(tmp_path)})
     assert result.returncode == 0, result.describe()
 
 

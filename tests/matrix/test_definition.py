@@ -140,6 +140,7 @@ def test_undefined_behaviour_stops_the_program_in_each_sanitizer_cell(cell: Cell
         assert result.signal_name in ("SIGTRAP", "SIGILL"), result.describe()
 
 
+@pytest.mark.e2e
 def test_a_no_op_rebuild_of_a_cell_takes_under_a_second() -> None:
     cell = MATRIX.cell("arm-linux-gnueabihf-gcc-release")
     if not usable(cell):

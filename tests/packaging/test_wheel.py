@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from isaforge import builds, toolchains
+from tests.packaging import wheel_env
 from tests.packaging.wheel_env import REPO, cache_of, pip_install, run_installed
+
+pytestmark = wheel_env.MARKS
 
 VERSION = (REPO / "VERSION").read_text().strip()
 TARGET, COMPILER = "aarch64-linux-gnu", "gcc"

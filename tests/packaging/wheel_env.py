@@ -23,6 +23,9 @@ NOT_SOURCE = shutil.ignore_patterns(
 )
 PIP_TIMEOUT = 900  # a cold pip cache downloads setuptools (build isolation), meson and ninja
 RUN_TIMEOUT = 1800  # one cross build of every variant on a shared machine
+# The wheel, its venv and the library the installed isaforge builds in its own cache are made once per process: under
+# pytest-xdist these tests share one worker. Each builds a wheel or a library of its own: not in make check.
+MARKS = [pytest.mark.xdist_group("wheel"), pytest.mark.e2e]
 
 
 def cache_of(bin_dir: Path) -> Path:

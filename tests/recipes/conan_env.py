@@ -27,6 +27,11 @@ REF = f"isaforge/{VERSION}"
 OPS = tuple(load().ops)
 KERNEL_LINE = re.compile(r"^isaforge kernel (\w+) = (\S+)$", re.MULTILINE)
 JOBS = "tools.build:jobs=2"
+# Every test module that runs Conan: its packages are built in the session's CONAN_HOME, one per process, so under
+# pytest-xdist these tests share one worker (and so one home and the packages built there); each builds or creates a
+# package of its own, so none is in make check.
+GROUP = pytest.mark.xdist_group("conan")
+MARKS = [GROUP, pytest.mark.e2e]
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from isaforge import toolchains
+from isaforge import builds, toolchains
 from isaforge.catalogue import load
 from tests.recipes import conan_env
 from tests.recipes.conan_env import REPO, require
 
 EXAMPLE = REPO / "examples" / "engine-cmake"
+# The engine's own builds: none is in make check.
+pytestmark = pytest.mark.e2e
 ENGINE = "ecm"
 OPS = ("sumsq_s8", "clamp_f16")
 
@@ -105,15 +107,18 @@ def checkout_state() -> str:
 
 # -- Conan: the engine's own `conan create` ----------------------------------------------------------------------
 # One leg in the default slice: the recipe is the same on both arches, and tests/commands/test_test_qemu.py builds
-# and proves this engine with every toolchain on cortex-a53/a7 and max through CMake; the other legs are slow.
+# and proves this engine with every toolchain on cortex-a53/a7 and max through CMake; the other legs are slow. It is
+# armv8-clang's, whose isaforge package tests/commands/test_conan.py has just created in the session's CONAN_HOME
+# (the same worker, conan_env.GROUP): --build=missing finds it, so only the engine is built here.
 CREATE = [
     pytest.param("aarch64-linux-gnu-gcc", "cortex-a53", id="armv8-gcc@cortex-a53", marks=pytest.mark.slow),
-    pytest.param("arm-linux-gnueabihf-clang", "max", id="armv7hf-clang@max"),
-    pytest.param("aarch64-linux-gnu-clang", "max", id="armv8-clang@max", marks=pytest.mark.slow),
+    pytest.param("arm-linux-gnueabihf-clang", "max", id="armv7hf-clang@max", marks=pytest.mark.slow),
+    pytest.param("aarch64-linux-gnu-clang", "max", id="armv8-clang@max"),
     pytest.param("arm-linux-gnueabihf-gcc", "cortex-a7", id="armv7hf-gcc@cortex-a7", marks=pytest.mark.slow),
 ]
 
 
+@conan_env.GROUP
 @pytest.mark.parametrize(("name", "cpu"), CREATE)
 def test_conan_create_builds_the_engine_and_runs_its_tests_under_qemu(name, cpu):
     tc = require(name)
@@ -175,31 +180,17 @@ def _run(cmd: list[str], cwd: Path | None = None, **env: str) -> subprocess.Comp
 
 @pytest.fixture(scope="module")
 def installed_prefix(tmp_path_factory) -> Path:
-    """libisaforge for aarch64 with gcc, installed by Meson and then moved: the CMake files must find it anyway."""
-    tc = require(TOOLCHAIN)
+    """libisaforge for aarch64 with gcc, installed by Meson and then moved: the CMake files must find it anyway. The
+    install is the session's shared one (builds.ensure_installed, which test-qemu uses too), copied: moving it would
+    take it from the other tests."""
+    require(TOOLCHAIN)
     for tool in ("cmake", "meson", "ninja"):
         if shutil.which(tool, path=conan_env.tool_path()) is None:
             pytest.skip(f"{tool} not found")
-    root = tmp_path_factory.mktemp("isaforge-install")
-    build, first = root / "build", root / "first-prefix"
-    setup = _run(
-        [
-            "meson",
-            "setup",
-            str(build),
-            str(REPO),
-            "--cross-file",
-            str(REPO / tc.cross_file),
-            f"--prefix={first}",
-            "-Ddefault_library=static",
-        ]
-    )
-    assert setup.returncode == 0, setup.stdout[-4000:] + setup.stderr[-2000:]
-    install = _run(["meson", "install", "-C", str(build)])
-    assert install.returncode == 0, install.stdout[-4000:] + install.stderr[-2000:]
-    moved = root / "moved" / "prefix"
-    moved.parent.mkdir()
-    first.rename(moved)
+    first = builds.ensure_installed(builds.build_for(*TOOLCHAIN.rsplit("-", 1)))
+    moved = tmp_path_factory.mktemp("isaforge-install") / "moved" / "prefix"
+    shutil.copytree(first, moved, symlinks=True)
+    assert str(first) in (moved / "lib" / "pkgconfig" / "isaforge.pc").read_text()  # it names where it was installed
     return moved
 
 

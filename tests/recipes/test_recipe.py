@@ -14,6 +14,8 @@ from tests.conftest import meson_test_names
 from tests.recipes import conan_env
 from tests.recipes.conan_env import REF, REPO, create, expected_kernels, profile, require, ukernel_symbols
 
+pytestmark = conan_env.MARKS
+
 # (toolchain, QEMU CPU model): one full create per arch stays in the default slice, the others are slow; armv8's is
 # tests/commands/test_conan.py's (`isaforge conan create`, clang, its test_package and Meson suite under QEMU).
 CROSS = [
@@ -110,7 +112,8 @@ def test_missing_exe_wrapper_fails_loudly_before_building(tmp_path):
 
 
 def test_test_package_without_exe_wrapper_fails_loudly(tmp_path):
-    tc = require("aarch64-linux-gnu-gcc")
+    # armv8-clang's package is in the session's CONAN_HOME already (test_conan.py): no build only to be refused.
+    tc = require("aarch64-linux-gnu-clang")
     conan = conan_env.exported()
     folder = conan_env.copy_tree(conan_env.RECIPE / "test_package", tmp_path / "test_package")
     proc = conan.run(
@@ -169,7 +172,8 @@ def test_options_are_the_catalogue_variants():
 
 
 def test_meson_consumer_with_pkg_config_deps(tmp_path):
-    tc = require("aarch64-linux-gnu-gcc")
+    # armv8-clang: tests/commands/test_conan.py created that package in the session's CONAN_HOME (conan_env.GROUP).
+    tc = require("aarch64-linux-gnu-clang")
     conan = conan_env.exported()
     folder = conan_env.copy_tree(REPO / "tests" / "recipes" / "meson_consumer", tmp_path / "meson_consumer")
     proc = conan.run(
