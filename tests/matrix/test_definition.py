@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import time
 
 import pytest
 
@@ -141,14 +140,17 @@ def test_undefined_behaviour_stops_the_program_in_each_sanitizer_cell(cell: Cell
 
 
 @pytest.mark.e2e
-def test_a_no_op_rebuild_of_a_cell_takes_under_a_second() -> None:
+def test_a_no_op_rebuild_of_a_cell_touches_nothing() -> None:
+    """Asking again for a built cell neither reconfigures nor recompiles: every file of the build keeps its
+    modification time (how long that takes is the bench's business, not a test's)."""
     cell = MATRIX.cell("arm-linux-gnueabihf-gcc-release")
     if not usable(cell):
         pytest.skip("arm-linux-gnueabihf-gcc is not usable here")
+    directory = builds.ensure_built(cell.build())
+    before = {p: p.stat().st_mtime_ns for p in directory.rglob("*") if p.is_file()}
     builds.ensure_built(cell.build())
-    times = []
-    for _ in range(3):
-        start = time.monotonic()
-        builds.ensure_built(cell.build())
-        times.append(time.monotonic() - start)
-    assert min(times) < 1.0, times
+    after = {p: p.stat().st_mtime_ns for p in directory.rglob("*") if p.is_file()}
+    ninja_own = {".ninja_log", ".ninja_deps"}  # ninja's bookkeeping may be rewritten by a run with no work
+    changed = [p for p in before.keys() | after.keys() if before.get(p) != after.get(p) and p.name not in ninja_own]
+    assert any(p.suffix == ".o" for p in before), "the cell's build has objects"
+    assert not changed, sorted(map(str, changed))
