@@ -465,6 +465,8 @@ isf_status isf_gemm_op(isf_op op, size_t m, size_t n, size_t k, const void *a, s
 
 /* ---- pre-packed B ------------------------------------------------------------------------------------------ */
 
+static uint64_t header_checksum(const unsigned char *p) { return isf_fnv1a64(ISF_FNV1A64_START, p, HDR_CHECKSUM); }
+
 static void write_header(void *packed, const packed_header *h) {
     unsigned char *p = packed;
     for (size_t i = 0; i < PACKED_HEADER_BYTES; i++) {
@@ -475,7 +477,7 @@ static void write_header(void *packed, const packed_header *h) {
     isf_put_le(p + HDR_LAYOUT, h->layout, 4), isf_put_le(p + HDR_VECTOR_BYTES, h->vector_bytes, 4);
     isf_put_le(p + HDR_N, h->n, 8), isf_put_le(p + HDR_K, h->k, 8), isf_put_le(p + HDR_KC, h->kc, 8);
     isf_put_le(p + HDR_PANELS, h->panels, 8);
-    isf_put_le(p + HDR_CHECKSUM, isf_fnv1a64(0xcbf29ce484222325u, p, HDR_CHECKSUM), 8);
+    isf_put_le(p + HDR_CHECKSUM, header_checksum(p), 8);
 }
 
 /* 0 for a header no isf_pack_b of this format wrote: magic, version, checksum, the zero padding, the panels' offset. */
@@ -490,7 +492,7 @@ int isf_packed_header_read(const void *packed, packed_header *h) {
                          isf_get_le(p + HDR_K, 8),
                          isf_get_le(p + HDR_KC, 8),
                          isf_get_le(p + HDR_PANELS, 8)};
-    int sealed = isf_get_le(p + HDR_CHECKSUM, 8) == isf_fnv1a64(0xcbf29ce484222325u, p, HDR_CHECKSUM);
+    int sealed = isf_get_le(p + HDR_CHECKSUM, 8) == header_checksum(p);
     return h->magic == PACKED_MAGIC && h->version == ISF_PACKED_B_VERSION && sealed &&
            isf_get_le(p + HDR_RESERVED, 4) == 0 && h->panels >= PACKED_HEADER_BYTES &&
            h->panels < PACKED_HEADER_BYTES + PANEL_ALIGN;

@@ -439,7 +439,8 @@ static inline int isf_span_fits(size_t rows, size_t cols, size_t ld, size_t elem
     return cols <= max_elems && (ld == 0 || rows - 1 <= (max_elems - cols) / ld);
 }
 
-/* FNV-1a (64-bit) over `bytes` from `h` on (0xcbf29ce484222325 to start): the storable formats' checksums. */
+/* FNV-1a (64-bit) over `bytes` from `h` on (ISF_FNV1A64_START to start): the storable formats' checksums. */
+#define ISF_FNV1A64_START 0xcbf29ce484222325u
 static inline uint64_t isf_fnv1a64(uint64_t h, const unsigned char *p, size_t bytes) {
     for (size_t i = 0; i < bytes; i++) {
         h = (h ^ p[i]) * 0x100000001b3u;

@@ -726,7 +726,7 @@ isf_status isf_gemm_run_parallel(const isf_gemm *plan, size_t m, const void *a, 
 /* FNV-1a over the plan header's fields but the checksum, then the packed buffer, the bias and the quantized section;
  * called once the sizes in the header are known to lie within the buffer. */
 static uint64_t checksum(const unsigned char *p) {
-    uint64_t h = isf_fnv1a64(0xcbf29ce484222325u, p, PH_CHECKSUM);
+    uint64_t h = isf_fnv1a64(ISF_FNV1A64_START, p, PH_CHECKSUM);
     h = isf_fnv1a64(h, p + PH_BIAS_BYTES, PH_END - PH_BIAS_BYTES);
     size_t data = (size_t)isf_get_le(p + PH_PACKED_BYTES, 8) + (size_t)isf_get_le(p + PH_BIAS_BYTES, 8) +
                   (size_t)isf_get_le(p + PH_QUANT_BYTES, 8);
