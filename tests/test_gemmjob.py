@@ -56,7 +56,11 @@ def check(
     path = tmp_path / "case.out"
     path.write_bytes(struct.pack("<i", status) + data[4:])
     (result,) = gemmjob.read_results(path, types, [CASE])
-    return gemmjob.check_case(types, "ref", a, b, CASE, result, checked)
+    per_case = gemmjob.check_case(types, "ref", a, b, CASE, result, checked)
+    # The whole-batch check that test_gemm.py uses must reach the same verdict, with the same words.
+    batch = gemmjob.Oracle(types, a, b, [CASE], checked).failures("ref", path)
+    assert batch == ([per_case] if per_case else []), (batch, per_case)
+    return per_case
 
 
 def fails(op: str, tmp_path: Path, spoil: Spoil, *words: str) -> None:
@@ -144,6 +148,35 @@ def test_trailing_bytes_in_a_result_file_are_an_error(tmp_path: Path) -> None:
     path.write_bytes(runner_output(types, a, b, CASE, None) + b"\0")
     with pytest.raises(ValueError, match="trailing"):
         gemmjob.read_results(path, types, [CASE])
+    with pytest.raises(ValueError, match="trailing"):
+        gemmjob.Oracle(types, a, b, [CASE]).failures("ref", path)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_the_batch_check_finds_one_wrong_case_among_many(op: str, tmp_path: Path) -> None:
+    """Cases whose records end at offsets that are not multiples of 4 (binary16 C), the middle one spoiled: first a
+    wrong value, then a write into its padding; each is named, and only that case."""
+    types = gemmjob.op_types(op)
+    cases = [Case(3, 5, 7, 9, 6, 7), Case(2, 3, 4, 4, 3, 5), Case(1, 1, 1, 1, 1, 1)]
+    a, b = gemmjob.random_operands(types, cases, seed=2)
+    oracle = gemmjob.Oracle(types, a, b, cases)
+
+    def write(spoil: Spoil | None) -> Path:
+        records = [runner_output(types, a, b, c, spoil if c is cases[1] else None) for c in cases]
+        (path := tmp_path / "batch.out").write_bytes(b"".join(records))
+        return path
+
+    def bump(_flat: np.ndarray, c: np.ndarray) -> None:
+        c[1, 2] = c[1, 2] + 1 if c.dtype == np.int32 else c[1, 2] * 1.01 + 0.01
+
+    def pad(_flat: np.ndarray, c: np.ndarray) -> None:
+        c[0, 4] = 0
+
+    assert oracle.failures("ref", write(None)) == []
+    (wrong,) = oracle.failures("ref", write(bump))
+    assert str(cases[1]) in wrong and "C(1, 2)" in wrong, wrong
+    (stray,) = oracle.failures("ref", write(pad))
+    assert str(cases[1]) in stray and "padding between rows" in stray, stray
 
 
 # -- plans and their epilogue -------------------------------------------------------------------------------------

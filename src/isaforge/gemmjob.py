@@ -201,6 +201,13 @@ def operand_views(a: np.ndarray, b: np.ndarray, c: Case) -> tuple[np.ndarray, np
     return av, bv
 
 
+def unit_roundoff(types: OpTypes, variant: str) -> float:
+    """The unit roundoff of the variant's accumulation (see error_bound)."""
+    if variant in load().ops[types.op].narrow_accumulation:
+        return F16_UNIT_ROUNDOFF
+    return 2 * F32_UNIT_ROUNDOFF if types.bfloat16 else F32_UNIT_ROUNDOFF
+
+
 def error_bound(
     types: OpTypes, variant: str, av: np.ndarray, bv: np.ndarray, k: int, bias: np.ndarray | None = None
 ) -> np.ndarray:
@@ -214,11 +221,7 @@ def error_bound(
     further apart, so the bound holds after it too. Past (t+1)·u ≥ 1 (binary16 sums of 2047 terms or more) γ
     bounds nothing: the bound is infinite there, and only the NaN/Inf pattern is checked.
     """
-    u = F32_UNIT_ROUNDOFF
-    if variant in load().ops[types.op].narrow_accumulation:
-        u = F16_UNIT_ROUNDOFF
-    elif types.bfloat16:
-        u = 2 * F32_UNIT_ROUNDOFF
+    u = unit_roundoff(types, variant)
     terms = k + (bias is not None)
     j = (terms + 1) * u
     if j >= 1:
@@ -243,7 +246,7 @@ def _same_non_finite(result: np.ndarray, exact: np.ndarray) -> bool:
 def _wrong_int(label: str, result: np.ndarray, exact: np.ndarray) -> str | None:
     if np.array_equal(result, exact):
         return None
-    bad = tuple(np.argwhere(result != exact)[0])
+    bad = tuple(int(i) for i in np.argwhere(result != exact)[0])
     return f"{label}: C{bad} = {result[bad]:.0f}, expected {exact[bad]:.0f}"
 
 
@@ -259,8 +262,9 @@ def _wrong_float(types: OpTypes, variant: str, label: str, av: np.ndarray, bv: n
         bound = np.where(finite, error_bound(types, variant, fa, fb, av.shape[1], bias), 1.0)
     if np.all(err <= bound):
         return None
-    bad = tuple(np.argwhere(err > bound)[0])
-    return f"{label}: C{bad} = {result[bad]!r}, expected {exact[bad]!r} (error {err[bad]:.3g} > bound {bound[bad]:.3g})"
+    bad = tuple(int(i) for i in np.argwhere(err > bound)[0])
+    got, want = float(result[bad]), float(exact[bad])
+    return f"{label}: C{bad} = {got!r}, expected {want!r} (error {err[bad]:.3g} > bound {bound[bad]:.3g})"
 
 
 def _first_overwrite(x: np.ndarray) -> int | None:
@@ -344,3 +348,98 @@ def check_matrix(
     if epilogue.clamp is not None:
         exact = clamped(types, exact, *epilogue.clamp)
     return _wrong_float(types, variant, label, av, bv, got, exact, bias)
+
+
+class Oracle:
+    """The oracle of one job, computed once and held against the result file of every kernel that runs the job.
+
+    A kernel's results are first checked all at once (one comparison over every case's window and one over every
+    byte that must still hold the sentinel); only a batch that fails there goes case by case through check_case,
+    which names what is wrong. The exact values are computed once per job, the error bounds once per unit roundoff.
+    """
+
+    def __init__(
+        self, types: OpTypes, a: np.ndarray, b: np.ndarray, cases: list[Case], epilogue: Epilogue = NO_EPILOGUE
+    ) -> None:
+        self.types, self.a, self.b, self.cases, self.epilogue = types, a, b, cases, epilogue
+        self._layout()
+        self._views = [tuple(to_float64(types, x) for x in operand_views(a, b, c)) for c in cases]
+        self.exact = np.concatenate([self._exact(av, bv, c) for (av, bv), c in zip(self._views, cases, strict=True)])
+        self._bounds: dict[float, np.ndarray] = {}
+
+    def _layout(self) -> None:
+        """Where each case's status and C window sit in the result file, and which bytes must hold the sentinel."""
+        size = self.types.out_dtype.itemsize
+        status, window = [], []
+        pos = 0  # in bytes
+        for c in self.cases:
+            status.append(pos)
+            first = (pos + 4) // size + guard_elements(self.types, c)  # C's first element, in elements
+            window.append((first + np.arange(c.m)[:, None] * c.ldc + np.arange(c.n)).ravel())
+            pos += 4 + (2 * guard_elements(self.types, c) + c.m * c.ldc) * size
+        self.file_bytes = pos
+        self.status_at = np.array(status, dtype=np.int64)
+        self.window = np.concatenate(window) if window else np.zeros(0, np.int64)
+        sentinel = np.ones(pos, bool)
+        sentinel[(self.status_at[:, None] + np.arange(4)).ravel()] = False
+        sentinel[(self.window[:, None] * size + np.arange(size)).ravel()] = False
+        self.sentinel = sentinel
+
+    def _exact(self, av: np.ndarray, bv: np.ndarray, c: Case) -> np.ndarray:
+        bias = _bias_row(self.types, c.n, self.epilogue)
+        with np.errstate(invalid="ignore", over="ignore"):
+            exact = av @ bv if bias is None else av @ bv + bias
+        if self.types.out_dtype == np.int32:
+            return wrap_int32(exact).ravel()
+        if self.epilogue.clamp is not None:
+            exact = clamped(self.types, exact, *self.epilogue.clamp)
+        return exact.ravel()
+
+    def _bound(self, variant: str) -> np.ndarray:
+        u = unit_roundoff(self.types, variant)
+        if u not in self._bounds:
+            parts = []
+            for (av, bv), c in zip(self._views, self.cases, strict=True):
+                fa, fb = np.where(np.isfinite(av), av, 0.0), np.where(np.isfinite(bv), bv, 0.0)
+                with np.errstate(invalid="ignore"):
+                    parts.append(
+                        error_bound(self.types, variant, fa, fb, c.k, _bias_row(self.types, c.n, self.epilogue)).ravel()
+                    )
+            self._bounds[u] = np.concatenate(parts)
+        return self._bounds[u]
+
+    def _all_right(self, variant: str, data: bytes) -> bool:
+        raw = np.frombuffer(data, np.uint8)
+        if np.any(raw[self.sentinel] != SENTINEL_BYTE):
+            return False
+        # A status may sit at any even offset (binary16 C): gathered byte by byte, any non-zero byte is a refusal.
+        if np.any(raw[(self.status_at[:, None] + np.arange(4)).ravel()] != 0):
+            return False
+        got = np.frombuffer(data, self.types.out_dtype, len(data) // self.types.out_dtype.itemsize)[self.window]
+        got = got.astype(np.float64)
+        if self.types.out_dtype == np.int32:
+            return bool(np.array_equal(got, self.exact))
+        if not _same_non_finite(got, self.exact):
+            return False
+        finite = np.isfinite(self.exact)
+        return bool(np.all(np.abs(got[finite] - self.exact[finite]) <= self._bound(variant)[finite]))
+
+    def failures(self, variant: str, path: Path) -> list[str]:
+        """One line per wrong case of the result file `path`, the cases that wrote outside C first (the worse news)."""
+        data = path.read_bytes()
+        if len(data) != self.file_bytes:
+            read_results(path, self.types, self.cases)  # says what is wrong with the file's length
+            raise ValueError(f"result file has {len(data)} bytes, {self.file_bytes} expected")
+        if self._all_right(variant, data):
+            return []
+        results = list(zip(self.cases, read_results(path, self.types, self.cases), strict=True))
+        strays = [msg for c, got in results if (msg := stray_write(c, got))]
+        wrong = [
+            msg
+            for c, got in results
+            if stray_write(c, got) is None
+            and (msg := check_case(self.types, variant, self.a, self.b, c, got, self.epilogue))
+        ]
+        if not strays + wrong:
+            raise AssertionError("the batch check and check_case disagree: a bug in gemmjob.Oracle")
+        return strays + wrong

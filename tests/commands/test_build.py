@@ -51,3 +51,4 @@ def test_bad_input_is_one_line_and_non_zero(args: list[str], says: str) -> None:
     proc = isaforge(*args)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and says in proc.stderr and "Traceback" not in proc.stderr
+    assert "built in" not in proc.stdout  # refused before any build

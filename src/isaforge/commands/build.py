@@ -50,6 +50,7 @@ def cpus_for(arch: str, wanted: str) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     todo = selected(args)
+    models = {b.arch_name: cpus_for(b.arch_name, args.cpu) for b in todo}  # a misspelt model fails before any build
     usable = [b for b in todo if b.toolchain is not None and probe(b.toolchain).usable]
     for b in todo:
         if b not in usable and b.toolchain is not None:
@@ -61,6 +62,6 @@ def run(args: argparse.Namespace) -> int:
         shown = directory.relative_to(b.root) if directory.is_relative_to(b.root) else directory  # installed: a cache
         print(f"{b.name}: built in {shown}")
         if not args.no_dispatch:
-            rows = [["cpu", "detected", *load().ops], *dispatch_rows(b, cpus_for(b.arch_name, args.cpu))]
+            rows = [["cpu", "detected", *load().ops], *dispatch_rows(b, models[b.arch_name])]
             print(ui.text_table(rows, indent="  "))
     return 0 if len(usable) == len(todo) else 1
