@@ -363,9 +363,21 @@ class Oracle:
     ) -> None:
         self.types, self.a, self.b, self.cases, self.epilogue = types, a, b, cases, epilogue
         self._layout()
-        self._views = [tuple(to_float64(types, x) for x in operand_views(a, b, c)) for c in cases]
-        self.exact = np.concatenate([self._exact(av, bv, c) for (av, bv), c in zip(self._views, cases, strict=True)])
+        # C's rows depend on A's rows alone: the cases that share k, n and the leading dimensions of A and B share
+        # one product of the most rows any of them has, and each takes its first m rows (a sweep of 9537 shapes
+        # has 561 such groups).
+        tallest: dict[tuple[int, int, int, int], Case] = {}
+        for c in cases:
+            key = (c.k, c.lda, c.n, c.ldb)
+            if key not in tallest or c.m > tallest[key].m:
+                tallest[key] = c
+        self._views = {key: tuple(to_float64(types, x) for x in operand_views(a, b, c)) for key, c in tallest.items()}
+        self.exact = self._per_case({key: self._exact(av, bv) for key, (av, bv) in self._views.items()})
         self._bounds: dict[float, np.ndarray] = {}
+
+    def _per_case(self, by_group: dict[tuple[int, int, int, int], np.ndarray]) -> np.ndarray:
+        """Every case's m×n window, in the result file's order, from its group's rows."""
+        return np.concatenate([by_group[(c.k, c.lda, c.n, c.ldb)][: c.m].ravel() for c in self.cases])
 
     def _layout(self) -> None:
         """Where each case's status and C window sit in the result file, and which bytes must hold the sentinel."""
@@ -385,27 +397,26 @@ class Oracle:
         sentinel[(self.window[:, None] * size + np.arange(size)).ravel()] = False
         self.sentinel = sentinel
 
-    def _exact(self, av: np.ndarray, bv: np.ndarray, c: Case) -> np.ndarray:
-        bias = _bias_row(self.types, c.n, self.epilogue)
+    def _exact(self, av: np.ndarray, bv: np.ndarray) -> np.ndarray:
+        bias = _bias_row(self.types, bv.shape[1], self.epilogue)
         with np.errstate(invalid="ignore", over="ignore"):
             exact = av @ bv if bias is None else av @ bv + bias
         if self.types.out_dtype == np.int32:
-            return wrap_int32(exact).ravel()
+            return wrap_int32(exact)
         if self.epilogue.clamp is not None:
             exact = clamped(self.types, exact, *self.epilogue.clamp)
-        return exact.ravel()
+        return exact
 
     def _bound(self, variant: str) -> np.ndarray:
         u = unit_roundoff(self.types, variant)
         if u not in self._bounds:
-            parts = []
-            for (av, bv), c in zip(self._views, self.cases, strict=True):
+            by_group = {}
+            for key, (av, bv) in self._views.items():
                 fa, fb = np.where(np.isfinite(av), av, 0.0), np.where(np.isfinite(bv), bv, 0.0)
+                bias = _bias_row(self.types, bv.shape[1], self.epilogue)
                 with np.errstate(invalid="ignore"):
-                    parts.append(
-                        error_bound(self.types, variant, fa, fb, c.k, _bias_row(self.types, c.n, self.epilogue)).ravel()
-                    )
-            self._bounds[u] = np.concatenate(parts)
+                    by_group[key] = error_bound(self.types, variant, fa, fb, av.shape[1], bias)
+            self._bounds[u] = self._per_case(by_group)
         return self._bounds[u]
 
     def _all_right(self, variant: str, data: bytes) -> bool:
