@@ -112,9 +112,10 @@ def test_missing_exe_wrapper_fails_loudly_before_building(tmp_path):
 
 
 def test_test_package_without_exe_wrapper_fails_loudly(tmp_path):
-    # armv8-clang's package is in the session's CONAN_HOME already (test_conan.py): no build only to be refused.
+    # armv8-clang's package is the session's one (conan_env.cli_create, checked by test_conan.py): no build of its
+    # own only to be refused.
     tc = require("aarch64-linux-gnu-clang")
-    conan = conan_env.exported()
+    conan = conan_env.with_package(tc)
     folder = conan_env.copy_tree(conan_env.RECIPE / "test_package", tmp_path / "test_package")
     proc = conan.run(
         "test",
@@ -172,9 +173,9 @@ def test_options_are_the_catalogue_variants():
 
 
 def test_meson_consumer_with_pkg_config_deps(tmp_path):
-    # armv8-clang: tests/commands/test_conan.py created that package in the session's CONAN_HOME (conan_env.GROUP).
+    # armv8-clang: the session's package (conan_env.cli_create, checked by tests/commands/test_conan.py).
     tc = require("aarch64-linux-gnu-clang")
-    conan = conan_env.exported()
+    conan = conan_env.with_package(tc)
     folder = conan_env.copy_tree(REPO / "tests" / "recipes" / "meson_consumer", tmp_path / "meson_consumer")
     proc = conan.run(
         "test",
