@@ -152,6 +152,9 @@ def _build(build: Build) -> Path:
         setup = [*_meson(), "setup", *([] if fresh else ["--reconfigure"])]
         if build.toolchain is not None:
             setup += ["--cross-file", str(build.root / build.toolchain.cross_file)]
+        # Configured for ensure_installed's prefix from the start: setting it later makes the next compile run the
+        # whole Meson configure again (every compiler probe and codegen call), only for install paths.
+        setup += _install_options(build)
         _run_logged([*setup, *options, str(build.directory), str(build.root)], f"meson setup of {build.name}", log)
         stamp.write_text(wanted)
     _run_logged([*_meson(), "compile", "-C", str(build.directory), *build.targets], f"build of {build.name}", log)
@@ -161,6 +164,11 @@ def _build(build: Build) -> Path:
 def install_prefix(build: Build) -> Path:
     """Where ensure_installed puts the library: next to its build directory (build/<name>-install)."""
     return build.directory.with_name(f"{build.directory.name}-install")
+
+
+def _install_options(build: Build) -> list[str]:
+    # libdir=lib: the same layout for the host build (whose default is Debian's lib/<multiarch>) and cross builds.
+    return [f"-Dprefix={install_prefix(build)}", "-Dlibdir=lib"]
 
 
 def _configured_option(directory: Path, name: str) -> object:
@@ -196,10 +204,10 @@ def ensure_installed(build: Build) -> Path:
         directory = _build(build)
         prefix = install_prefix(build)
         log = directory.with_name(f"{directory.name}-install.log")
-        # libdir=lib: the same layout for the host build (whose default is Debian's lib/<multiarch>) and cross builds.
+        # A directory configured before _build set the prefix (or moved since) is reconfigured for it.
         if _configured_option(directory, "prefix") != str(prefix) or _configured_option(directory, "libdir") != "lib":
             _run_logged(
-                [*_meson(), "configure", f"-Dprefix={prefix}", "-Dlibdir=lib", str(directory)],
+                [*_meson(), "configure", *_install_options(build), str(directory)],
                 f"meson configure of {build.name} (install prefix)",
                 log,
             )

@@ -3,12 +3,10 @@ runs (a cross create under QEMU on a chosen CPU model, validate()'s exit code pa
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,20 +16,13 @@ from tests.conftest import assert_one_line_error
 from tests.recipes import conan_env
 
 REPO = Path(toolchains.__file__).resolve().parents[2]
-SRC = REPO / "src"
 
 pytestmark = conan_env.MARKS
 
 
 def isaforge(*args: str, conan_home: Path | None = None, path: str | None = None) -> subprocess.CompletedProcess[str]:
     """`python -m isaforge ARGS` with this Python, CONAN_HOME set (the session's by default)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "QEMU_CPU", "CONAN_HOME")}
-    env["PYTHONPATH"] = str(SRC)
-    env["CONAN_HOME"] = str(conan_home or conan_env.home().path)
-    env["PATH"] = conan_env.tool_path() if path is None else path
-    return subprocess.run(
-        [sys.executable, "-m", "isaforge", *args], cwd=REPO, env=env, capture_output=True, text=True, check=False
-    )
+    return conan_env.isaforge_cli(*args, conan_home=conan_home, path=path)
 
 
 def dry_run(*args: str) -> list[str]:
@@ -154,30 +145,18 @@ def test_validate_refusal_exit_code_passes_through():
     assert "builds for arch=armv8/armv7hf/x86_64, not arch=x86" in proc.stderr
 
 
-def test_create_for_target_compiler_and_cpu(tmp_path):
-    tc = conan_env.require("aarch64-linux-gnu-clang")
-    test_folder = conan_env.copy_tree(conan_env.RECIPE / "test_package", tmp_path / "test_package")
-    proc = isaforge(
-        "conan",
-        "create",
-        "--target",
-        "aarch64-linux-gnu",
-        "--compiler",
-        "clang",
-        "--cpu",
-        "neoverse-n2",
-        "-j",
-        "2",
-        "--",
-        "-tf",
-        str(test_folder),
-    )
+def test_create_for_target_compiler_and_cpu():
+    # The session's one armv8-clang create (conan_env.cli_create): `isaforge conan create --target aarch64-linux-gnu
+    # --compiler clang --cpu neoverse-n2 -j 2 -- -tf <copy of test_package>`, whose package the engine's create, the
+    # Meson consumer and the no-exe_wrapper refusal (tests/recipes) consume, whichever runs first.
+    tc = conan_env.require(conan_env.CLI_TOOLCHAIN)
+    proc = conan_env.cli_create()
     assert proc.returncode == 0, proc.stderr[-6000:]
     out = proc.stdout + proc.stderr
-    assert "running the Meson tests under QEMU, CPU model neoverse-n2" in out
+    assert f"running the Meson tests under QEMU, CPU model {conan_env.CLI_CPU}" in out
     kernels = dict(conan_env.KERNEL_LINE.findall(out))
     assert kernels, out[-3000:]
     variants = [v for v in re.findall(r"-- isaforge variants: (\S+)", out)[0].split(";") if v]
-    assert kernels == conan_env.expected_kernels(tc.arch.name, variants, "neoverse-n2")
-    print("neoverse-n2: " + ", ".join(f"{op}={k}" for op, k in kernels.items()))
+    assert kernels == conan_env.expected_kernels(tc.arch.name, variants, conan_env.CLI_CPU)
+    print(f"{conan_env.CLI_CPU}: " + ", ".join(f"{op}={k}" for op, k in kernels.items()))
     assert shutil.which("conan", path=conan_env.tool_path())

@@ -1,5 +1,6 @@
 """Real Conan for the tests: one temporary CONAN_HOME per test session (build profile from `conan profile detect`,
-no remote), created on first use; helpers to create the isaforge package and read what it built."""
+no remote), created on first use; helpers to create the isaforge package and read what it built, and the session's
+one armv8-clang package (cli_create), which several tests consume."""
 
 from __future__ import annotations
 
@@ -84,6 +85,57 @@ def exported() -> ConanHome:
     whatever ran before them."""
     home()
     return _exported()
+
+
+def isaforge_cli(
+    *args: str, conan_home: Path | None = None, path: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m isaforge ARGS` with this Python, CONAN_HOME set (the session's by default)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "QEMU_CPU", "CONAN_HOME")}
+    env["PYTHONPATH"] = str(REPO / "src")
+    env["CONAN_HOME"] = str(conan_home or home().path)
+    env["PATH"] = tool_path() if path is None else path
+    return subprocess.run(
+        [sys.executable, "-m", "isaforge", *args], cwd=REPO, env=env, capture_output=True, text=True, check=False
+    )
+
+
+# The session's armv8-clang package: made once, by the CLI's create (the Meson suite and test_package under QEMU on
+# CLI_CPU), whose output tests/commands/test_conan.py checks. The engine's create, the Meson consumer and the
+# no-exe_wrapper refusal consume it, so each cross build of libisaforge for armv8-clang happens once per session,
+# whichever of these tests runs first or alone.
+CLI_TOOLCHAIN = "aarch64-linux-gnu-clang"
+CLI_CPU = "neoverse-n2"
+
+
+@functools.cache
+def _cli_create() -> subprocess.CompletedProcess[str]:
+    scratch = Path(tempfile.mkdtemp(prefix="isaforge-cli-create-"))
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    test_folder = copy_tree(RECIPE / "test_package", scratch / "test_package")
+    target, compiler = CLI_TOOLCHAIN.rsplit("-", 1)
+    return isaforge_cli(
+        "conan", "create", "--target", target, "--compiler", compiler, "--cpu", CLI_CPU, "-j", "2",
+        "--", "-tf", str(test_folder),
+    )  # fmt: skip
+
+
+def cli_create() -> subprocess.CompletedProcess[str]:
+    """`isaforge conan create --target aarch64-linux-gnu --compiler clang --cpu neoverse-n2` with test_package, run
+    once per session in the session's CONAN_HOME; skips when armv8-clang (or conan) is unusable here."""
+    require(CLI_TOOLCHAIN)
+    home()
+    return _cli_create()
+
+
+def with_package(tc: toolchains.Toolchain) -> ConanHome:
+    """The session's CONAN_HOME with the recipe exported and, for armv8-clang, its package made by cli_create(); the
+    consumer's --build=missing builds any other toolchain's package."""
+    conan = exported()
+    if tc.name == CLI_TOOLCHAIN:
+        made = cli_create()
+        assert made.returncode == 0, f"the session's armv8-clang create failed:\n{made.stderr[-6000:]}"
+    return conan
 
 
 def require(name: str) -> toolchains.Toolchain:
