@@ -44,6 +44,7 @@ class Build:
     options: tuple[tuple[str, str], ...] = ()
     tag: str = ""
     root: Path = field(default_factory=source_root)
+    targets: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -68,9 +69,11 @@ class Build:
         return self.directory / relpath
 
 
-def build_for(target: str, compiler: str, options: dict[str, str] | None = None, tag: str = "") -> Build:
+def build_for(
+    target: str, compiler: str, options: dict[str, str] | None = None, tag: str = "", *, targets: tuple[str, ...] = ()
+) -> Build:
     tc = None if target == HOST_ARCH else toolchain(target, compiler)
-    return Build(tc, tuple(sorted((options or {}).items())), tag)
+    return Build(tc, tuple(sorted((options or {}).items())), tag, targets=targets)
 
 
 def all_builds() -> list[Build]:
@@ -151,7 +154,7 @@ def _build(build: Build) -> Path:
             setup += ["--cross-file", str(build.root / build.toolchain.cross_file)]
         _run_logged([*setup, *options, str(build.directory), str(build.root)], f"meson setup of {build.name}", log)
         stamp.write_text(wanted)
-    _run_logged([*_meson(), "compile", "-C", str(build.directory)], f"build of {build.name}", log)
+    _run_logged([*_meson(), "compile", "-C", str(build.directory), *build.targets], f"build of {build.name}", log)
     return build.directory
 
 
