@@ -70,7 +70,7 @@ class Build:
 
 
 def build_for(
-    target: str, compiler: str, options: dict[str, str] | None = None, tag: str = "", targets: tuple[str, ...] = ()
+    target: str, compiler: str, options: dict[str, str] | None = None, tag: str = "", *, targets: tuple[str, ...] = ()
 ) -> Build:
     tc = None if target == HOST_ARCH else toolchain(target, compiler)
     return Build(tc, tuple(sorted((options or {}).items())), tag, targets=targets)
