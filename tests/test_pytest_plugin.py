@@ -124,6 +124,27 @@ def test_on_parallel_workers_a_run_with_one_pass_passes(tmp_path) -> None:
     assert "1 passed, 8 skipped" in proc.stdout and "bringing up nodes" in proc.stdout
 
 
+# The suite's tests that share something made once per process (a Conan home and its packages, an installed wheel)
+# carry an xdist_group mark: under --dist loadgroup they must all run on one worker, or each worker makes its own.
+GROUPED = (
+    "import os\n\nimport pytest\n\n"
+    "@pytest.mark.xdist_group('shared')\n@pytest.mark.parametrize('i', range(8))\n"
+    "def test_grouped(i):\n"
+    "    with open(os.environ['ISAFORGE_TEST_WORKERS'], 'a') as log:\n"
+    "        log.write(os.environ['PYTEST_XDIST_WORKER'] + '\\n')\n\n"
+    "@pytest.mark.parametrize('i', range(8))\ndef test_free(i):\n    assert i >= 0\n"
+)
+
+
+def test_on_parallel_workers_a_group_runs_on_one_worker(tmp_path, monkeypatch) -> None:
+    log = tmp_path / "workers.txt"
+    monkeypatch.setenv("ISAFORGE_TEST_WORKERS", str(log))
+    proc = run_pytest(tmp_path / "project", GROUPED, *OPT_IN, *XDIST)
+    assert proc.returncode == pytest.ExitCode.OK, proc.stdout + proc.stderr
+    workers = log.read_text().split()
+    assert len(workers) == 8 and len(set(workers)) == 1, f"the group ran on {sorted(set(workers))}"
+
+
 @pytest.mark.parametrize(
     ("option", "value"), [("--isaforge-qemu-cpu", "cortex-a9000"), ("--isaforge-toolchains", "mips-gcc")]
 )
