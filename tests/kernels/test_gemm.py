@@ -25,6 +25,7 @@ LARGE = [Case(70, 400, 300, 301, 403, 405), Case(33, 29, 1000, 1000, 29, 29), Ca
 # 64 bytes is `max`'s default in qemu-user: every kernel runs there by name with the full sweep.
 SVE_VECTOR_BYTES = (16, 32, 256)
 ROW_KERNEL_MACS = 1_000_000
+ROW_KERNEL_ROWS = 3
 # (main thread, worker thread) SVE vector lengths in bytes: shrinking and growing, both ways round.
 THREAD_VECTOR_BYTES = [(64, 16), (16, 64), (16, 256), (256, 32)]
 
@@ -100,6 +101,13 @@ def kernels_of(tc: TargetCpu, op: str) -> list[KernelName]:
     return sorted(runnable, key=cat.preference, reverse=True)
 
 
+def row_kernel_case(c: Case) -> bool:
+    """A row kernel (MR = 1) does every row on its own, the driver stepping from row to row: rows past a few add
+    time, not paths. Its cases: up to ROW_KERNEL_ROWS rows of every n and k, and the large shapes (k past Kc) up to
+    ROW_KERNEL_MACS."""
+    return c.m <= ROW_KERNEL_ROWS or (c in LARGE and c.m * c.n * c.k <= ROW_KERNEL_MACS)
+
+
 def every_kernel(
     qemu_run: QemuRunner,
     tc: TargetCpu,
@@ -118,9 +126,8 @@ def every_kernel(
     for kernel in kernels_of(tc, op):
         if (scalable_only and not cat.variant(kernel.variant).scalable) or (kernel.mr == 1 and not row_kernels):
             continue
-        # A row kernel (MR = 1) does every row on its own: the large shapes' extra rows add time, not paths (k past
-        # Kc is kept: Case(33, 29, 1000)).
-        batch = [c for c in cases if kernel.mr > 1 or c.m * c.n * c.k <= ROW_KERNEL_MACS]
+        # A job of a few chosen shapes, none of them a row kernel's, runs whole.
+        batch = [c for c in cases if kernel.mr > 1 or row_kernel_case(c)] or cases
         if tuple(batch) not in oracles:
             oracles[tuple(batch)] = job_oracle(op, batch, kw.get("operands"), kw.get("epilogue", NO_EPILOGUE))
         seen.append(run_batch(qemu_run, tc, tmp, op, batch, kernel.name, oracle=oracles[tuple(batch)], **kw))
