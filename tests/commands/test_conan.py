@@ -153,7 +153,7 @@ def test_create_for_target_compiler_and_cpu():
     proc = conan_env.cli_create()
     assert proc.returncode == 0, proc.stderr[-6000:]
     out = proc.stdout + proc.stderr
-    assert f"running the Meson tests under QEMU, CPU model {conan_env.CLI_CPU}" in out
+    assert "running the Meson tests" not in out  # tools.build:skip_test given after `--` reached the recipe
     kernels = dict(conan_env.KERNEL_LINE.findall(out))
     assert kernels, out[-3000:]
     variants = [v for v in re.findall(r"-- isaforge variants: (\S+)", out)[0].split(";") if v]
