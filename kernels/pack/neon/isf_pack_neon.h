@@ -356,13 +356,17 @@ ISF_INLINE void a_g16_mr4(const unsigned char *a, size_t lda_b, size_t blocks,
  * first. w and NR are constants at the call sites that matter, so the column loops fold.
  */
 
-/* Row pointers p0 … p<n-1> of n consecutive rows of B, and their step to the next k block. */
+/* Row pointers p0 … p<n-1> of n consecutive rows of B, and their step to the next k block, taken only when one
+ * follows (STEP_IF). Each pointer stays inside B: past the last block, or set for a block there is none of (the
+ * routines return first), it would leave B (undefined; on 32-bit Arm, with a leading dimension near 2^29 bytes, 8
+ * rows' span wraps the address space). */
 #define ROWS4(b, ld) const unsigned char *p0 = (b), *p1 = p0 + (ld), *p2 = p1 + (ld), *p3 = p2 + (ld)
 #define ROWS8(b, ld) \
     ROWS4(b, ld);    \
     const unsigned char *p4 = p3 + (ld), *p5 = p4 + (ld), *p6 = p5 + (ld), *p7 = p6 + (ld)
 #define STEP4(n) (p0 += (n), p1 += (n), p2 += (n), p3 += (n))
 #define STEP8(n) (STEP4(n), p4 += (n), p5 += (n), p6 += (n), p7 += (n))
+#define STEP_IF(more, step) ((void)((more) && ((step), 1)))
 
 /* KR = 1, no conversion: rows of n bytes in panel rows of `row` bytes. n is a constant for full panels; for an edge
  * panel the common sizes take two possibly overlapping copies per row, chosen once. */
@@ -419,8 +423,11 @@ ISF_INLINE void b_k4_b8(const unsigned char *b, size_t ldb_b, size_t blocks, siz
 #if defined(__aarch64__)
     uint8x16_t tbl = vld1q_u8(TBL_4X4_B8);
 #endif
+    if (blocks == 0) {
+        return;
+    }
     ROWS4(b, ldb_b);
-    for (; blocks > 0; blocks--, out += 4 * nr, STEP4(4 * ldb_b)) {
+    for (; blocks > 0; out += 4 * nr, STEP_IF(blocks > 1, STEP4(4 * ldb_b)), blocks--) {
         unsigned char *d = out;
         size_t j = 0;
         for (; j + 16 <= w; j += 16, d += 64) {
@@ -449,8 +456,11 @@ ISF_INLINE void b_k4_b16(const unsigned char *b, size_t ldb_b, size_t blocks, si
 #if defined(__aarch64__)
     uint8x16_t tbl = vld1q_u8(TBL_4X2_B16);
 #endif
+    if (blocks == 0) {
+        return;
+    }
     ROWS4(b, ldb_b);
-    for (; blocks > 0; blocks--, out += 8 * nr, STEP4(4 * ldb_b)) {
+    for (; blocks > 0; out += 8 * nr, STEP_IF(blocks > 1, STEP4(4 * ldb_b)), blocks--) {
         unsigned char *d = out;
         size_t j = 0;
         for (; j + 8 <= w; j += 8, d += 64) {
@@ -499,8 +509,11 @@ ISF_INLINE uint8x8_t zip_rows4(uint8x8_t x, uint8x8_t y) {
 }
 
 ISF_INLINE void b_k8_b8(const unsigned char *b, size_t ldb_b, size_t blocks, size_t w, size_t nr, unsigned char *out) {
+    if (blocks == 0) {
+        return;
+    }
     ROWS8(b, ldb_b);
-    for (; blocks > 0; blocks--, out += 8 * nr, STEP8(8 * ldb_b)) {
+    for (; blocks > 0; out += 8 * nr, STEP_IF(blocks > 1, STEP8(8 * ldb_b)), blocks--) {
         unsigned char *d = out;
         size_t j = 0;
         for (; j + 8 <= w; j += 8, d += 64) {
@@ -526,7 +539,7 @@ ISF_INLINE void b_k8_b8(const unsigned char *b, size_t ldb_b, size_t blocks, siz
 /* KR = 16, int8 (the smull/sadalp kernel): ld4 single-lane loads put 4 columns of row r into lane r of 4 registers,
  * so after 16 rows register j is column j's 16 bytes. */
 ISF_INLINE void b_k16_b8(const unsigned char *b, size_t ldb_b, size_t blocks, size_t w, size_t nr, unsigned char *out) {
-    for (; blocks > 0; blocks--, b += 16 * ldb_b, out += 16 * nr) {
+    for (; blocks > 0; out += 16 * nr, STEP_IF(blocks > 1, b += 16 * ldb_b), blocks--) {
         unsigned char *d = out;
         size_t j = 0;
         for (; j + 4 <= w; j += 4, d += 64) {
