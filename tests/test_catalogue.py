@@ -101,6 +101,13 @@ def test_unknown_lookups_name_the_valid_values() -> None:
         cat.arch_by_triple("riscv64-linux-gnu")
     with pytest.raises(CatalogueError, match="cortex-a53"):
         cat.cpu_features("aarch64", "cortex-a7")
+    with pytest.raises(CatalogueError, match="unknown CPU model 'cortex-a7' for aarch64"):
+        cat.cpu_features("aarch64", "cortex-a7,sve=off")  # the model is named, without its QEMU properties
+
+
+def test_a_model_with_qemu_properties_has_the_models_features() -> None:
+    cat = load()
+    assert cat.cpu_features("aarch64", "max,sve-default-vector-length=16") == cat.cpu_features("aarch64", "max")
 
 
 # -- CPU parts (the MIDR fallback) ------------------------------------------------------------------------------

@@ -137,7 +137,9 @@ def ensure_built(build: Build) -> Path:
 
 
 def _build(build: Build) -> Path:
-    options = [f"-D{k}={v}" for k, v in build.options]
+    # Configured for ensure_installed's prefix from the start (a moved checkout is configured again): setting it only
+    # at install would make the next compile run the whole Meson configure again, for install paths alone.
+    options = [*_install_options(build), *(f"-D{k}={v}" for k, v in build.options)]
     stamp = build.directory / ".isaforge-options"
     log = build.directory.with_name(f"{build.directory.name}.log")  # outside the directory Meson may wipe
     # Meson lists kernel files at configure time: a new or removed kernel needs a reconfigure.
@@ -152,9 +154,6 @@ def _build(build: Build) -> Path:
         setup = [*_meson(), "setup", *([] if fresh else ["--reconfigure"])]
         if build.toolchain is not None:
             setup += ["--cross-file", str(build.root / build.toolchain.cross_file)]
-        # Configured for ensure_installed's prefix from the start: setting it later makes the next compile run the
-        # whole Meson configure again (every compiler probe and codegen call), only for install paths.
-        setup += _install_options(build)
         _run_logged([*setup, *options, str(build.directory), str(build.root)], f"meson setup of {build.name}", log)
         stamp.write_text(wanted)
     _run_logged([*_meson(), "compile", "-C", str(build.directory), *build.targets], f"build of {build.name}", log)
@@ -169,12 +168,6 @@ def install_prefix(build: Build) -> Path:
 def _install_options(build: Build) -> list[str]:
     # libdir=lib: the same layout for the host build (whose default is Debian's lib/<multiarch>) and cross builds.
     return [f"-Dprefix={install_prefix(build)}", "-Dlibdir=lib"]
-
-
-def _configured_option(directory: Path, name: str) -> object:
-    intro = directory / "meson-info" / "intro-buildoptions.json"
-    options = json.loads(intro.read_text()) if intro.is_file() else []
-    return next((o["value"] for o in options if o.get("name") == name and o.get("machine") != "build"), None)
 
 
 def _install_state(directory: Path) -> str | None:
@@ -204,14 +197,6 @@ def ensure_installed(build: Build) -> Path:
         directory = _build(build)
         prefix = install_prefix(build)
         log = directory.with_name(f"{directory.name}-install.log")
-        # A directory configured before _build set the prefix (or moved since) is reconfigured for it.
-        if _configured_option(directory, "prefix") != str(prefix) or _configured_option(directory, "libdir") != "lib":
-            _run_logged(
-                [*_meson(), "configure", *_install_options(build), str(directory)],
-                f"meson configure of {build.name} (install prefix)",
-                log,
-            )
-            _run_logged([*_meson(), "compile", "-C", str(directory)], f"build of {build.name}", log)
         # Outside the prefix: nothing but the install lands in it.
         stamp = prefix.with_name(f"{prefix.name}.state")
         state = _install_state(directory)

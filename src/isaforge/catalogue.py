@@ -117,10 +117,12 @@ class Catalogue:
         return self.compilers[name]
 
     def cpu_features(self, arch: str, cpu: str) -> tuple[str, ...]:
+        """The features of model `cpu`, which may carry QEMU properties (`max,sve-default-vector-length=64`)."""
+        model = cpu.split(",", maxsplit=1)[0]
         models = self.cpus.get(arch, {})
-        if cpu not in models:
-            raise CatalogueError(f"unknown CPU model {cpu!r} for {arch}; choose one of: {', '.join(models)}")
-        return models[cpu]
+        if model not in models:
+            raise CatalogueError(f"unknown CPU model {model!r} for {arch}; choose one of: {', '.join(models)}")
+        return models[model]
 
     def arch_of_cpu(self, cpu: str) -> list[str]:
         return [arch for arch, models in self.cpus.items() if cpu in models]

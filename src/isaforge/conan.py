@@ -138,7 +138,7 @@ def create_command(req: CreateRequest, root: Path | None = None) -> list[str]:
             raise IsaforgeError("give --target/--compiler or --profile, not both")
         tc = toolchains.toolchain(req.target, req.compiler or "gcc", cat)
         if req.cpu:
-            cat.cpu_features(tc.arch.name, req.cpu.split(",")[0])  # unknown model: the valid ones, one line
+            cat.cpu_features(tc.arch.name, req.cpu)  # unknown model: the valid ones, one line
             qemu_cpu = req.cpu
         reasons = [r for r in toolchains.probe(tc).reasons if not (req.skip_tests and tc.arch.qemu in r)]
         if reasons:
@@ -160,7 +160,7 @@ def create_command(req: CreateRequest, root: Path | None = None) -> list[str]:
                     f"--cpu chooses the QEMU model of a cross build; host profile {host} has arch={facts.arch}, "
                     f"which runs natively (cross arches: {', '.join(toolchains.CONAN_ARCH.values())})"
                 )
-            cat.cpu_features(arch, req.cpu.split(",")[0])
+            cat.cpu_features(arch, req.cpu)
             qemu_cpu = req.cpu
     ensure_build_profile()
     cmd = [conan_executable(), "create", str(root / RECIPE_DIR), "-pr:h", host, "-pr:b", BUILD_PROFILE]

@@ -250,6 +250,23 @@ def _wrong_int(label: str, result: np.ndarray, exact: np.ndarray) -> str | None:
     return f"{label}: C{bad} = {result[bad]:.0f}, expected {exact[bad]:.0f}"
 
 
+def _finite_bound(types: OpTypes, variant: str, av: np.ndarray, bv: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    """error_bound for the finite results: no NaN or Inf reaches those, so they count as zero in the magnitudes."""
+    fa, fb = np.where(np.isfinite(av), av, 0.0), np.where(np.isfinite(bv), bv, 0.0)
+    with np.errstate(invalid="ignore"):
+        return error_bound(types, variant, fa, fb, av.shape[1], bias)
+
+
+def exact_result(types: OpTypes, av: np.ndarray, bv: np.ndarray, epilogue: Epilogue) -> np.ndarray:
+    """C as float64 from float64 A and B: A·B + bias, wrapped modulo 2^32 for int32 C, clamped for float C."""
+    bias = _bias_row(types, bv.shape[1], epilogue)
+    with np.errstate(invalid="ignore", over="ignore"):
+        exact = av @ bv if bias is None else av @ bv + bias
+    if types.out_dtype == np.int32:
+        return wrap_int32(exact)
+    return exact if epilogue.clamp is None else clamped(types, exact, *epilogue.clamp)
+
+
 def _wrong_float(types: OpTypes, variant: str, label: str, av: np.ndarray, bv: np.ndarray, result: np.ndarray,
                  exact: np.ndarray, bias: np.ndarray | None) -> str | None:  # fmt: skip
     if not _same_non_finite(result, exact):
@@ -257,9 +274,7 @@ def _wrong_float(types: OpTypes, variant: str, label: str, av: np.ndarray, bv: n
     finite = np.isfinite(exact)
     with np.errstate(invalid="ignore"):
         err = np.where(finite, np.abs(result - exact), 0.0)
-        # Only finite results are bounded, and no NaN or Inf reaches those: zero them for the magnitudes.
-        fa, fb = np.where(np.isfinite(av), av, 0.0), np.where(np.isfinite(bv), bv, 0.0)
-        bound = np.where(finite, error_bound(types, variant, fa, fb, av.shape[1], bias), 1.0)
+        bound = np.where(finite, _finite_bound(types, variant, av, bv, bias), 1.0)
     if np.all(err <= bound):
         return None
     bad = tuple(int(i) for i in np.argwhere(err > bound)[0])
@@ -339,15 +354,10 @@ def check_matrix(
     (for other programs than gemm_runner, which have no guard elements or leading dimensions). None when right,
     else one line starting with `label`."""
     av, bv = (to_float64(types, x) for x in (a, b))
-    bias = _bias_row(types, bv.shape[1], epilogue)
-    with np.errstate(invalid="ignore", over="ignore"):
-        exact = av @ bv if bias is None else av @ bv + bias
-    got = c.astype(np.float64)
+    exact, got = exact_result(types, av, bv, epilogue), c.astype(np.float64)
     if types.out_dtype == np.int32:
-        return _wrong_int(label, got, wrap_int32(exact))
-    if epilogue.clamp is not None:
-        exact = clamped(types, exact, *epilogue.clamp)
-    return _wrong_float(types, variant, label, av, bv, got, exact, bias)
+        return _wrong_int(label, got, exact)
+    return _wrong_float(types, variant, label, av, bv, got, exact, _bias_row(types, bv.shape[1], epilogue))
 
 
 class Oracle:
@@ -372,7 +382,9 @@ class Oracle:
             if key not in tallest or c.m > tallest[key].m:
                 tallest[key] = c
         self._views = {key: tuple(to_float64(types, x) for x in operand_views(a, b, c)) for key, c in tallest.items()}
-        self.exact = self._per_case({key: self._exact(av, bv) for key, (av, bv) in self._views.items()})
+        self.exact = self._per_case(
+            {key: exact_result(types, av, bv, epilogue) for key, (av, bv) in self._views.items()}
+        )
         self._bounds: dict[float, np.ndarray] = {}
 
     def _per_case(self, by_group: dict[tuple[int, int, int, int], np.ndarray]) -> np.ndarray:
@@ -386,45 +398,34 @@ class Oracle:
         pos = 0  # in bytes
         for c in self.cases:
             status.append(pos)
-            first = (pos + 4) // size + guard_elements(self.types, c)  # C's first element, in elements
+            guard = guard_elements(self.types, c)
+            first = (pos + 4) // size + guard  # C's first element, in elements
             window.append((first + np.arange(c.m)[:, None] * c.ldc + np.arange(c.n)).ravel())
-            pos += 4 + (2 * guard_elements(self.types, c) + c.m * c.ldc) * size
+            pos += 4 + (2 * guard + c.m * c.ldc) * size
         self.file_bytes = pos
-        self.status_at = np.array(status, dtype=np.int64)
+        # A status may sit at any even offset (binary16 C): its 4 bytes are gathered one by one.
+        self.status_bytes = (np.array(status, dtype=np.int64)[:, None] + np.arange(4)).ravel()
         self.window = np.concatenate(window) if window else np.zeros(0, np.int64)
-        sentinel = np.ones(pos, bool)
-        sentinel[(self.status_at[:, None] + np.arange(4)).ravel()] = False
-        sentinel[(self.window[:, None] * size + np.arange(size)).ravel()] = False
-        self.sentinel = sentinel
-
-    def _exact(self, av: np.ndarray, bv: np.ndarray) -> np.ndarray:
-        bias = _bias_row(self.types, bv.shape[1], self.epilogue)
-        with np.errstate(invalid="ignore", over="ignore"):
-            exact = av @ bv if bias is None else av @ bv + bias
-        if self.types.out_dtype == np.int32:
-            return wrap_int32(exact)
-        if self.epilogue.clamp is not None:
-            exact = clamped(self.types, exact, *self.epilogue.clamp)
-        return exact
+        self.sentinel = np.ones(pos, bool)
+        self.sentinel[self.status_bytes] = False
+        self.sentinel[(self.window[:, None] * size + np.arange(size)).ravel()] = False
 
     def _bound(self, variant: str) -> np.ndarray:
         u = unit_roundoff(self.types, variant)
         if u not in self._bounds:
-            by_group = {}
-            for key, (av, bv) in self._views.items():
-                fa, fb = np.where(np.isfinite(av), av, 0.0), np.where(np.isfinite(bv), bv, 0.0)
-                bias = _bias_row(self.types, bv.shape[1], self.epilogue)
-                with np.errstate(invalid="ignore"):
-                    by_group[key] = error_bound(self.types, variant, fa, fb, av.shape[1], bias)
-            self._bounds[u] = self._per_case(by_group)
+            self._bounds[u] = self._per_case(
+                {
+                    key: _finite_bound(self.types, variant, av, bv, _bias_row(self.types, bv.shape[1], self.epilogue))
+                    for key, (av, bv) in self._views.items()
+                }
+            )
         return self._bounds[u]
 
     def _all_right(self, variant: str, data: bytes) -> bool:
         raw = np.frombuffer(data, np.uint8)
         if np.any(raw[self.sentinel] != SENTINEL_BYTE):
             return False
-        # A status may sit at any even offset (binary16 C): gathered byte by byte, any non-zero byte is a refusal.
-        if np.any(raw[(self.status_at[:, None] + np.arange(4)).ravel()] != 0):
+        if np.any(raw[self.status_bytes] != 0):  # any non-zero byte is a refusal
             return False
         got = np.frombuffer(data, self.types.out_dtype, len(data) // self.types.out_dtype.itemsize)[self.window]
         got = got.astype(np.float64)
@@ -444,12 +445,12 @@ class Oracle:
         if self._all_right(variant, data):
             return []
         results = list(zip(self.cases, read_results(path, self.types, self.cases), strict=True))
-        strays = [msg for c, got in results if (msg := stray_write(c, got))]
+        stray = [stray_write(c, got) for c, got in results]
+        strays = [msg for msg in stray if msg]
         wrong = [
             msg
-            for c, got in results
-            if stray_write(c, got) is None
-            and (msg := check_case(self.types, variant, self.a, self.b, c, got, self.epilogue))
+            for outside, (c, got) in zip(stray, results, strict=True)
+            if outside is None and (msg := check_case(self.types, variant, self.a, self.b, c, got, self.epilogue))
         ]
         if not strays + wrong:
             raise AssertionError("the batch check and check_case disagree: a bug in gemmjob.Oracle")

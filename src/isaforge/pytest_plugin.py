@@ -41,7 +41,7 @@ class TargetCpu:
 
     @property
     def expected_features(self) -> tuple[str, ...]:
-        return load().cpu_features(self.build.arch_name, self.cpu.split(",")[0])
+        return load().cpu_features(self.build.arch_name, self.cpu)
 
 
 QEMU_CPU_OPTION = "--isaforge-qemu-cpu"

@@ -41,7 +41,7 @@ class QemuResult:
 
 def qemu_command(arch: Arch, cpu: str, program: Path, args: Sequence[str] = ()) -> list[str]:
     """The full command line; `cpu` may carry QEMU properties, e.g. `max,sve-default-vector-length=64`."""
-    load().cpu_features(arch.name, cpu.split(",", maxsplit=1)[0])  # unknown model: one-line error naming the valid ones
+    load().cpu_features(arch.name, cpu)  # unknown model: one-line error naming the valid ones
     if shutil.which(arch.qemu) is None:
         raise IsaforgeError(f"{arch.qemu} not found; install it with ci/install-toolchains.sh (qemu-user >= 10)")
     return [arch.qemu, "-L", arch.sysroot, "-cpu", cpu, str(program), *args]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,9 +19,7 @@ REPO = Path(toolchains.__file__).resolve().parents[2]
 pytestmark = conan_env.MARKS
 
 
-def isaforge(*args: str, conan_home: Path | None = None, path: str | None = None) -> subprocess.CompletedProcess[str]:
-    """`python -m isaforge ARGS` with this Python, CONAN_HOME set (the session's by default)."""
-    return conan_env.isaforge_cli(*args, conan_home=conan_home, path=path)
+isaforge = conan_env.isaforge_cli
 
 
 def dry_run(*args: str) -> list[str]:

@@ -3,8 +3,8 @@
 int8 must be exact; float variants must stay within isaforge.gemmjob.error_bound (γ(k+1)·Σ|a||b| in the variant's
 accumulation precision) and give NaN/Inf where IEEE arithmetic does. Shapes: every n in 1..17 × k in 1..33 for m in
 1..9, 16 and 17 (full_sweep), the edge tiles of every MR and NR with padded leading dimensions, and large shapes
-that cross the Kc/Nc blocks. Plans (isf_gemm_create + run)
-with and without a fused bias and clamp, against the same oracle with the epilogue applied.
+that cross the Kc/Nc blocks. Plans (isf_gemm_create + run) with and without a fused bias and clamp, against the
+same oracle with the epilogue applied.
 """
 
 from __future__ import annotations

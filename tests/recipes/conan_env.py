@@ -100,8 +100,8 @@ def isaforge_cli(
     )
 
 
-# The session's armv8-clang package: made once, by the CLI's create (the Meson suite and test_package under QEMU on
-# CLI_CPU), whose output tests/commands/test_conan.py checks. The engine's create, the Meson consumer and the
+# The session's armv8-clang package: made once, by the CLI's create (test_package under QEMU on CLI_CPU), whose output
+# tests/commands/test_conan.py checks. The engine's create, the Meson consumer and the
 # no-exe_wrapper refusal consume it, so each cross build of libisaforge for armv8-clang happens once per session,
 # whichever of these tests runs first or alone.
 CLI_TOOLCHAIN = "aarch64-linux-gnu-clang"

@@ -107,9 +107,10 @@ def checkout_state() -> str:
 
 # -- Conan: the engine's own `conan create` ----------------------------------------------------------------------
 # One leg in the default slice: the recipe is the same on both arches, and tests/commands/test_test_qemu.py builds
-# and proves this engine with every toolchain on cortex-a53/a7 and max through CMake; the other legs are slow. It is
-# armv8-clang's, whose isaforge package is the session's one (conan_env.cli_create, which tests/commands/test_conan.py
-# checks; the same worker, conan_env.GROUP): --build=missing finds it, so only the engine is built here.
+# and proves this engine on cortex-a53/a7 and max through CMake (both arches and compilers; all four toolchains in
+# make ci); the other legs are slow. It is armv8-clang's, whose isaforge package is the session's one
+# (conan_env.cli_create, which tests/commands/test_conan.py checks; the same worker, conan_env.GROUP):
+# --build=missing finds it, so only the engine is built here.
 CREATE = [
     pytest.param("aarch64-linux-gnu-gcc", "cortex-a53", id="armv8-gcc@cortex-a53", marks=pytest.mark.slow),
     pytest.param("arm-linux-gnueabihf-clang", "max", id="armv7hf-clang@max", marks=pytest.mark.slow),

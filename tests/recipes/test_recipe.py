@@ -17,7 +17,7 @@ from tests.recipes.conan_env import REF, REPO, create, expected_kernels, profile
 pytestmark = conan_env.MARKS
 
 # (toolchain, QEMU CPU model): one full create per arch stays in the default slice, the others are slow; armv8's is
-# tests/commands/test_conan.py's (`isaforge conan create`, clang, its test_package and Meson suite under QEMU).
+# tests/commands/test_conan.py's (`isaforge conan create`, clang, its test_package under QEMU).
 CROSS = [
     pytest.param("aarch64-linux-gnu-gcc", "neoverse-n1", id="armv8-gcc@neoverse-n1", marks=pytest.mark.slow),
     pytest.param("arm-linux-gnueabihf-gcc", "max", id="armv7hf-gcc@max"),

@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     build = builds.build_for(args.target, args.compiler)
-    load().cpu_features(build.arch.name, args.cpu.split(",", maxsplit=1)[0])  # a wrong model fails before the build
+    load().cpu_features(build.arch.name, args.cpu)  # a wrong model fails before the build
     builds.ensure_built(build)
     env = {"ISAFORGE_DETECT": args.detect}
     if args.disable:

@@ -21,9 +21,8 @@ from isaforge.pytest_plugin import BUILDS_UNDER_TEST, selected_builds
 
 KERNEL_TESTS = Path(__file__).resolve().parents[1]
 FINDINGS_DIR = KERNEL_TESTS / "fuzz_findings"
-# -O2 with debug info: the kernels and the driver as fast as QEMU allows, reports with lines.
 # -O0: the instrumented compile of the intrinsics kernels is 2.5x faster than at -O1 (6x than -O2), which outweighs
-# the slower executions of a bounded campaign; ASan's reports are the most precise there.
+# the slower executions of a bounded campaign; ASan's reports are the most precise there, with lines (debug).
 FUZZ_OPTIONS = {"b_sanitize": "address,undefined", "b_lundef": "false", "optimization": "0", "debug": "true"}
 # A failed allocation is the library's ISF_ERR_NO_MEMORY to report, not ASan's; LSan cannot stop the world under
 # qemu-user; UBSan stops at its first report, so that the runner sees it (fuzz_plan.supp says what it skips).

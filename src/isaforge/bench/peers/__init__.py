@@ -345,7 +345,7 @@ def check(
 def qemu_command(exe: Path, cpu: str, args: Sequence[str] = (), log: Path | None = None) -> list[str]:
     """qemu-aarch64 -cpu CPU [-d in_asm,exec,nochain -D LOG] EXE ARGS; no -L: the host's multiarch libc6:arm64 is
     the guest's."""
-    load().cpu_features(ARCH, cpu.split(",", maxsplit=1)[0])  # unknown model: one line naming the valid ones
+    load().cpu_features(ARCH, cpu)  # unknown model: one line naming the valid ones
     require(QEMU)
     if not INTERPRETER.exists():
         raise IsaforgeError(f"{INTERPRETER} is missing: the peer harnesses need libc6:arm64 ({INSTALL_HINT})")
