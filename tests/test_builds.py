@@ -13,41 +13,16 @@ import pytest
 from isaforge import builds, gemmjob, qemu
 from isaforge.catalogue import load
 from isaforge.errors import IsaforgeError
-from isaforge.pytest_plugin import QemuRunner, TargetCpu
+from isaforge.pytest_plugin import TargetCpu
 from tests.conftest import ROOT, meson_test_names
 from tests.kernels.test_gemm import every_kernel
 
 AARCH64 = "aarch64-linux-gnu"
 
 
-def compile_commands(directory) -> list[dict]:
-    return json.loads((directory / "compile_commands.json").read_text())
-
-
-def info_on_max(qemu_run: QemuRunner, build: builds.Build) -> dict:
-    result = qemu_run(build, "max", "isaforge-info")
-    assert result.returncode == 0, result.describe()
-    return json.loads(result.stdout)
-
-
 def expected_on_max(info: dict, op: str) -> str | None:
     cat = load()
     return cat.best_kernel(ROOT, "aarch64", list(info["variants"]), set(cat.cpu_features("aarch64", "max")), op)
-
-
-@pytest.mark.e2e
-def test_disabling_a_variant_removes_its_objects_and_flags(isaforge_build, qemu_run: QemuRunner) -> None:
-    # compile_commands.json lists every target's objects from configure on: the library and isaforge-info are all
-    # this test runs, so the test programs are left uncompiled.
-    build = builds.build_for(AARCH64, "gcc", {"variant_i8mm": "disabled"}, tag="no-i8mm", targets=("isaforge-info",))
-    directory = isaforge_build(build)
-    i8mm_flags = " ".join(load().variant_flags("aarch64", "gcc", "i8mm"))
-    commands = [c["command"] for c in compile_commands(directory)]
-    assert not [c for c in commands if i8mm_flags + " " in c or "/i8mm/" in c]
-    assert [c for c in commands if "/dotprod/" in c]
-    info = info_on_max(qemu_run, build)
-    assert "i8mm" not in info["variants"] and "svei8mm" in info["variants"]  # only the named variant goes
-    assert info["kernels"]["gemm_s8"] == expected_on_max(info, "gemm_s8")
 
 
 OLD_GCC = """#!/bin/sh

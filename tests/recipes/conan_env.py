@@ -170,6 +170,14 @@ def copy_tree(src: Path, dst: Path) -> Path:
 class Created:
     proc: subprocess.CompletedProcess[str]
     package_folder: Path | None
+    build_folder: Path | None = None
+
+    def compile_commands(self) -> list[dict]:
+        """The Meson build's compile_commands.json, from the package's build folder."""
+        assert self.build_folder is not None
+        found = sorted(self.build_folder.rglob("compile_commands.json"))
+        assert found, f"no compile_commands.json under {self.build_folder}"
+        return json.loads(found[0].read_text())
 
     @property
     def output(self) -> str:
@@ -203,13 +211,14 @@ def create(conan: ConanHome, host_profile: str, tmp_path: Path, *args: str) -> C
         "--format=json",
         *args,
     )
-    package_folder = None
+    package_folder = build_folder = None
     if proc.returncode == 0:
         graph = json.loads(proc.stdout)
         for node in graph["graph"]["nodes"].values():
             if node.get("ref", "").startswith(REF) and node.get("package_folder"):
                 package_folder = Path(node["package_folder"])
-    return Created(proc, package_folder)
+                build_folder = Path(node["build_folder"]) if node.get("build_folder") else None
+    return Created(proc, package_folder, build_folder)
 
 
 def expected_kernels(arch: str, variants: list[str], cpu: str) -> dict[str, str]:

@@ -91,8 +91,13 @@ def test_no_i8mm_variant_leaves_no_i8mm_object_and_max_chooses_dotprod(tmp_path)
     assert made.proc.returncode == 0, made.output[-6000:]
     assert "running the Meson tests" not in made.output
     assert "isaforge test_package: ok" in made.output
-    assert "i8mm" not in made.variants
+    assert "i8mm" not in made.variants and "bf16" in made.variants  # only the named variant goes
     assert "-Dvariant_i8mm=disabled" in made.output or "variant i8mm: disabled" in made.output
+    # No object compiled with i8mm's flags or from its folder (compile_commands.json lists every target's).
+    i8mm_flags = " ".join(load().variant_flags("arm", "gcc", "i8mm"))
+    commands = [c["command"] for c in made.compile_commands()]
+    assert not [c for c in commands if i8mm_flags + " " in c or "/i8mm/" in c]
+    assert [c for c in commands if "/dotprod/" in c]
     symbols = ukernel_symbols(made.package_folder / "lib" / "libisaforge.a")
     assert not [s for s in symbols if s.endswith("_i8mm")], symbols
     assert any(s.endswith("_dotprod") for s in symbols), symbols
