@@ -11,7 +11,7 @@ def __getattr__(name: str) -> str:
     # Meson runs dozens of times per configure and which never asks for it.
     if name != "__version__":
         raise AttributeError(f"module 'isaforge' has no attribute {name!r}")
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415 (the point: imported late)
 
     try:
         return version("isaforge")  # from VERSION, the one place the project's version is written
