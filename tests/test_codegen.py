@@ -10,7 +10,15 @@ import sys
 import pytest
 
 from isaforge.catalogue import CatalogueError, load
-from isaforge.codegen import OPS_HEADER, meson_options, render_c, render_header, render_packers
+from isaforge.codegen import (
+    NEWLINE,
+    OPS_HEADER,
+    configure_answer,
+    meson_options,
+    render_c,
+    render_header,
+    render_packers,
+)
 from tests.conftest import ROOT
 
 CODEGEN = [sys.executable, str(ROOT / "src/isaforge/codegen.py")]
@@ -79,20 +87,39 @@ def test_script_mode_runs_without_the_package_installed(tmp_path) -> None:
     # Meson runs codegen.py from a bare source tree: it must not need isaforge on sys.path.
     env = {"PATH": "/usr/bin:/bin", "PYTHONNOUSERSITE": "1"}
     out = subprocess.run(
-        [sys.executable, "-S", *CODEGEN[1:], "--arch", "arm", "--compiler", "gcc", "variants"],
+        [sys.executable, "-S", *CODEGEN[1:], "--arch", "arm", "--compiler", "gcc", "configure"],
         capture_output=True,
         text=True,
         env=env,
         cwd=tmp_path,
         check=True,
     ).stdout
-    assert out.splitlines()[0] == (
-        "neon|-march=armv7-a -mfpu=neon-vfpv4 -mfloat-abi=hard -mfp16-format=ieee -DISAFORGE_VARIANT=neon|neon|0"
-    )
+    lines = out.splitlines()
+    assert lines[0] == "baseline|-march=armv7-a -mfpu=neon-vfpv4 -mfloat-abi=hard -mfp16-format=ieee"
+    neon_flags = "-march=armv7-a -mfpu=neon-vfpv4 -mfloat-abi=hard -mfp16-format=ieee -DISAFORGE_VARIANT=neon"
+    assert lines[1].startswith(f"variant|neon|{neon_flags}|neon|0|")
+
+
+def test_configure_answer_carries_each_variant_whole() -> None:
+    """meson.build reads every variant from one line: sources, the probe (newlines spelled @NL@), the assembler's
+    probe instruction and whether the variant has packers."""
+    cat = load()
+    lines = configure_answer(cat, ROOT, "aarch64", "clang").splitlines()
+    variants = {fields[1]: fields for fields in (line.split("|") for line in lines) if fields[0] == "variant"}
+    assert list(variants) == [v.name for v in cat.arch_variants("aarch64") if v.name != "ref"]
+    i8mm = variants["i8mm"]
+    assert len(i8mm) == 9
+    assert i8mm[5].split() == [p.relative_to(ROOT).as_posix() for p in cat.kernel_sources(ROOT, "aarch64", "i8mm")]
+    assert i8mm[6].replace(NEWLINE, "\n") == cat.variant("i8mm").probe
+    assert i8mm[7] == "smmla v0.4s, v1.16b, v2.16b"
+    assert variants["neon"][8] == "yes" and variants["sve2"][5:9:3] == ["", "none"]
+    rest = {line.split("|")[0]: line.split("|")[1] for line in lines if not line.startswith("variant|")}
+    assert rest["cpus"].split() == list(cat.cpus["aarch64"])
+    assert "kernels/reference/gemm_f32_4x4_ref.c" in rest["reference"].split()
 
 
 def test_script_mode_error_is_one_line() -> None:
-    proc = subprocess.run([*CODEGEN, "--arch", "mips", "variants"], capture_output=True, text=True, check=False)
+    proc = subprocess.run([*CODEGEN, "--arch", "mips", "configure"], capture_output=True, text=True, check=False)
     assert proc.returncode == 1
     assert proc.stderr.strip().count("\n") == 0 and "unknown arch 'mips'" in proc.stderr
 

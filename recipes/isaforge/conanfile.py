@@ -272,12 +272,12 @@ class IsaforgeConan(ConanFile):
         with open(os.path.join(self.build_folder, "meson-info", "intro-targets.json")) as f:
             targets = {t["name"] for t in json.load(f)}
         isa_arch = self._isa_arch
-        answer = self._codegen("--arch", isa_arch, "--compiler", str(self.settings.compiler), "variants")
+        answer = self._codegen("--arch", isa_arch, "--compiler", str(self.settings.compiler), "configure")
         built = {}
         for line in answer.splitlines():
-            fields = line.split("|")
-            if len(fields) >= 2 and f"isf_{isa_arch}_{fields[0]}" in targets:
-                built[fields[0]] = fields[1].split()
+            fields = line.split("|")  # variant|<name>|<flags>|… (codegen.py, configure_answer)
+            if fields[0] == "variant" and f"isf_{isa_arch}_{fields[1]}" in targets:
+                built[fields[1]] = fields[2].split()
         return built
 
     def _codegen(self, *args: str) -> str:
@@ -302,7 +302,8 @@ class IsaforgeConan(ConanFile):
     def package(self) -> None:
         copy(self, "LICENSE", self.recipe_folder, os.path.join(self.package_folder, "licenses"))
         if self._is_tool:
-            for path in self._codegen("generator-files").split():
+            answer = dict(line.split("|", 1) for line in self._codegen("configure").splitlines())
+            for path in answer["generator-files"].split():
                 copy(
                     self,
                     os.path.basename(path),

@@ -349,29 +349,55 @@ def _kernel_features(cat: Catalogue, arch: str, k: KernelName) -> set[str]:
     return set() if arch == HOST_ARCH else cat.variant_features(arch, k.variant)
 
 
-def _variants_answer(cat: Catalogue, arch: str, compiler: str) -> str:
-    # One line per buildable variant other than ref: name|flags|required features|scalable (0 or 1). The flags end
-    # with the variant define, so check-isolation holds each object of the variant's library to that variant.
-    if arch == HOST_ARCH:
-        return ""
-    lines = []
-    for v in cat.arch_variants(arch):
-        if v.name != REFERENCE:
-            flags = " ".join([*cat.variant_flags(arch, compiler, v.name), f"-D{VARIANT_DEFINE}={v.name}"])
-            lines.append(f"{v.name}|{flags}|{' '.join(v.requires)}|{int(v.scalable)}")
+# What meson.build needs at configure time, in one run (a Python start per question made up half of a configure):
+# one line per item, fields separated by "|", lists by spaces.
+#   baseline|<flags>
+#   variant|<name>|<flags>|<required features>|<scalable 0/1>|<sources>|<probe>|<asm probe>|<packers>
+#   reference|<sources>
+#   cpus|<QEMU CPU models>
+#   generator-files|<files an install carries for engines>
+# A variant's flags end with the variant define, so check-isolation holds each object of its library to it. <probe>
+# is C with its newlines as NEWLINE; <asm probe> one instruction (empty when the variant has none on the arch);
+# <packers> "none", "yes" (codegen's `packers` writes them) or the error that stops configure if the variant is built.
+NEWLINE = "@NL@"
+
+
+def configure_answer(cat: Catalogue, root: Path, arch: str, compiler: str) -> str:
+    lines = [_line("baseline", " ".join(cat.baseline_flags(arch, compiler)))]
+    for v in cat.arch_variants(arch) if arch != HOST_ARCH else []:
+        if v.name == REFERENCE:
+            continue
+        flags = " ".join([*cat.variant_flags(arch, compiler, v.name), f"-D{VARIANT_DEFINE}={v.name}"])
+        sources = _sources(cat, root, arch, v.name)
+        probe = v.probe.replace("\n", NEWLINE)
+        packers = _packers_state(cat, root, arch, v.name)
+        fields = [v.name, flags, " ".join(v.requires), str(int(v.scalable)), sources, probe, v.asm_probe.get(arch, "")]
+        lines.append(_line("variant", *fields, packers))
+    lines += [
+        _line("reference", _sources(cat, root, arch, REFERENCE)),
+        _line("cpus", " ".join(cat.cpus.get(arch, {}))),
+        _line("generator-files", " ".join(f"src/isaforge/{name}" for name in GENERATOR_FILES)),
+    ]
     return "\n".join(lines) + "\n"
 
 
-def _sources_answer(cat: Catalogue, root: Path, arch: str, variant: str) -> str:
+def _line(*fields: str) -> str:
+    for field in fields:
+        if "|" in field or "\n" in field:
+            raise CatalogueError(f"{field!r} cannot be a field of codegen's configure answer (a '|' or a newline)")
+    return "|".join(fields)
+
+
+def _sources(cat: Catalogue, root: Path, arch: str, variant: str) -> str:
     paths = cat.kernel_sources(root, "aarch64" if arch == HOST_ARCH else arch, variant)
-    return "\n".join(p.relative_to(root).as_posix() for p in paths) + "\n"
+    return " ".join(p.relative_to(root).as_posix() for p in paths)
 
 
-def _asm_probe_answer(cat: Catalogue, arch: str, variant: str) -> str:
-    """A .S file holding the variant's probe instruction (empty body when it has none on this arch)."""
-    insn = cat.variant(variant).asm_probe.get(arch, "")
-    mode = ".arm\n.syntax unified\n" if arch == "arm" else ""
-    return f"/* {GENERATED} */\n.text\n{mode}{insn}\n"
+def _packers_state(cat: Catalogue, root: Path, arch: str, variant: str) -> str:
+    try:
+        return "yes" if render_packers(cat, root, arch, variant) else "none"
+    except CatalogueError as exc:
+        return f"codegen: {exc}".replace("|", "/").replace("\n", " ")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -380,19 +406,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--arch", default=HOST_ARCH)
     parser.add_argument("--compiler", default="gcc")
     sub = parser.add_subparsers(dest="cmd", required=True)
-    commands = (
-        "meson-options",
-        "baseline",
-        "variants",
-        "probe",
-        "asm-probe",
-        "sources",
-        "c-source",
-        "cpus",
-        "manifest",
-        "generator-files",
-    )
-    for name in (*commands, "layouts", "packers"):
+    for name in ("meson-options", "configure", "c-source", "manifest", "layouts", "packers"):
         p = sub.add_parser(name)
         p.add_argument("--variant", default=REFERENCE)
         p.add_argument("--variants", default="", help="comma-separated built variants (c-source)")
@@ -409,17 +423,11 @@ def _answer(cat: Catalogue, args: argparse.Namespace) -> str:
         cat.arch(args.arch)  # unknown arch: CatalogueError naming the valid ones
     answers = {
         "meson-options": lambda: meson_options(cat),
-        "baseline": lambda: "".join(f"{flag}\n" for flag in cat.baseline_flags(args.arch, args.compiler)),
-        "variants": lambda: _variants_answer(cat, args.arch, args.compiler),
-        "cpus": lambda: "".join(f"{cpu}\n" for cpu in cat.cpus.get(args.arch, {})),
-        "probe": lambda: cat.variant(args.variant).probe,
-        "asm-probe": lambda: _asm_probe_answer(cat, args.arch, args.variant),
-        "sources": lambda: _sources_answer(cat, args.source_root, args.arch, args.variant),
+        "configure": lambda: configure_answer(cat, args.source_root, args.arch, args.compiler),
         "layouts": lambda: "".join(
             f"{line}\n" for line in check_layouts(cat, args.source_root, args.arch, [REFERENCE, *_built(args.variants)])
         ),
         "packers": lambda: render_packers(cat, args.source_root, args.arch, args.variant),
-        "generator-files": lambda: "".join(f"src/isaforge/{name}\n" for name in GENERATOR_FILES),
         "manifest": lambda: manifest(cat, args.source_root, args.arch, args.compiler, _built(args.variants)),
         "c-source": lambda: render_c(
             cat, args.source_root, args.arch, [REFERENCE, *[v for v in args.variants.split(",") if v]]
