@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from isaforge import enginegen
+from isaforge.catalogue import load
 from isaforge.codegen import GENERATOR_FILES
 
 SCRIPT = Path(enginegen.__file__)
@@ -211,3 +212,206 @@ def test_the_generator_leaves_its_installed_tree_as_it_was(tmp_path):
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in installed.iterdir()) == sorted(GENERATOR_FILES)
+
+
+# -- kernels declared where they are, feature sets ---------------------------------------------------------------
+# A vendored library's kernel, unmodified: its own folder, file and symbol names, a .S companion, two features.
+VENDORED_C = """#include <arm_neon.h>
+#include <stddef.h>
+#include <stdint.h>
+
+int32_t vlib_dot_tail(const int8_t *a, const int8_t *b, size_t n, int32_t acc);
+
+/* sdot for whole blocks of 16, the .S companion for the rest; the fp16 lane is 0, and needs FEAT_FP16 to exist. */
+int32_t vlib_dot_i8_fp16dot(const int8_t *a, const int8_t *b, size_t n) {
+    int32x4_t acc = vdupq_n_s32(0);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        acc = vdotq_s32(acc, vld1q_s8(a + i), vld1q_s8(b + i));
+    }
+    float16x8_t one = vdupq_n_f16((float16_t)n);
+    int32_t zero = (int32_t)vgetq_lane_f16(vsubq_f16(one, one), 0);
+    return vlib_dot_tail(a + i, b + i, n - i, vaddvq_s32(acc) + zero);
+}
+"""
+VENDORED_S = """    .text
+    .global vlib_dot_tail
+    .type vlib_dot_tail, %function
+// int32_t vlib_dot_tail(const int8_t *a, const int8_t *b, size_t n, int32_t acc)
+vlib_dot_tail:
+    cbz x2, 2f
+1:  ldrsb w4, [x0], #1
+    ldrsb w5, [x1], #1
+    madd w3, w4, w5, w3
+    subs x2, x2, #1
+    b.ne 1b
+2:  mov w0, w3
+    ret
+    .size vlib_dot_tail, .-vlib_dot_tail
+"""
+DECLARED = """
+[kernel.vlib_dot_i8_fp16dot]
+op = "dot_s8"
+arch = "aarch64"
+requires = ["fp16", "dotprod"]
+sources = ["third_party/vlib/src/dot/vlib_dot_i8_fp16dot.c", "third_party/vlib/src/dot/vlib_dot_tail.S"]
+symbol = "vlib_dot_i8_fp16dot"
+mr = 1
+nr = 16
+kr = 4
+"""
+
+
+def make_vendored_engine(root: Path, declared: str = DECLARED) -> Path:
+    toml = make_engine(root, GOOD, extra=declared)
+    src = root / "third_party/vlib/src/dot"
+    src.mkdir(parents=True)
+    (src / "vlib_dot_i8_fp16dot.c").write_text(VENDORED_C)
+    (src / "vlib_dot_tail.S").write_text(VENDORED_S)
+    return toml
+
+
+def test_a_declared_kernel_is_built_where_it_is_with_its_feature_set(tmp_path):
+    toml = make_vendored_engine(tmp_path / "e")
+    out = tmp_path / "out"
+    proc = run(toml, out)
+    assert proc.returncode == 0, proc.stderr
+    by_name = {name: (flags.split(), sources.split()) for name, flags, sources in (line.split("|") for line in
+               proc.stdout.splitlines())}  # fmt: skip
+    assert list(by_name) == ["eng_aarch64_neon", "eng_aarch64_dotprod", "eng_aarch64_fp16_dotprod", "eng_reference"]
+    flags, sources = by_name["eng_aarch64_fp16_dotprod"]
+    assert flags == ["-march=armv8.2-a+dotprod+fp16", "-DISAFORGE_VARIANT=fp16+dotprod"]
+    assert [Path(s).relative_to(tmp_path / "e").as_posix() for s in sources] == [
+        "third_party/vlib/src/dot/vlib_dot_i8_fp16dot.c",
+        "third_party/vlib/src/dot/vlib_dot_tail.S",
+    ]
+    manifest = json.loads((out / "isaforge-kernels-eng.json").read_text())
+    first = manifest["kernels"][0]  # two features outrank one
+    assert first == {"name": "vlib_dot_i8_fp16dot", "op": "dot_s8", "variant": "fp16+dotprod",
+                     "requires": ["dotprod", "fp16", "neon"]}  # fmt: skip
+    header = (out / "eng_dispatch.h").read_text()
+    assert "int32_t vlib_dot_i8_fp16dot(const int8_t *a, const int8_t *b, size_t n);" in header
+    assert '{"vlib_dot_i8_fp16dot", "fp16+dotprod", 1, 16, 4, 0, 0x7u,' in (out / enginegen.DISPATCH_CODE).read_text()
+
+
+def test_a_declared_kernel_for_aarch64_stays_out_of_an_arm_build(tmp_path):
+    toml = make_vendored_engine(tmp_path / "e")
+    proc = run(toml, tmp_path / "out", "arm-linux-gnueabihf-gcc")
+    assert proc.returncode == 0, proc.stderr
+    assert "vlib" not in proc.stdout and "fp16_dotprod" not in proc.stdout
+
+
+ENGINE_PROGRAM = """#include <stdio.h>
+#include <string.h>
+#include "eng_dispatch.h"
+
+int main(void) {
+    int8_t a[37], b[37];
+    int32_t want = 0;
+    for (int i = 0; i < 37; i++) {
+        a[i] = (int8_t)(i * 7 - 100), b[i] = (int8_t)(50 - i * 3), want += a[i] * b[i];
+    }
+    const char *kernel = eng_kernel_name(ENG_OP_DOT_S8);
+    int vendored = strcmp(kernel, "vlib_dot_i8_fp16dot") == 0; /* called directly only where it may run */
+    printf("%s %d\\n", kernel, eng_dot_s8(a, b, 37) == want && (!vendored || vlib_dot_i8_fp16dot(a, b, 37) == want));
+    return 0;
+}
+"""
+
+
+def build_engine_program(tmp_path: Path, toml: Path, prefix: Path) -> Path:
+    """The engine as its build system would make it (each library with its own flags), linked with libisaforge."""
+    out = tmp_path / "out"
+    proc = run(toml, out)
+    assert proc.returncode == 0, proc.stderr
+    include = ["-I", str(out), "-I", str(prefix / "include")]
+    objects = []
+    lines = [*proc.stdout.splitlines(), f"dispatch||{enginegen.DISPATCH_SOURCE}"]
+    for name, flags, sources in (line.split("|") for line in lines):
+        for source in sources.split():
+            obj = tmp_path / f"{name}-{Path(source).name}.o"
+            compiled = compile_c(
+                [*GCC64, "-O2", "-march=armv8-a", *flags.split(), *include, "-c", source, "-o", str(obj)]
+            )
+            assert compiled.returncode == 0, compiled.stderr
+            objects.append(str(obj))
+    main = tmp_path / "main.c"
+    main.write_text(ENGINE_PROGRAM)
+    program = tmp_path / "engine"
+    linked = compile_c([*GCC64, "-O2", *include, str(main), *objects, str(prefix / "lib" / "libisaforge.a"),
+                        "-lpthread", "-o", str(program)])  # fmt: skip
+    assert linked.returncode == 0, linked.stderr
+    return program
+
+
+@pytest.mark.e2e
+def test_dispatch_requires_every_feature_of_a_set(tmp_path):
+    """On a64fx (fp16 without dotprod) the fp16+dotprod kernel is refused; on cortex-a55 and max it runs, until the
+    engine's own cap takes fp16 away ("capped" in the trace, not "refused")."""
+    from isaforge import builds, qemu  # noqa: PLC0415 - only the e2e tests build libisaforge
+
+    prefix = builds.ensure_installed(builds.build_for("aarch64-linux-gnu", "gcc"))
+    program = build_engine_program(tmp_path, make_vendored_engine(tmp_path / "e"), prefix)
+    arch = load().arch("aarch64")
+    expected = {"cortex-a53": "dot_s8_1x16_neon", "a64fx": "dot_s8_1x16_neon", "cortex-a55": "vlib_dot_i8_fp16dot",
+                "max": "vlib_dot_i8_fp16dot"}  # fmt: skip
+    for cpu, kernel in expected.items():
+        result = qemu.run(arch, cpu, program)
+        assert result.returncode == 0, result.describe()
+        assert result.stdout.split() == [kernel, "1"], result.describe()
+    trace = tmp_path / "trace.txt"
+    capped = qemu.run(arch, "max", program, env={"ENG_DISABLE": "fp16", "ISAFORGE_TRACE": str(trace)})
+    assert capped.stdout.split()[0] == "dot_s8_1x16x4_dotprod", capped.describe()
+    assert "capped eng vlib_dot_i8_fp16dot" in trace.read_text().splitlines()
+
+
+@pytest.mark.parametrize(
+    ("change", "needles"),
+    [
+        pytest.param(
+            ("sources = [", 'sources = ["third_party/vlib/nope.c", '),
+            ["nope.c does not exist", "relative to"],
+            id="missing-source",
+        ),
+        pytest.param(
+            ('symbol = "vlib_dot_i8_fp16dot"', 'symbol = "vlib_dot_s8"'),
+            ["symbol vlib_dot_s8 is defined in none of its sources"],
+            id="undefined-symbol",
+        ),
+        pytest.param(('"fp16", "dotprod"', '"fp16", "dotprot"'), ["unknown feature 'dotprot'"], id="unknown-feature"),
+        pytest.param(('arch = "aarch64"', 'arch = "arm"\nrequires_x = 1'), ["unknown key 'requires_x'"], id="key"),
+        pytest.param(
+            ('arch = "aarch64"\nrequires = ["fp16", "dotprod"]', 'arch = ["aarch64", "arm"]\nrequires = ["sve"]'),
+            ["[kernel.vlib_dot_i8_fp16dot] requires: sve does not exist on arm"],
+            id="feature-not-on-arch",
+        ),
+        pytest.param(
+            (
+                "mr = 1",
+                'mr = 1\n[kernel.vlib_again]\nop = "dot_s8"\narch = "aarch64"\nrequires = ["dotprod"]\n'
+                'sources = ["third_party/vlib/src/dot/vlib_dot_i8_fp16dot.c"]\nsymbol = "vlib_dot_i8_fp16dot"',
+            ),
+            ["belongs to", "fp16+dotprod", "vlib_again (dotprod)"],
+            id="one-file-two-flag-sets",
+        ),
+        pytest.param(('op = "dot_s8"', 'op = "dot_u8"'), ["op 'dot_u8' is not an [op.*]"], id="unknown-op"),
+        pytest.param(
+            ("[kernel.vlib_dot_i8_fp16dot]", "[kernel.dot_s8_1x16_neon]"),
+            ["two kernels named dot_s8_1x16_neon on aarch64"],
+            id="same-name",
+        ),
+    ],
+)
+def test_a_bad_declared_kernel_is_one_line_and_writes_nothing(tmp_path, change, needles):
+    assert change[0] in DECLARED
+    toml = make_vendored_engine(tmp_path / "e", DECLARED.replace(*change))
+    out = tmp_path / "out"
+    one_line_error(run(toml, out), *needles)
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_a_build_for_an_arch_the_engine_does_not_declare(tmp_path):
+    toml = make_vendored_engine(tmp_path / "e")
+    toml.write_text(toml.read_text().replace('name = "eng"', 'name = "eng"\narches = ["aarch64"]'))
+    assert run(toml, tmp_path / "ok").returncode == 0
+    one_line_error(run(toml, tmp_path / "out", "arm-linux-gnueabihf-gcc"), "this build is for arm", "arches")

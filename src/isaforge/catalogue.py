@@ -18,6 +18,7 @@ from isaforge.catalogue_entries import (
     CATALOGUE_PATH,
     COMPILERS,
     DTYPE_KINDS,
+    FEATURE_SET_JOIN,
     GENERIC_PACKER,
     HOST_ARCH,
     KERNEL_NAME,
@@ -25,6 +26,7 @@ from isaforge.catalogue_entries import (
     LAYOUT_STRING_VERSION,
     PANEL_ALIGN,
     PREFERENCE_SLOTS,
+    RANK_STEP,
     REFERENCE,
     VARIANT_DEFINE,
     Arch,
@@ -52,6 +54,7 @@ __all__ = [
     "CATALOGUE_PATH",
     "COMPILERS",
     "DTYPE_KINDS",
+    "FEATURE_SET_JOIN",
     "GENERIC_PACKER",
     "HOST_ARCH",
     "KERNEL_NAME",
@@ -59,6 +62,7 @@ __all__ = [
     "LAYOUT_STRING_VERSION",
     "PANEL_ALIGN",
     "PREFERENCE_SLOTS",
+    "RANK_STEP",
     "REFERENCE",
     "VARIANT_DEFINE",
     "Arch",
@@ -165,9 +169,62 @@ class Catalogue:
         return sorted((v for v in self.variants.values() if arch in v.arches), key=lambda v: v.rank)
 
     def variant(self, name: str) -> Variant:
-        if name not in self.variants:
-            raise CatalogueError(f"unknown variant {name!r}; choose one of: {', '.join(self.variants)}")
-        return self.variants[name]
+        """A variant of the catalogue, or a feature set (`fp16+dotprod`): the variant derived from those features."""
+        if name in self.variants:
+            return self.variants[name]
+        if FEATURE_SET_JOIN in name:
+            return self._feature_set(name)
+        raise CatalogueError(
+            f"unknown variant {name!r}; choose one of: {', '.join(self.variants)}, or features joined with "
+            f"{FEATURE_SET_JOIN!r} (fp16{FEATURE_SET_JOIN}dotprod)"
+        )
+
+    def _feature_set(self, label: str) -> Variant:
+        """The variant of a set of features, derived from the catalogue's own variants and never listed: flags from
+        the features (variant_flags), built where all of them exist, probed with each feature's variant's probe, and
+        ranked just above the most preferred of those variants (one step per other feature), so that a kernel needing
+        more features is preferred to one needing fewer, and below the catalogue's next variant."""
+        names = label.split(FEATURE_SET_JOIN)
+        for name in names:
+            if name not in self.features:
+                raise CatalogueError(
+                    f"unknown feature {name!r} in {label!r}; a feature set joins catalogue features with "
+                    f"{FEATURE_SET_JOIN!r}, from: {', '.join(self.features)}"
+                )
+        if len(set(names)) != len(names):
+            raise CatalogueError(f"feature set {label!r} names a feature twice")
+        parts = [self._variant_of_feature(name) for name in names]
+        arches = tuple(a for a in (*self.arches, HOST_ARCH) if all(a in p.arches for p in parts))
+        top = max(parts, key=lambda p: p.rank)
+        probes = [p.probe.replace(" probe(", f" probe_{p.name}(") for p in parts if p.probe]
+        return Variant(
+            name=label,
+            requires=tuple(names),
+            arches=arches,
+            probe="\n".join(probes),
+            rank=top.rank + len(parts) - 1,
+            scalable=any(p.scalable for p in parts),
+            asm_probe={},
+        )
+
+    def _variant_of_feature(self, feature: str) -> Variant:
+        for v in self.variants.values():
+            if v.requires == (feature,):
+                return v
+        raise CatalogueError(f"feature {feature} has no variant of its own in isa.toml to build and probe it with")
+
+    def feature_set_label(self, arch: str, features: list[str] | tuple[str, ...]) -> str:
+        """The one name of a set of features on `arch`: the catalogue variant whose features (with all they imply)
+        are the same, else the features no other of the set implies, joined in bit order."""
+        closure: set[str] = set()
+        for feat in features:
+            closure |= self.implied_closure(arch, feat)
+        for v in self.arch_variants(arch):
+            if v.name != REFERENCE and self.variant_features(arch, v.name) == closure:
+                return v.name
+        implied = {i for f in closure for i in self.implied_closure(arch, f) if i != f}
+        minimal = sorted(closure - implied, key=lambda f: self.features[f].bit)
+        return FEATURE_SET_JOIN.join(minimal) if minimal else REFERENCE
 
     def variant_features(self, arch: str, variant: str) -> set[str]:
         """Everything a variant's code may use: its required features and all they imply."""
@@ -409,7 +466,7 @@ def load(path: Path = CATALOGUE_PATH) -> Catalogue:
             requires=tuple(v["requires"]),
             arches=tuple(v["arches"]),
             probe=v.get("probe", ""),
-            rank=rank,
+            rank=rank * RANK_STEP,
             scalable=bool(v.get("scalable", False)),
             asm_probe=dict(v.get("asm_probe", {})),
             prefer=tuple(v.get("prefer", ())),

@@ -28,6 +28,10 @@ KERNEL_SUFFIXES = (".c", ".S")
 # it to that variant's features, and every other object to the arch baseline.
 VARIANT_DEFINE = "ISAFORGE_VARIANT"
 PREFERENCE_SLOTS = 64  # kernels one variant may order for one op
+# Catalogue variants rank RANK_STEP apart, so that a feature set (FEATURE_SET_JOIN-joined features, a variant derived
+# from theirs) ranks between its most preferred feature's variant and the next one.
+RANK_STEP = 16
+FEATURE_SET_JOIN = "+"
 # Every panel starts on this boundary (isf_internal.h); part of every layout.
 PANEL_ALIGN = 64
 # The packer of a panel that has no vectorised loop: only the portable one of kernels/runtime/pack.c.

@@ -1,4 +1,152 @@
-/* An engine's dispatch (docs/engines.md). enginegen.py generates its code into the engine's build directory as
- * isaforge_engine.inc; build systems compile it through this fixed source, which they take as a plain source file
- * (Meson refuses generated files named by string). */
+/* An engine's dispatch (docs/engines.md): the one dispatcher every engine compiles, over the data-only tables that
+ * enginegen.py generates into the engine's build directory as isaforge_engine.inc (its kernels, each op's C
+ * signature, the engine's prefix). Build systems compile this fixed file as a plain source (Meson refuses generated
+ * files named by string); every function it defines carries the engine's prefix (eng_dot_s8, eng_kernel_name, …).
+ *
+ * Each op's kernel is chosen once (pthread_once) from libisaforge's detection, ISAFORGE_DISABLE and the engine's own
+ * <NAME>_DISABLE, and published with release/acquire atomics: concurrent first calls are race-free. ISAFORGE_TRACE
+ * (isaforge test-qemu) records each kernel the first time it runs, and at start-up each kernel the CPU cannot run
+ * ("refused": a feature absent, or capped by ISAFORGE_DISABLE) or that the engine's own cap excludes ("capped"). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <isaforge/isaforge.h>
+
+typedef void (*isf_engine_fn)(void); /* converted back to the op's type before every call */
+
+typedef struct {
+    const char *name, *variant;
+    unsigned mr, nr, kr;
+    int scalable;
+    uint32_t required; /* ISF_FEATURE_* bits */
+    isf_engine_fn fn;
+} isf_engine_kernel;
+
 #include "isaforge_engine.inc"
+
+#define ISF_ENGINE_PASTE(a, b) a##_##b
+#define ISF_ENGINE_JOIN(a, b) ISF_ENGINE_PASTE(a, b)
+#define ENGINE(name) ISF_ENGINE_JOIN(ISF_ENGINE_PREFIX, name) /* ENGINE(kernel_name): eng_kernel_name */
+
+typedef ENGINE(op) engine_op;
+
+static pthread_once_t isf_engine_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t isf_engine_select_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t isf_engine_active; /* written once, before isf_engine_chosen is first published */
+static _Atomic int isf_engine_chosen[ISF_ENGINE_OP_COUNT];
+static _Atomic(unsigned char) isf_engine_ran[ISF_ENGINE_KERNEL_COUNT];
+
+static int isf_engine_runnable_under(size_t i, uint32_t features) {
+    return (isf_engine_kernels[i].required & ~features) == 0;
+}
+
+static int isf_engine_runnable(size_t i) { return isf_engine_runnable_under(i, isf_engine_active); }
+
+static int isf_engine_valid(engine_op op) { return (unsigned)op < ISF_ENGINE_OP_COUNT; }
+
+/* The first runnable kernel of the op, in the table's order (most preferred first): the reference always is. */
+static int isf_engine_best(engine_op op) {
+    size_t i = isf_engine_first[op];
+    while (i + 1 < isf_engine_first[op + 1] && !isf_engine_runnable(i)) {
+        i++;
+    }
+    return (int)i;
+}
+
+static void isf_engine_initialise(void) {
+    uint32_t allowed = isf_active_features(); /* the CPU's features under ISAFORGE_DISABLE */
+    isf_engine_active = isf_active_features_without(ISF_ENGINE_DISABLE);
+    for (size_t i = 0; i < ISF_ENGINE_KERNEL_COUNT; i++) {
+        if (!isf_engine_runnable(i)) {
+            const char *event = isf_engine_runnable_under(i, allowed) ? "capped" : "refused";
+            isf_trace_kernel(event, ISF_ENGINE_NAME, isf_engine_kernels[i].name);
+        }
+    }
+    for (int op = 0; op < ISF_ENGINE_OP_COUNT; op++) {
+        atomic_store_explicit(&isf_engine_chosen[op], isf_engine_best((engine_op)op), memory_order_release);
+    }
+}
+
+static void isf_engine_ensure(void) { pthread_once(&isf_engine_once, isf_engine_initialise); }
+
+static int isf_engine_chosen_now(engine_op op) {
+    isf_engine_ensure();
+    return atomic_load_explicit(&isf_engine_chosen[op], memory_order_acquire);
+}
+
+/* The kernel to run now; traced the first time it runs. */
+static isf_engine_fn isf_engine_current(engine_op op) {
+    int i = isf_engine_chosen_now(op);
+    if (!atomic_load_explicit(&isf_engine_ran[i], memory_order_relaxed) && !atomic_exchange(&isf_engine_ran[i], 1)) {
+        isf_trace_kernel("ran", ISF_ENGINE_NAME, isf_engine_kernels[i].name);
+    }
+    return isf_engine_kernels[i].fn;
+}
+
+/* The ops: each a call of the chosen kernel through the op's own function type. */
+#define ISF_ENGINE_OP_FUNCTION(index, op, returns, params, args, return_keyword)                    \
+    returns ENGINE(op) params {                                                                     \
+        return_keyword((ISF_ENGINE_JOIN(ENGINE(op), fn))isf_engine_current((engine_op)index)) args; \
+    }
+ISF_ENGINE_OPS(ISF_ENGINE_OP_FUNCTION)
+
+size_t ENGINE(kernel_count)(engine_op op) {
+    return isf_engine_valid(op) ? isf_engine_first[op + 1] - isf_engine_first[op] : 0;
+}
+
+isf_status ENGINE(kernel_info)(engine_op op, size_t i, isf_kernel_desc *out) {
+    if (!isf_engine_valid(op) || out == NULL || i >= ENGINE(kernel_count)(op)) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    isf_engine_ensure();
+    size_t at = isf_engine_first[op] + i;
+    const isf_engine_kernel *k = &isf_engine_kernels[at];
+    out->name = k->name;
+    out->variant = k->variant;
+    out->mr = k->mr;
+    out->nr = k->nr;
+    out->kr = k->kr;
+    out->scalable = k->scalable;
+    out->required = k->required;
+    out->runnable = isf_engine_runnable(at);
+    return ISF_OK;
+}
+
+const char *ENGINE(kernel_name)(engine_op op) {
+    return isf_engine_valid(op) ? isf_engine_kernels[isf_engine_chosen_now(op)].name : NULL;
+}
+
+const char *ENGINE(op_name)(engine_op op) { return isf_engine_valid(op) ? isf_engine_op_names[op] : NULL; }
+
+isf_status ENGINE(select_kernel)(engine_op op, const char *name) {
+    if (!isf_engine_valid(op)) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    isf_engine_ensure();
+    int pick = -1;
+    if (name == NULL) {
+        pick = isf_engine_best(op);
+    } else {
+        for (size_t i = isf_engine_first[op]; i < isf_engine_first[op + 1] && pick < 0; i++) {
+            pick = strcmp(isf_engine_kernels[i].name, name) == 0 ? (int)i : -1;
+        }
+        if (pick < 0) {
+            return ISF_ERR_INVALID_ARG;
+        }
+        if (!isf_engine_runnable((size_t)pick)) {
+            return ISF_ERR_UNSUPPORTED;
+        }
+    }
+    pthread_mutex_lock(&isf_engine_select_lock);
+    atomic_store_explicit(&isf_engine_chosen[op], pick, memory_order_release);
+    pthread_mutex_unlock(&isf_engine_select_lock);
+    return ISF_OK;
+}
+
+uint32_t ENGINE(active_features)(void) {
+    isf_engine_ensure();
+    return isf_engine_active;
+}
