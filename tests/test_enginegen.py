@@ -262,11 +262,26 @@ kr = 4
 """
 
 
+# The same tile scheduled for Cortex-A55: its own file and symbol, the same .S companion.
+TWIN = """
+[kernel.vlib_dot_i8_fp16dot_a55]
+op = "dot_s8"
+arch = "aarch64"
+requires = ["dotprod", "fp16"]
+sources = ["third_party/vlib/src/dot/vlib_dot_i8_fp16dot_a55.c", "third_party/vlib/src/dot/vlib_dot_tail.S"]
+symbol = "vlib_dot_i8_fp16dot_a55"
+tuned_for = ["cortex-a55"]
+"""
+
+
 def make_vendored_engine(root: Path, declared: str = DECLARED) -> Path:
     toml = make_engine(root, GOOD, extra=declared)
     src = root / "third_party/vlib/src/dot"
     src.mkdir(parents=True)
     (src / "vlib_dot_i8_fp16dot.c").write_text(VENDORED_C)
+    (src / "vlib_dot_i8_fp16dot_a55.c").write_text(
+        VENDORED_C.replace("vlib_dot_i8_fp16dot(", "vlib_dot_i8_fp16dot_a55(")
+    )
     (src / "vlib_dot_tail.S").write_text(VENDORED_S)
     return toml
 
@@ -288,10 +303,12 @@ def test_a_declared_kernel_is_built_where_it_is_with_its_feature_set(tmp_path):
     manifest = json.loads((out / "isaforge-kernels-eng.json").read_text())
     first = manifest["kernels"][0]  # two features outrank one
     assert first == {"name": "vlib_dot_i8_fp16dot", "op": "dot_s8", "variant": "fp16+dotprod",
-                     "requires": ["dotprod", "fp16", "neon"]}  # fmt: skip
+                     "requires": ["dotprod", "fp16", "neon"], "tuned_for": []}  # fmt: skip
     header = (out / "eng_dispatch.h").read_text()
     assert "int32_t vlib_dot_i8_fp16dot(const int8_t *a, const int8_t *b, size_t n);" in header
-    assert '{"vlib_dot_i8_fp16dot", "fp16+dotprod", 1, 16, 4, 0, 0x7u,' in (out / enginegen.DISPATCH_CODE).read_text()
+    assert (
+        '{"vlib_dot_i8_fp16dot", "fp16+dotprod", 1, 16, 4, 0, 0x7u, {0},' in (out / enginegen.DISPATCH_CODE).read_text()
+    )
 
 
 def test_a_declared_kernel_for_aarch64_stays_out_of_an_arm_build(tmp_path):
@@ -312,7 +329,7 @@ int main(void) {
         a[i] = (int8_t)(i * 7 - 100), b[i] = (int8_t)(50 - i * 3), want += a[i] * b[i];
     }
     const char *kernel = eng_kernel_name(ENG_OP_DOT_S8);
-    int vendored = strcmp(kernel, "vlib_dot_i8_fp16dot") == 0; /* called directly only where it may run */
+    int vendored = strncmp(kernel, "vlib_", 5) == 0; /* called directly only where it may run */
     printf("%s %d\\n", kernel, eng_dot_s8(a, b, 37) == want && (!vendored || vlib_dot_i8_fp16dot(a, b, 37) == want));
     return 0;
 }
@@ -345,18 +362,26 @@ def build_engine_program(tmp_path: Path, toml: Path, prefix: Path) -> Path:
 
 
 @pytest.mark.e2e
-def test_dispatch_requires_every_feature_of_a_set(tmp_path):
-    """On a64fx (fp16 without dotprod) the fp16+dotprod kernel is refused; on cortex-a55 and max it runs, until the
-    engine's own cap takes fp16 away ("capped" in the trace, not "refused")."""
+def test_dispatch_requires_every_feature_of_a_set_and_prefers_the_twin_tuned_for_the_core(tmp_path):
+    """On a64fx (fp16 without dotprod) the fp16+dotprod kernels are refused; on cortex-a55 its A55 twin runs, on
+    cortex-a76 and max the other (QEMU reports each model's MIDR), and ISAFORGE_CORE says the core instead; the
+    engine's own cap taking fp16 away is "capped" in the trace, not "refused"."""
     from isaforge import builds, qemu  # noqa: PLC0415 - only the e2e tests build libisaforge
 
     prefix = builds.ensure_installed(builds.build_for("aarch64-linux-gnu", "gcc"))
-    program = build_engine_program(tmp_path, make_vendored_engine(tmp_path / "e"), prefix)
+    program = build_engine_program(tmp_path, make_vendored_engine(tmp_path / "e", DECLARED + TWIN), prefix)
     arch = load().arch("aarch64")
-    expected = {"cortex-a53": "dot_s8_1x16_neon", "a64fx": "dot_s8_1x16_neon", "cortex-a55": "vlib_dot_i8_fp16dot",
-                "max": "vlib_dot_i8_fp16dot"}  # fmt: skip
-    for cpu, kernel in expected.items():
-        result = qemu.run(arch, cpu, program)
+    expected = {
+        ("cortex-a53", ""): "dot_s8_1x16_neon",
+        ("a64fx", ""): "dot_s8_1x16_neon",
+        ("cortex-a55", ""): "vlib_dot_i8_fp16dot_a55",
+        ("cortex-a76", ""): "vlib_dot_i8_fp16dot",
+        ("max", ""): "vlib_dot_i8_fp16dot",
+        ("max", "cortex-a55"): "vlib_dot_i8_fp16dot_a55",
+        ("cortex-a55", "cortex-a76"): "vlib_dot_i8_fp16dot",
+    }
+    for (cpu, core), kernel in expected.items():
+        result = qemu.run(arch, cpu, program, env={"ISAFORGE_CORE": core} if core else None)
         assert result.returncode == 0, result.describe()
         assert result.stdout.split() == [kernel, "1"], result.describe()
     trace = tmp_path / "trace.txt"
@@ -395,6 +420,11 @@ def test_dispatch_requires_every_feature_of_a_set(tmp_path):
             id="one-file-two-flag-sets",
         ),
         pytest.param(('op = "dot_s8"', 'op = "dot_u8"'), ["op 'dot_u8' is not an [op.*]"], id="unknown-op"),
+        pytest.param(
+            ("mr = 1", 'mr = 1\ntuned_for = ["cortex-a99"]'),
+            ["tuned_for: unknown CPU part 'cortex-a99'"],
+            id="unknown-core",
+        ),
         pytest.param(
             ("[kernel.vlib_dot_i8_fp16dot]", "[kernel.dot_s8_1x16_neon]"),
             ["two kernels named dot_s8_1x16_neon on aarch64"],

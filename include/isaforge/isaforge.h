@@ -31,10 +31,17 @@ isf_status isf_set_feature_mask(uint32_t allowed);
  * the environment variable `env_var` names (comma-separated, like ISAFORGE_DISABLE) and those that imply them; an
  * unknown name is reported on stderr and ignored. NULL or unset: isf_active_features(). */
 uint32_t isf_active_features_without(const char *env_var);
-/* When ISAFORGE_TRACE names a file, appends "<event> <owner> <kernel>\n" to it in one write (events "ran" and
- * "refused"): how `isaforge test-qemu` learns what each CPU model ran. libisaforge traces its own kernels (owner
+/* When ISAFORGE_TRACE names a file, appends "<event> <owner> <kernel>\n" to it in one write (events "ran", "refused",
+ * and "capped" for a kernel an engine's own <NAME>_DISABLE excludes): how `isaforge test-qemu` learns what each CPU
+ * model ran. libisaforge traces its own kernels (owner
  * "isf"); generated engine dispatch traces the engine's. Does nothing otherwise. */
 void isf_trace_kernel(const char *event, const char *owner, const char *kernel);
+/* A core as its MIDR names it (implementer, part), e.g. ISF_CORE(0x41, 0xd05) for Cortex-A55. */
+#define ISF_CORE(implementer, part) (((uint32_t)(implementer) << 12) | (uint32_t)(part))
+/* The core running the caller, as ISF_CORE; 0 when it cannot be told. From MIDR_EL1 on arm64, else /proc/cpuinfo;
+ * ISAFORGE_CORE=<name> (the catalogue's core names: cortex-a55, …) says it instead. Engines' dispatch reads it once,
+ * to prefer kernels tuned for that core. */
+uint32_t isf_running_core(void);
 const char *isf_kernel_name(isf_op op); /* micro-kernel chosen now, e.g. "gemm_s8_8x8x8_i8mm" */
 const char *isf_op_name(isf_op op);     /* "gemm_f32", …; NULL for an unknown op */
 

@@ -4,6 +4,7 @@
  * part table, as TNN and MNN do; ISAFORGE_DETECT=midr forces that on any arch. Bits, tokens and parts come from the
  * catalogue. */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,4 +307,86 @@ uint32_t isf_parse_feature_list(const char *list, const char *var) {
         p += strspn(p, ", ");
     }
     return mask;
+}
+
+/* --- The running core ----------------------------------------------------------------------------------------
+ * For kernels tuned for one core (an engine's core-tuned twins): the MIDR of the core running the caller, from
+ * MIDR_EL1 on arm64 (Linux emulates the read when it sets HWCAP_CPUID, as QEMU user mode does), else from the
+ * /proc/cpuinfo block of the CPU the caller runs on (sched_getcpu), else its first block. ISAFORGE_CORE=<part name>
+ * (the catalogue's [cpu_part.*] names: cortex-a55, …) says it instead: a test, or an engine that pins its threads to
+ * one kind of core on big.LITTLE. */
+#if defined(__aarch64__) && defined(__linux__)
+#define ISF_HWCAP_CPUID (1UL << 11)
+#endif
+
+static uint32_t core_of(long implementer, long part) {
+    return implementer >= 0 && part >= 0 ? ISF_CORE((uint32_t)implementer, (uint32_t)part) : 0;
+}
+
+static uint32_t core_named(const char *name) {
+    for (size_t i = 0; i < isf_cpu_part_count; i++) {
+        if (strcmp(isf_cpu_parts[i].name, name) == 0) {
+            return ISF_CORE(isf_cpu_parts[i].implementer, isf_cpu_parts[i].part);
+        }
+    }
+    fprintf(stderr, "isaforge: ISAFORGE_CORE: unknown core '%s' ignored; known:", name);
+    for (size_t i = 0; i < isf_cpu_part_count; i++) {
+        fprintf(stderr, " %s", isf_cpu_parts[i].name);
+    }
+    fputc('\n', stderr);
+    return 0;
+}
+
+/* The "CPU implementer" and "CPU part" of the block of processor `cpu` (or of the first block when cpu < 0 or no
+ * block has that number). */
+static uint32_t core_from_cpuinfo(int cpu) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL) {
+        return 0;
+    }
+    long block = -1, implementer = -1, part = -1;
+    uint32_t first = 0;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    while ((got = getline(&line, &cap, f)) > 0) {
+        size_t len = (size_t)got - (line[got - 1] == '\n');
+        const char *value;
+        if ((value = label_value(line, len, "processor")) != NULL) {
+            block = strtol(value, NULL, 10);
+        } else if ((value = label_value(line, len, "CPU implementer")) != NULL) {
+            implementer = parse_hex_field(value, line + len);
+        } else if ((value = label_value(line, len, "CPU part")) != NULL) {
+            part = parse_hex_field(value, line + len);
+            uint32_t core = core_of(implementer, part);
+            first = first ? first : core;
+            if (block == cpu && cpu >= 0) {
+                free(line);
+                fclose(f);
+                return core;
+            }
+        }
+    }
+    free(line);
+    fclose(f);
+    return first;
+}
+
+uint32_t isf_running_core(void) {
+    const char *named = getenv("ISAFORGE_CORE");
+    if (named != NULL && *named != '\0') {
+        return core_named(named);
+    }
+#if defined(__aarch64__) && defined(__linux__)
+    if (getauxval(AT_HWCAP) & ISF_HWCAP_CPUID) {
+        uint64_t midr;
+        __asm__ volatile("mrs %0, MIDR_EL1" : "=r"(midr));
+        return core_of((long)((midr >> 24) & 0xff), (long)((midr >> 4) & 0xfff));
+    }
+#endif
+#if defined(__linux__)
+    return core_from_cpuinfo(sched_getcpu());
+#else
+    return 0;
+#endif
 }

@@ -17,11 +17,14 @@
 
 typedef void (*isf_engine_fn)(void); /* converted back to the op's type before every call */
 
+#define ISF_ENGINE_MAX_TUNED 8 /* enginegen.py MAX_TUNED */
+
 typedef struct {
     const char *name, *variant;
     unsigned mr, nr, kr;
     int scalable;
-    uint32_t required; /* ISF_FEATURE_* bits */
+    uint32_t required;                    /* ISF_FEATURE_* bits */
+    uint32_t tuned[ISF_ENGINE_MAX_TUNED]; /* ISF_CORE values it is tuned for, 0 after the last; none: any core */
     isf_engine_fn fn;
 } isf_engine_kernel;
 
@@ -36,6 +39,7 @@ typedef ENGINE(op) engine_op;
 static pthread_once_t isf_engine_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t isf_engine_select_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t isf_engine_active; /* written once, before isf_engine_chosen is first published */
+static uint32_t isf_engine_core;   /* likewise: the core a kernel tuned for one is chosen on */
 static _Atomic int isf_engine_chosen[ISF_ENGINE_OP_COUNT];
 static _Atomic(unsigned char) isf_engine_ran[ISF_ENGINE_KERNEL_COUNT];
 
@@ -47,10 +51,21 @@ static int isf_engine_runnable(size_t i) { return isf_engine_runnable_under(i, i
 
 static int isf_engine_valid(engine_op op) { return (unsigned)op < ISF_ENGINE_OP_COUNT; }
 
-/* The first runnable kernel of the op, in the table's order (most preferred first): the reference always is. */
+/* A kernel tuned for cores suits only those; any other suits every core. */
+static int isf_engine_suits_core(size_t i) {
+    const uint32_t *tuned = isf_engine_kernels[i].tuned;
+    int suits = tuned[0] == 0;
+    for (size_t t = 0; t < ISF_ENGINE_MAX_TUNED && tuned[t] != 0; t++) {
+        suits |= tuned[t] == isf_engine_core;
+    }
+    return suits;
+}
+
+/* The first runnable kernel of the op that suits the core, in the table's order (most preferred first, a variant's
+ * tuned kernels before its others): the reference always qualifies. */
 static int isf_engine_best(engine_op op) {
     size_t i = isf_engine_first[op];
-    while (i + 1 < isf_engine_first[op + 1] && !isf_engine_runnable(i)) {
+    while (i + 1 < isf_engine_first[op + 1] && !(isf_engine_runnable(i) && isf_engine_suits_core(i))) {
         i++;
     }
     return (int)i;
@@ -59,6 +74,7 @@ static int isf_engine_best(engine_op op) {
 static void isf_engine_initialise(void) {
     uint32_t allowed = isf_active_features(); /* the CPU's features under ISAFORGE_DISABLE */
     isf_engine_active = isf_active_features_without(ISF_ENGINE_DISABLE);
+    isf_engine_core = isf_running_core();
     for (size_t i = 0; i < ISF_ENGINE_KERNEL_COUNT; i++) {
         if (!isf_engine_runnable(i)) {
             const char *event = isf_engine_runnable_under(i, allowed) ? "capped" : "refused";

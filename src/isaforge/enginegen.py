@@ -50,7 +50,8 @@ SYMBOL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 ENGINE_KEYS = {"name", "variants", "kernels", "includes", "arches"}
 SIGNATURE_KEYS = {"returns", "params", "args", "doc"}
 OP_KEYS = {"signature", "doc"}
-KERNEL_KEYS = {"op", "arch", "requires", "sources", "symbol", "mr", "nr", "kr"}
+KERNEL_KEYS = {"op", "arch", "requires", "sources", "symbol", "mr", "nr", "kr", "tuned_for"}
+MAX_TUNED = 8  # cores one kernel may be tuned for (engine_dispatch.c ISF_ENGINE_MAX_TUNED)
 TOP_KEYS = {"engine", "signature", "op", "prefer", "kernel"}
 REFERENCE_DIR = "reference"
 DEFAULT_INCLUDES = ("stddef.h", "stdint.h")
@@ -95,6 +96,7 @@ class Kernel:
     mr: int = 0
     nr: int = 0
     kr: int = 0
+    tuned_for: tuple[str, ...] = ()  # catalogue core names: preferred on those cores, never required
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,7 @@ class Declared:
     sources: tuple[Path, ...]
     symbol: str
     tile: tuple[int, int, int]
+    tuned_for: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -240,7 +243,15 @@ def _declared(cat: Catalogue, name: str, table: dict, ops: dict[str, EngineOp], 
         shown = ", ".join(str(s) for s in sources)
         raise EngineError(f"{path}: {where} symbol {symbol} is defined in none of its sources ({shown}); fix symbol")
     tile = tuple(_count(table, key, where, path) for key in ("mr", "nr", "kr"))
-    return Declared(name, op, arches, requires, sources, symbol, tile)  # type: ignore[arg-type]
+    tuned_for = _strings(table, "tuned_for", where, path)
+    for core in tuned_for:
+        try:
+            cat.cpu_part(core)
+        except CatalogueError as exc:
+            raise EngineError(f"{path}: {where} tuned_for: {exc}") from exc
+    if len(tuned_for) > MAX_TUNED:
+        raise EngineError(f"{path}: {where} tuned_for names more than {MAX_TUNED} cores")
+    return Declared(name, op, arches, requires, sources, symbol, tile, tuned_for)  # type: ignore[arg-type]
 
 
 def _feature_set_on(cat: Catalogue, arch: str, requires: tuple[str, ...], where: str, path: Path) -> str:
@@ -315,11 +326,11 @@ def scan_kernels(cat: Catalogue, engine: Engine) -> list[Kernel]:
 
 def _declared_kernels(cat: Catalogue, d: Declared) -> list[Kernel]:
     if not d.requires and not d.arches:
-        return [Kernel(d.name, d.op, REFERENCE, REFERENCE_DIR, d.sources, d.symbol, *d.tile)]
+        return [Kernel(d.name, d.op, REFERENCE, REFERENCE_DIR, d.sources, d.symbol, *d.tile, d.tuned_for)]
     out = []
     for arch in d.arches:
         label = cat.feature_set_label(arch, d.requires) if d.requires else REFERENCE
-        out.append(Kernel(d.name, d.op, label, cat.arch(arch).kernel_dir, d.sources, d.symbol, *d.tile))
+        out.append(Kernel(d.name, d.op, label, cat.arch(arch).kernel_dir, d.sources, d.symbol, *d.tile, d.tuned_for))
     return out
 
 
@@ -397,10 +408,21 @@ def _check_clashes(cat: Catalogue, engine: Engine, kernels: list[Kernel]) -> Non
 
 
 def _check_preferences(engine: Engine, kernels: list[Kernel]) -> None:
-    """Two kernels of one op in one variant (and arch) need a declared order: dispatch must not guess."""
+    """Two kernels of one op in one variant (and arch) need a declared order: dispatch must not guess. A kernel tuned
+    for cores comes before its variant's others on those cores, so it needs no place in the order; two tuned for one
+    core would."""
     groups: dict[tuple[str, str, str], list[str]] = {}
+    tuned: dict[tuple[str, str, str, str], str] = {}
     for k in kernels:
-        groups.setdefault((k.arch_dir, k.op, k.variant), []).append(k.name)
+        if not k.tuned_for:
+            groups.setdefault((k.arch_dir, k.op, k.variant), []).append(k.name)
+        for core in k.tuned_for:
+            other = tuned.setdefault((k.arch_dir, k.op, k.variant, core), k.name)
+            if other != k.name:
+                raise EngineError(
+                    f"{engine.path}: {other} and {k.name} are both {k.op} kernels of {k.variant} tuned for {core} "
+                    f"({k.arch_dir}); keep one, or tune them for different cores"
+                )
     for (arch_dir, op, variant), names in groups.items():
         listed = engine.prefer.get(variant, ())
         if len(names) > 1 and any(n not in listed for n in names):
@@ -411,8 +433,11 @@ def _check_preferences(engine: Engine, kernels: list[Kernel]) -> None:
             )
 
 
-def preference(cat: Catalogue, engine: Engine, k: Kernel) -> int:
-    return preference_rank(cat.variant(k.variant).rank, engine.prefer.get(k.variant, ()), k.name)
+def dispatch_order(cat: Catalogue, engine: Engine, k: Kernel) -> tuple[int, int, int]:
+    """Most preferred first: by variant (or feature set), kernels tuned for cores before the others of their variant
+    (dispatch takes one only on its cores), then by the engine's [prefer]."""
+    rank = cat.variant(k.variant).rank
+    return (-rank, 0 if k.tuned_for else 1, -preference_rank(rank, engine.prefer.get(k.variant, ()), k.name))
 
 
 # -- the compiler ---------------------------------------------------------------------------------------------
@@ -483,7 +508,7 @@ def plan(cat: Catalogue, engine: Engine, arch: str, compiler: str, cc: list[str]
         dropped[label] = reason
     chosen = [k for k in mine if k.variant == REFERENCE or k.variant in built]
     order = {op: o.index for op, o in engine.ops.items()}
-    chosen.sort(key=lambda k: (order[k.op], -preference(cat, engine, k), k.name))
+    chosen.sort(key=lambda k: (order[k.op], *dispatch_order(cat, engine, k), k.name))
     return Plan(engine, arch, compiler, built, dropped, chosen)
 
 
@@ -577,9 +602,11 @@ def render_dispatch(cat: Catalogue, p: Plan) -> str:
         for k in (k for k in p.kernels if k.op == op.name):
             req = 0 if p.arch == HOST_ARCH else cat.mask(cat.variant_features(p.arch, k.variant))
             scalable = int(cat.variant(k.variant).scalable)
+            cores = [cat.cpu_part(core) for core in k.tuned_for]
+            tuned = ", ".join(f"ISF_CORE(0x{c.implementer:x}, 0x{c.part:x})" for c in cores) or "0"
             rows.append(
                 f"    {{{c_string(k.name)}, {c_string(k.variant)}, {k.mr}, {k.nr}, {k.kr}, {scalable}, "
-                f"0x{req:x}u, (isf_engine_fn){k.symbol}}},"
+                f"0x{req:x}u, {{{tuned}}}, (isf_engine_fn){k.symbol}}},"
             )
         first.append(len(rows))
     ops = []
@@ -618,7 +645,10 @@ def render_manifest(cat: Catalogue, p: Plan) -> str:
     def requires(k: Kernel) -> list[str]:
         return [] if p.arch == HOST_ARCH else sorted(cat.variant_features(p.arch, k.variant))
 
-    kernels = [{"name": k.name, "op": k.op, "variant": k.variant, "requires": requires(k)} for k in p.kernels]
+    kernels = [
+        {"name": k.name, "op": k.op, "variant": k.variant, "requires": requires(k), "tuned_for": list(k.tuned_for)}
+        for k in p.kernels
+    ]
     doc = {
         "owner": p.engine.name,
         "arch": p.arch,
