@@ -336,7 +336,7 @@ int main(void) {
 """
 
 
-def build_engine_program(tmp_path: Path, toml: Path, prefix: Path) -> Path:
+def build_engine_program(tmp_path: Path, toml: Path, prefix: Path, program: str = ENGINE_PROGRAM) -> Path:
     """The engine as its build system would make it (each library with its own flags), linked with libisaforge."""
     out = tmp_path / "out"
     proc = run(toml, out)
@@ -353,7 +353,7 @@ def build_engine_program(tmp_path: Path, toml: Path, prefix: Path) -> Path:
             assert compiled.returncode == 0, compiled.stderr
             objects.append(str(obj))
     main = tmp_path / "main.c"
-    main.write_text(ENGINE_PROGRAM)
+    main.write_text(program)
     program = tmp_path / "engine"
     linked = compile_c([*GCC64, "-O2", *include, str(main), *objects, str(prefix / "lib" / "libisaforge.a"),
                         "-lpthread", "-o", str(program)])  # fmt: skip
@@ -445,3 +445,213 @@ def test_a_build_for_an_arch_the_engine_does_not_declare(tmp_path):
     toml.write_text(toml.read_text().replace('name = "eng"', 'name = "eng"\narches = ["aarch64"]'))
     assert run(toml, tmp_path / "ok").returncode == 0
     one_line_error(run(toml, tmp_path / "out", "arm-linux-gnueabihf-gcc"), "this build is for arm", "arches")
+
+
+# -- ops as interfaces, roles chosen per call ---------------------------------------------------------------------
+INTERFACE_ENGINE = """
+[engine]
+name = "eng"
+
+[signature.mm]
+params = "size_t m, size_t n, size_t k, const float *a, const float *packed_b, float *c"
+args = "m, n, k, a, packed_b, c"
+doc = "C[m][n] = A[m][k] B[k][n], B packed by the kernel's packer"
+
+[signature.count]
+returns = "size_t"
+params = "void"
+args = ""
+doc = "a tile size"
+
+[signature.pack]
+params = "size_t n, size_t k, const float *b, float *packed_b"
+args = "n, k, b, packed_b"
+doc = "B[k][n] into panels of nr columns"
+
+[op.mm_f32]
+signature = "mm"
+doc = "fp32 matrix product"
+members = { get_nr = "count", pack_b = "pack" }
+packing = ["nr"]
+share_packing = true
+roles = [{ name = "gemv", when = "m == 1" }, { name = "gemm" }]
+{kernels}
+"""
+INTERFACE_KERNELS = """
+[kernel.mm_ref]
+op = "mm_f32"
+sources = ["vlib/mm_ref.c"]
+symbol = "vlib_mm_ref"
+members = { get_nr = "vlib_mm_ref_nr", pack_b = "vlib_mm_ref_pack" }
+packing = { nr = 4 }
+
+[kernel.vlib_gemv_neon]
+op = "mm_f32"
+arch = "aarch64"
+requires = ["neon"]
+roles = ["gemv"]
+sources = ["vlib/gemv_neon.c"]
+symbol = "vlib_gemv_neon"
+members = { get_nr = "vlib_gemv_neon_nr", pack_b = "vlib_gemv_neon_pack" }
+packing = { nr = 4 }
+
+[kernel.vlib_gemm_neon]
+op = "mm_f32"
+arch = "aarch64"
+requires = ["neon"]
+roles = ["gemm"]
+sources = ["vlib/gemm_neon.c"]
+symbol = "vlib_gemm_neon"
+members = { get_nr = "vlib_gemm_neon_nr", pack_b = "vlib_gemm_neon_pack" }
+packing = { nr = 4 }
+"""
+# One portable body for all three: panels of 4 columns (k rows each), the columns past n zero.
+MM_KERNEL = """#include <stddef.h>
+#include <string.h>
+
+size_t {sym}_nr(void) {{ return 4; }}
+int {sym}_calls; /* for the test: which kernel each call ran */
+
+void {sym}_pack(size_t n, size_t k, const float *b, float *packed_b) {{
+    for (size_t j0 = 0; j0 < n; j0 += 4)
+        for (size_t p = 0; p < k; p++)
+            for (size_t j = j0; j < j0 + 4; j++) *packed_b++ = j < n ? b[p * n + j] : 0.0f;
+}}
+
+void {sym}(size_t m, size_t n, size_t k, const float *a, const float *packed_b, float *c) {{
+    {sym}_calls++;
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {{
+            float s = 0;
+            for (size_t p = 0; p < k; p++) s += a[i * k + p] * packed_b[(j / 4) * k * 4 + p * 4 + j % 4];
+            c[i * n + j] = s;
+        }}
+}}
+"""
+INTERFACE_PROGRAM = """#include <stdio.h>
+#include "eng_dispatch.h"
+
+extern int vlib_mm_ref_calls, vlib_gemv_neon_calls, vlib_gemm_neon_calls;
+
+int main(void) {
+    float a[3 * 5], b[5 * 6], packed[8 * 5], c[3 * 6];
+    for (int i = 0; i < 15; i++) a[i] = (float)(i % 7 - 3);
+    for (int i = 0; i < 30; i++) b[i] = (float)(i % 5 - 2);
+    const eng_mm_f32_kernel *gemv = eng_mm_f32_choose(ENG_MM_F32_ROLE_GEMV);
+    const eng_mm_f32_kernel *gemm = eng_mm_f32_choose(ENG_MM_F32_ROLE_GEMM);
+    gemm->pack_b(6, 5, b, packed); /* packed once, read by both roles' kernels (share_packing) */
+    int exact = 1;
+    for (size_t m = 1; m <= 3; m += 2) {
+        eng_mm_f32(m, 6, 5, a, packed, c);
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j < 6; j++) {
+                float s = 0;
+                for (size_t p = 0; p < 5; p++) s += a[i * 5 + p] * b[p * 6 + j];
+                exact &= c[i * 6 + j] == s;
+            }
+    }
+    printf("%s %s %zu %zu %d %d calls %d %d %d\\n", gemv->name, gemm->name, gemm->get_nr(), gemm->nr, exact,
+           eng_mm_f32_choose((eng_mm_f32_role)2) == NULL, vlib_gemv_neon_calls, vlib_gemm_neon_calls,
+           vlib_mm_ref_calls);
+    return 0;
+}
+"""
+
+
+def make_interface_engine(root: Path, kernels: str = INTERFACE_KERNELS) -> Path:
+    root.mkdir(parents=True)
+    toml = root / "engine.toml"
+    toml.write_text(INTERFACE_ENGINE.replace("{kernels}", kernels))
+    (root / "vlib").mkdir()
+    for file, sym in (
+        ("mm_ref.c", "vlib_mm_ref"),
+        ("gemv_neon.c", "vlib_gemv_neon"),
+        ("gemm_neon.c", "vlib_gemm_neon"),
+    ):
+        (root / "vlib" / file).write_text(MM_KERNEL.format(sym=sym))
+    return toml
+
+
+def test_an_interface_op_declares_its_kernel_struct_roles_and_chooser(tmp_path):
+    out = tmp_path / "out"
+    proc = run(make_interface_engine(tmp_path / "e"), out)
+    assert proc.returncode == 0, proc.stderr
+    header = (out / "eng_dispatch.h").read_text()
+    assert "typedef enum { ENG_MM_F32_ROLE_GEMV = 0, ENG_MM_F32_ROLE_GEMM = 1 } eng_mm_f32_role;" in header
+    assert "    eng_mm_f32_get_nr_fn get_nr;\n    eng_mm_f32_pack_b_fn pack_b;\n    size_t nr; /* packing */" in header
+    assert "size_t vlib_gemv_neon_nr(void);" in header
+    names = [k["name"] for k in json.loads((out / "isaforge-kernels-eng.json").read_text())["kernels"]]
+    assert names == ["vlib_gemm_neon", "vlib_gemv_neon", "mm_ref"]
+
+
+@pytest.mark.e2e
+def test_roles_are_chosen_per_call_and_a_chosen_interface_is_one_kernel(tmp_path):
+    """m == 1 runs the GEMV kernel, other m the GEMM one, on the same CPU, both reading weights packed once by the
+    chosen GEMM's own packer; on cortex-a53 with neon capped the portable kernel serves both roles."""
+    from isaforge import builds, qemu  # noqa: PLC0415 - only the e2e tests build libisaforge
+
+    prefix = builds.ensure_installed(builds.build_for("aarch64-linux-gnu", "gcc"))
+    program = build_engine_program(tmp_path, make_interface_engine(tmp_path / "e"), prefix, INTERFACE_PROGRAM)
+    arch = load().arch("aarch64")
+    result = qemu.run(arch, "cortex-a53", program)
+    # m = 1 ran the GEMV kernel once, m = 3 the GEMM one once
+    assert result.stdout.split() == ["vlib_gemv_neon", "vlib_gemm_neon", "4", "4", "1", "1", "calls", "1", "1", "0"], (
+        result.describe()
+    )
+    trace = tmp_path / "trace.txt"
+    capped = qemu.run(arch, "cortex-a53", program, env={"ENG_DISABLE": "neon", "ISAFORGE_TRACE": str(trace)})
+    assert capped.stdout.split() == ["mm_ref", "mm_ref", "4", "4", "1", "1", "calls", "0", "0", "2"], capped.describe()
+    assert {"capped eng vlib_gemv_neon", "capped eng vlib_gemm_neon"} <= set(trace.read_text().splitlines())
+
+
+@pytest.mark.parametrize(
+    ("change", "needles"),
+    [
+        pytest.param(
+            ("packing = { nr = 4 }\n\n[kernel.vlib_gemm_neon]", "packing = { nr = 8 }\n\n[kernel.vlib_gemm_neon]"),
+            ["shares packed operands", "vlib_gemv_neon"],
+            id="packing-disagrees",
+        ),
+        pytest.param(
+            (
+                'members = { get_nr = "vlib_gemv_neon_nr", pack_b = "vlib_gemv_neon_pack" }',
+                'members = { get_nr = "vlib_gemv_neon_nr" }',
+            ),
+            ["members lacks pack_b"],
+            id="member-missing",
+        ),
+        pytest.param(('roles = ["gemv"]', 'roles = ["gemvv"]'), ["has no role 'gemvv'"], id="unknown-role"),
+        pytest.param(
+            ('get_nr = "vlib_gemm_neon_nr"', 'get_nr = "vlib_gemm_neon_mr"'),
+            ["members.get_nr vlib_gemm_neon_mr is defined in none"],
+            id="member-undefined",
+        ),
+    ],
+)
+def test_a_bad_interface_kernel_is_one_line_and_writes_nothing(tmp_path, change, needles):
+    assert change[0] in INTERFACE_KERNELS
+    out = tmp_path / "out"
+    one_line_error(run(make_interface_engine(tmp_path / "e", INTERFACE_KERNELS.replace(*change)), out), *needles)
+    assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("change", "needles"),
+    [
+        pytest.param(
+            ('when = "m == 1"', 'when = "rows == 1"'),
+            ["'rows' is not an integer parameter", "m, n, k"],
+            id="unknown-parameter",
+        ),
+        pytest.param(('when = "m == 1"', 'when = "a == 1"'), ["'a' is not an integer parameter"], id="pointer"),
+        pytest.param(('when = "m == 1"', 'when = "m === 1"'), ["is not <param>"], id="rule-syntax"),
+        pytest.param(
+            ('{ name = "gemm" }', '{ name = "gemm", when = "m > 1" }'), ["the last role serves"], id="last-rule"
+        ),
+    ],
+)
+def test_a_bad_role_rule_is_one_line(tmp_path, change, needles):
+    toml = make_interface_engine(tmp_path / "e")
+    assert change[0] in toml.read_text()
+    toml.write_text(toml.read_text().replace(*change))
+    one_line_error(run(toml, tmp_path / "out"), *needles)

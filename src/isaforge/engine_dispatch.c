@@ -25,8 +25,27 @@ typedef struct {
     int scalable;
     uint32_t required;                    /* ISF_FEATURE_* bits */
     uint32_t tuned[ISF_ENGINE_MAX_TUNED]; /* ISF_CORE values it is tuned for, 0 after the last; none: any core */
+    uint32_t roles;                       /* bit r: serves the op's role r; 0: every role */
     isf_engine_fn fn;
+    const void *interface; /* the op's <prefix>_<op>_kernel of this kernel: name, run, members, packing */
 } isf_engine_kernel;
+
+/* A role's rule over the call's selecting parameter, compared as an unsigned 64-bit number. */
+typedef enum {
+    ISF_ENGINE_ANY,
+    ISF_ENGINE_EQ,
+    ISF_ENGINE_NE,
+    ISF_ENGINE_LT,
+    ISF_ENGINE_LE,
+    ISF_ENGINE_GT,
+    ISF_ENGINE_GE
+} isf_engine_cmp;
+
+typedef struct {
+    const char *name;
+    isf_engine_cmp cmp;
+    unsigned long long value;
+} isf_engine_role;
 
 #include "isaforge_engine.inc"
 
@@ -40,7 +59,7 @@ static pthread_once_t isf_engine_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t isf_engine_select_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t isf_engine_active; /* written once, before isf_engine_chosen is first published */
 static uint32_t isf_engine_core;   /* likewise: the core a kernel tuned for one is chosen on */
-static _Atomic int isf_engine_chosen[ISF_ENGINE_OP_COUNT];
+static _Atomic int isf_engine_chosen[ISF_ENGINE_ROLE_TOTAL]; /* by isf_engine_first_role[op] + role */
 static _Atomic(unsigned char) isf_engine_ran[ISF_ENGINE_KERNEL_COUNT];
 
 static int isf_engine_runnable_under(size_t i, uint32_t features) {
@@ -61,14 +80,40 @@ static int isf_engine_suits_core(size_t i) {
     return suits;
 }
 
-/* The first runnable kernel of the op that suits the core, in the table's order (most preferred first, a variant's
- * tuned kernels before its others): the reference always qualifies. */
-static int isf_engine_best(engine_op op) {
-    size_t i = isf_engine_first[op];
-    while (i + 1 < isf_engine_first[op + 1] && !(isf_engine_runnable(i) && isf_engine_suits_core(i))) {
+static int isf_engine_serves(size_t i, size_t role) {
+    return isf_engine_kernels[i].roles == 0 || (isf_engine_kernels[i].roles >> role & 1u) != 0;
+}
+
+static size_t isf_engine_role_count(engine_op op) { return isf_engine_first_role[op + 1] - isf_engine_first_role[op]; }
+
+/* The first kernel of the op that serves the role, runs under the active features and suits the core, in the
+ * table's order (most preferred first, a variant's tuned kernels before its others); the role's portable kernel
+ * always qualifies, and enginegen.py refuses an engine without one. */
+static int isf_engine_best(engine_op op, size_t role) {
+    size_t i = isf_engine_first[op], end = isf_engine_first[op + 1];
+    while (i + 1 < end && !(isf_engine_serves(i, role) && isf_engine_runnable(i) && isf_engine_suits_core(i))) {
         i++;
     }
     return (int)i;
+}
+
+/* The role of a call: the first whose rule the selecting parameter meets; the last role has none. */
+static size_t isf_engine_role_for(engine_op op, unsigned long long v) {
+    size_t first = isf_engine_first_role[op], count = isf_engine_role_count(op);
+    for (size_t r = 0; r + 1 < count; r++) {
+        const isf_engine_role *rule = &isf_engine_roles[first + r];
+        int meets = rule->cmp == ISF_ENGINE_EQ   ? v == rule->value
+                    : rule->cmp == ISF_ENGINE_NE ? v != rule->value
+                    : rule->cmp == ISF_ENGINE_LT ? v < rule->value
+                    : rule->cmp == ISF_ENGINE_LE ? v <= rule->value
+                    : rule->cmp == ISF_ENGINE_GT ? v > rule->value
+                    : rule->cmp == ISF_ENGINE_GE ? v >= rule->value
+                                                 : 1;
+        if (meets) {
+            return r;
+        }
+    }
+    return count - 1;
 }
 
 static void isf_engine_initialise(void) {
@@ -82,32 +127,44 @@ static void isf_engine_initialise(void) {
         }
     }
     for (int op = 0; op < ISF_ENGINE_OP_COUNT; op++) {
-        atomic_store_explicit(&isf_engine_chosen[op], isf_engine_best((engine_op)op), memory_order_release);
+        for (size_t role = 0; role < isf_engine_role_count((engine_op)op); role++) {
+            atomic_store_explicit(&isf_engine_chosen[isf_engine_first_role[op] + role],
+                                  isf_engine_best((engine_op)op, role), memory_order_release);
+        }
     }
 }
 
 static void isf_engine_ensure(void) { pthread_once(&isf_engine_once, isf_engine_initialise); }
 
-static int isf_engine_chosen_now(engine_op op) {
+static int isf_engine_chosen_now(engine_op op, size_t role) {
     isf_engine_ensure();
-    return atomic_load_explicit(&isf_engine_chosen[op], memory_order_acquire);
+    return atomic_load_explicit(&isf_engine_chosen[isf_engine_first_role[op] + role], memory_order_acquire);
 }
 
-/* The kernel to run now; traced the first time it runs. */
-static isf_engine_fn isf_engine_current(engine_op op) {
-    int i = isf_engine_chosen_now(op);
+/* The kernel to run now for the role; traced the first time it runs. */
+static const isf_engine_kernel *isf_engine_current(engine_op op, size_t role) {
+    int i = isf_engine_chosen_now(op, role);
     if (!atomic_load_explicit(&isf_engine_ran[i], memory_order_relaxed) && !atomic_exchange(&isf_engine_ran[i], 1)) {
         isf_trace_kernel("ran", ISF_ENGINE_NAME, isf_engine_kernels[i].name);
     }
-    return isf_engine_kernels[i].fn;
+    return &isf_engine_kernels[i];
 }
 
-/* The ops: each a call of the chosen kernel through the op's own function type. */
-#define ISF_ENGINE_OP_FUNCTION(index, op, returns, params, args, return_keyword)                    \
-    returns ENGINE(op) params {                                                                     \
-        return_keyword((ISF_ENGINE_JOIN(ENGINE(op), fn))isf_engine_current((engine_op)index)) args; \
+/* The ops: each a call of its role's kernel through the op's own function type, and the chooser that hands the
+ * engine one kernel's whole interface. */
+#define ISF_ENGINE_OP_FUNCTIONS(index, op, returns, params, args, return_keyword, selector)                   \
+    returns ENGINE(op) params {                                                                               \
+        size_t role = isf_engine_role_for((engine_op)index, (unsigned long long)(selector));                  \
+        return_keyword((ISF_ENGINE_JOIN(ENGINE(op), fn))isf_engine_current((engine_op)index, role)->fn) args; \
+    }                                                                                                         \
+    const ISF_ENGINE_JOIN(ENGINE(op), kernel) *                                                               \
+        ISF_ENGINE_JOIN(ENGINE(op), choose)(ISF_ENGINE_JOIN(ENGINE(op), role) role) {                         \
+        if ((size_t)role >= isf_engine_role_count((engine_op)index)) {                                        \
+            return NULL;                                                                                      \
+        }                                                                                                     \
+        return isf_engine_current((engine_op)index, (size_t)role)->interface;                                 \
     }
-ISF_ENGINE_OPS(ISF_ENGINE_OP_FUNCTION)
+ISF_ENGINE_OPS(ISF_ENGINE_OP_FUNCTIONS)
 
 size_t ENGINE(kernel_count)(engine_op op) {
     return isf_engine_valid(op) ? isf_engine_first[op + 1] - isf_engine_first[op] : 0;
@@ -132,7 +189,8 @@ isf_status ENGINE(kernel_info)(engine_op op, size_t i, isf_kernel_desc *out) {
 }
 
 const char *ENGINE(kernel_name)(engine_op op) {
-    return isf_engine_valid(op) ? isf_engine_kernels[isf_engine_chosen_now(op)].name : NULL;
+    return isf_engine_valid(op) ? isf_engine_kernels[isf_engine_chosen_now(op, isf_engine_role_count(op) - 1)].name
+                                : NULL;
 }
 
 const char *ENGINE(op_name)(engine_op op) { return isf_engine_valid(op) ? isf_engine_op_names[op] : NULL; }
@@ -143,21 +201,22 @@ isf_status ENGINE(select_kernel)(engine_op op, const char *name) {
     }
     isf_engine_ensure();
     int pick = -1;
-    if (name == NULL) {
-        pick = isf_engine_best(op);
-    } else {
-        for (size_t i = isf_engine_first[op]; i < isf_engine_first[op + 1] && pick < 0; i++) {
-            pick = strcmp(isf_engine_kernels[i].name, name) == 0 ? (int)i : -1;
-        }
-        if (pick < 0) {
-            return ISF_ERR_INVALID_ARG;
-        }
-        if (!isf_engine_runnable((size_t)pick)) {
-            return ISF_ERR_UNSUPPORTED;
-        }
+    for (size_t i = isf_engine_first[op]; name != NULL && i < isf_engine_first[op + 1] && pick < 0; i++) {
+        pick = strcmp(isf_engine_kernels[i].name, name) == 0 ? (int)i : -1;
+    }
+    if (name != NULL && pick < 0) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    if (name != NULL && !isf_engine_runnable((size_t)pick)) {
+        return ISF_ERR_UNSUPPORTED;
     }
     pthread_mutex_lock(&isf_engine_select_lock);
-    atomic_store_explicit(&isf_engine_chosen[op], pick, memory_order_release);
+    for (size_t role = 0; role < isf_engine_role_count(op); role++) {
+        int now = name == NULL ? isf_engine_best(op, role) : isf_engine_serves((size_t)pick, role) ? pick : -1;
+        if (now >= 0) {
+            atomic_store_explicit(&isf_engine_chosen[isf_engine_first_role[op] + role], now, memory_order_release);
+        }
+    }
     pthread_mutex_unlock(&isf_engine_select_lock);
     return ISF_OK;
 }

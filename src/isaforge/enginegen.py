@@ -37,6 +37,7 @@ from isaforge.catalogue import (
     VARIANT_DEFINE,
     Catalogue,
     CatalogueError,
+    KernelName,
     c_string,
     load,
     parse_kernel_name,
@@ -49,8 +50,26 @@ OP_NAME = re.compile(r"^[a-z]+_[a-z0-9]+$")
 SYMBOL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 ENGINE_KEYS = {"name", "variants", "kernels", "includes", "arches"}
 SIGNATURE_KEYS = {"returns", "params", "args", "doc"}
-OP_KEYS = {"signature", "doc"}
-KERNEL_KEYS = {"op", "arch", "requires", "sources", "symbol", "mr", "nr", "kr", "tuned_for"}
+OP_KEYS = {"signature", "doc", "members", "packing", "roles", "share_packing"}
+ROLE_KEYS = {"name", "when"}
+# A role rule: <parameter of the op> <comparison> <whole number>; the C dispatcher evaluates it (engine_dispatch.c).
+RULE = re.compile(r"^\s*(?P<param>[A-Za-z_][A-Za-z0-9_]*)\s*(?P<cmp>==|!=|<=|>=|<|>)\s*(?P<value>[0-9]+)\s*$")
+COMPARISONS = {"==": "EQ", "!=": "NE", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE"}  # ISF_ENGINE_<name>
+ANY_ROLE = "any"  # the one role of an op that declares none
+KERNEL_KEYS = {
+    "op",
+    "arch",
+    "requires",
+    "sources",
+    "symbol",
+    "mr",
+    "nr",
+    "kr",
+    "tuned_for",
+    "members",
+    "packing",
+    "roles",
+}
 MAX_TUNED = 8  # cores one kernel may be tuned for (engine_dispatch.c ISF_ENGINE_MAX_TUNED)
 TOP_KEYS = {"engine", "signature", "op", "prefer", "kernel"}
 REFERENCE_DIR = "reference"
@@ -75,11 +94,34 @@ class Signature:
 
 
 @dataclass(frozen=True)
+class Role:
+    """A role of an op: its kernels serve the calls whose `param` compares to `value` so (the last role: any call)."""
+
+    name: str
+    param: str = ""
+    cmp: str = ""
+    value: int = 0
+
+
+@dataclass(frozen=True)
 class EngineOp:
+    """An op: a run function of its signature and, as an interface, the members chosen with it (functions such as
+    get_mr or packed sizes, each of its own signature), the packing contract its kernels state, and the roles a call
+    chooses among by a rule over its parameters."""
+
     name: str
     index: int
     signature: Signature
     doc: str
+    members: tuple[tuple[str, Signature], ...] = ()
+    packing: tuple[str, ...] = ()  # the keys each kernel's packing gives (what packed operands depend on)
+    roles: tuple[Role, ...] = (Role(ANY_ROLE),)
+    share_packing: bool = False  # the roles read the same packed operands: every kernel's packing agrees, per arch
+
+    @property
+    def selector(self) -> str:
+        """The parameter the role rules read ("" when the op has one role)."""
+        return next((r.param for r in self.roles if r.param), "")
 
 
 @dataclass(frozen=True)
@@ -97,6 +139,9 @@ class Kernel:
     nr: int = 0
     kr: int = 0
     tuned_for: tuple[str, ...] = ()  # catalogue core names: preferred on those cores, never required
+    members: tuple[tuple[str, str], ...] = ()  # (member, symbol) for each member of the op
+    packing: tuple[tuple[str, int], ...] = ()  # (key, value) for each packing key of the op
+    roles: tuple[str, ...] = ()  # the roles it serves; () every role
 
 
 @dataclass(frozen=True)
@@ -111,6 +156,9 @@ class Declared:
     symbol: str
     tile: tuple[int, int, int]
     tuned_for: tuple[str, ...] = ()
+    members: tuple[tuple[str, str], ...] = ()
+    packing: tuple[tuple[str, int], ...] = ()
+    roles: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -190,10 +238,7 @@ def load_engine(path: Path, cat: Catalogue, prefix: str | None = None) -> Engine
         if not OP_NAME.match(key):
             raise EngineError(f"{path}: op {key!r} must be named <op>_<dtype> (e.g. dot_s8), as kernel names start")
         _unknown_keys(f"[op.{key}]", op, OP_KEYS, path)
-        sig = _string(op, "signature", f"[op.{key}]", path)
-        if sig not in signatures:
-            raise EngineError(f"{path}: op {key} uses signature {sig!r}, which no [signature.{sig}] declares")
-        ops[key] = EngineOp(key, index, signatures[sig], _string(op, "doc", f"[op.{key}]", path))
+        ops[key] = _engine_op(key, index, op, signatures, path)
     if not ops:
         raise EngineError(f"{path}: declares no op; add [op.<op>_<dtype>] with signature and doc")
     prefer = {v: tuple(names) for v, names in _table(raw, "prefer", path).items()}
@@ -203,6 +248,81 @@ def load_engine(path: Path, cat: Catalogue, prefix: str | None = None) -> Engine
     includes = tuple(engine.get("includes", ()))
     root = path.parent / engine.get("kernels", "kernels")
     return Engine(path.resolve(), name, variants, root.resolve(), includes, ops, prefer, arches, declared)
+
+
+def _engine_op(key: str, index: int, raw: dict, signatures: dict[str, Signature], path: Path) -> EngineOp:
+    where = f"[op.{key}]"
+
+    def signature(name: str, what: str) -> Signature:
+        if name not in signatures:
+            raise EngineError(f"{path}: {where} {what} uses signature {name!r}, which no [signature.{name}] declares")
+        return signatures[name]
+
+    run = signature(_string(raw, "signature", where, path), "signature")
+    members_raw = raw.get("members", {})
+    if not isinstance(members_raw, dict) or not all(isinstance(v, str) for v in members_raw.values()):
+        raise EngineError(f'{path}: {where} members must be a table of <member> = "<signature>"')
+    for member in members_raw:
+        if not SYMBOL.match(member) or member in ("name", "run"):
+            raise EngineError(f"{path}: {where} member {member!r} must be a C identifier other than name and run")
+    members = tuple((m, signature(sig, f"member {m}")) for m, sig in members_raw.items())
+    packing = _strings(raw, "packing", where, path)
+    for k in packing:
+        if not SYMBOL.match(k) or k in ("name", "run") or k in members_raw:
+            raise EngineError(f"{path}: {where} packing key {k!r} must be a C identifier, not a member's name")
+    share = raw.get("share_packing", False)
+    if not isinstance(share, bool):
+        raise EngineError(f"{path}: {where} share_packing must be true or false")
+    roles = _roles(raw.get("roles"), run, where, path)
+    if share and not packing:
+        raise EngineError(f"{path}: {where} share_packing needs packing = [...] (the keys its kernels must agree on)")
+    return EngineOp(key, index, run, _string(raw, "doc", where, path), members, packing, roles, share)
+
+
+def _roles(raw: object, run: Signature, where: str, path: Path) -> tuple[Role, ...]:
+    if raw is None:
+        return (Role(ANY_ROLE),)
+    if not isinstance(raw, list) or not raw or not all(isinstance(r, dict) for r in raw):
+        raise EngineError(f'{path}: {where} roles must be a list of {{ name = "…", when = "<param> == 1" }}, the last '
+                          "without when")  # fmt: skip
+    roles = []
+    params = _integer_params(run)
+    for i, entry in enumerate(raw):
+        _unknown_keys(f"{where} roles", entry, ROLE_KEYS, path)
+        name = _string(entry, "name", f"{where} roles", path)
+        if not IDENTIFIER.match(name) or name in (r.name for r in roles):
+            raise EngineError(f"{path}: {where} role {name!r}: lower-case letters and digits, each role once")
+        last = i == len(raw) - 1
+        if "when" not in entry:
+            if not last:
+                raise EngineError(f"{path}: {where} role {name} has no when; only the last role serves any call")
+            roles.append(Role(name))
+            continue
+        if last:
+            raise EngineError(f"{path}: {where} role {name} has a when; the last role serves the other calls, without")
+        rule = RULE.match(str(entry["when"]))
+        if rule is None:
+            raise EngineError(f'{path}: {where} role {name}: when = "{entry["when"]}" is not <param> <==, !=, <, <=, '
+                              ">, >=> <whole number>")  # fmt: skip
+        if rule["param"] not in params:
+            raise EngineError(
+                f"{path}: {where} role {name}: {rule['param']!r} is not an integer parameter of signature "
+                f"{run.name} ({', '.join(params) or 'it has none'})"
+            )
+        roles.append(Role(name, rule["param"], rule["cmp"], int(rule["value"])))
+    if len({r.param for r in roles if r.param}) > 1:
+        raise EngineError(f"{path}: {where} roles: every rule must read the same parameter")
+    return tuple(roles)
+
+
+def _integer_params(sig: Signature) -> list[str]:
+    """The parameters of a signature a role rule may read: not pointers, not arrays."""
+    out = []
+    for decl in sig.params.split(","):
+        words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", decl)
+        if len(words) >= 2 and "*" not in decl and "[" not in decl and words[-1] in sig.args:
+            out.append(words[-1])
+    return out
 
 
 def _known_variant(cat: Catalogue, name: str, path: Path) -> str:
@@ -229,6 +349,7 @@ def _declared(cat: Catalogue, name: str, table: dict, ops: dict[str, EngineOp], 
     op = _string(table, "op", where, path)
     if op not in ops:
         raise EngineError(f"{path}: {where} op {op!r} is not an [op.*] of the catalogue; declare it or fix the name")
+    iface = ops[op]
     requires = _strings(table, "requires", where, path)
     arches = tuple(_known_arch(cat, a, f"{where} arch", path) for a in _strings(table, "arch", where, path))
     if requires:
@@ -236,12 +357,24 @@ def _declared(cat: Catalogue, name: str, table: dict, ops: dict[str, EngineOp], 
         for arch in arches:
             _feature_set_on(cat, arch, requires, f"{where} requires", path)
     sources = _sources(table, where, path)
-    symbol = _string(table, "symbol", where, path)
-    if not SYMBOL.match(symbol):
-        raise EngineError(f"{path}: {where} symbol {symbol!r} is not a C identifier")
-    if not any(re.search(rf"\b{symbol}\b", src.read_text(errors="replace")) for src in sources):
-        shown = ", ".join(str(s) for s in sources)
-        raise EngineError(f"{path}: {where} symbol {symbol} is defined in none of its sources ({shown}); fix symbol")
+    symbol = _defined_symbol(_string(table, "symbol", where, path), sources, f"{where} symbol", path)
+    members_raw = table.get("members", {})
+    if not isinstance(members_raw, dict):
+        raise EngineError(f'{path}: {where} members must be a table of <member> = "<symbol>"')
+    _same_keys(members_raw, [m for m, _ in iface.members], f"{where} members", f"the members of op {op}", path)
+    members = tuple(
+        (m, _defined_symbol(str(members_raw[m]), sources, f"{where} members.{m}", path)) for m, _ in iface.members
+    )
+    packing_raw = table.get("packing", {})
+    if not isinstance(packing_raw, dict):
+        raise EngineError(f"{path}: {where} packing must be a table of <key> = <whole number>")
+    _same_keys(packing_raw, iface.packing, f"{where} packing", f"the packing keys of op {op}", path)
+    packing = tuple((k, _count(packing_raw, k, f"{where} packing", path)) for k in iface.packing)
+    roles = _strings(table, "roles", where, path)
+    for role in roles:
+        if role not in (r.name for r in iface.roles):
+            known = ", ".join(r.name for r in iface.roles)
+            raise EngineError(f"{path}: {where} roles: op {op} has no role {role!r} (its roles: {known})")
     tile = tuple(_count(table, key, where, path) for key in ("mr", "nr", "kr"))
     tuned_for = _strings(table, "tuned_for", where, path)
     for core in tuned_for:
@@ -251,7 +384,24 @@ def _declared(cat: Catalogue, name: str, table: dict, ops: dict[str, EngineOp], 
             raise EngineError(f"{path}: {where} tuned_for: {exc}") from exc
     if len(tuned_for) > MAX_TUNED:
         raise EngineError(f"{path}: {where} tuned_for names more than {MAX_TUNED} cores")
-    return Declared(name, op, arches, requires, sources, symbol, tile, tuned_for)  # type: ignore[arg-type]
+    return Declared(name, op, arches, requires, sources, symbol, tile, tuned_for, members, packing, roles)  # type: ignore[arg-type]
+
+
+def _defined_symbol(symbol: str, sources: tuple[Path, ...], where: str, path: Path) -> str:
+    if not SYMBOL.match(symbol):
+        raise EngineError(f"{path}: {where} {symbol!r} is not a C identifier")
+    if not any(re.search(rf"\b{symbol}\b", src.read_text(errors="replace")) for src in sources):
+        shown = ", ".join(str(s) for s in sources)
+        raise EngineError(f"{path}: {where} {symbol} is defined in none of its sources ({shown}); fix the name")
+    return symbol
+
+
+def _same_keys(table: dict, wanted: list[str] | tuple[str, ...], where: str, what: str, path: Path) -> None:
+    missing = [k for k in wanted if k not in table]
+    extra = [k for k in table if k not in wanted]
+    if missing or extra:
+        problem = f"lacks {missing[0]}" if missing else f"has {extra[0]}, which is not one of them"
+        raise EngineError(f"{path}: {where} {problem}; give exactly {what}: {', '.join(wanted) or 'none'}")
 
 
 def _feature_set_on(cat: Catalogue, arch: str, requires: tuple[str, ...], where: str, path: Path) -> str:
@@ -291,13 +441,13 @@ def _count(table: dict, key: str, where: str, path: Path) -> int:
 def _signature(key: str, raw: dict, path: Path) -> Signature:
     _unknown_keys(f"[signature.{key}]", raw, SIGNATURE_KEYS, path)
     where = f"[signature.{key}]"
-    return Signature(
-        key,
-        _string(raw, "returns", where, path, default="void"),
-        _string(raw, "params", where, path),
-        _string(raw, "args", where, path),
-        _string(raw, "doc", where, path),
-    )
+    params = _string(raw, "params", where, path)
+    # A function of no parameters (params = "void", a member such as get_nr) passes no arguments.
+    args = raw.get("args", "") if params.strip() == "void" else _string(raw, "args", where, path)
+    if not isinstance(args, str):
+        raise EngineError(f'{path}: {where} args must be a string ("" for params = "void")')
+    return Signature(key, _string(raw, "returns", where, path, default="void"), params, args,
+                     _string(raw, "doc", where, path))  # fmt: skip
 
 
 # -- the kernels: the grammar tree and the declared ones --------------------------------------------------------
@@ -319,6 +469,7 @@ def scan_kernels(cat: Catalogue, engine: Engine) -> list[Kernel]:
     for d in engine.declared:
         kernels += _declared_kernels(cat, d)
     _check_references(engine, kernels)
+    _check_shared_packing(cat, engine, kernels)
     _check_clashes(cat, engine, kernels)
     _check_preferences(engine, kernels)
     return kernels
@@ -326,11 +477,27 @@ def scan_kernels(cat: Catalogue, engine: Engine) -> list[Kernel]:
 
 def _declared_kernels(cat: Catalogue, d: Declared) -> list[Kernel]:
     if not d.requires and not d.arches:
-        return [Kernel(d.name, d.op, REFERENCE, REFERENCE_DIR, d.sources, d.symbol, *d.tile, d.tuned_for)]
+        return [
+            Kernel(
+                d.name,
+                d.op,
+                REFERENCE,
+                REFERENCE_DIR,
+                d.sources,
+                d.symbol,
+                *d.tile,
+                d.tuned_for,
+                d.members,
+                d.packing,
+                d.roles,
+            )
+        ]
     out = []
     for arch in d.arches:
         label = cat.feature_set_label(arch, d.requires) if d.requires else REFERENCE
-        out.append(Kernel(d.name, d.op, label, cat.arch(arch).kernel_dir, d.sources, d.symbol, *d.tile, d.tuned_for))
+        arch_dir = cat.arch(arch).kernel_dir
+        out.append(Kernel(d.name, d.op, label, arch_dir, d.sources, d.symbol, *d.tile, d.tuned_for, d.members,
+                          d.packing, d.roles))  # fmt: skip
     return out
 
 
@@ -368,20 +535,58 @@ def _kernels_in(cat: Catalogue, engine: Engine, folder: Path, variant: str, arch
                 f"{path}: the name ends in _{name.variant} but the file is in the {variant} folder; rename it to "
                 f"{path.stem.removesuffix('_' + name.variant)}_{variant}{path.suffix} or move it"
             )
-        symbol = engine.symbol(name.name)
-        out.append(Kernel(name.name, name.op, variant, arch_dir, (path.resolve(),), symbol, name.mr, name.nr, name.kr))
+        out.append(_grammar_kernel(engine, name, variant, arch_dir, path.resolve()))
     return out
 
 
-def _check_references(engine: Engine, kernels: list[Kernel]) -> None:
-    with_ref = {k.op for k in kernels if k.arch_dir == REFERENCE_DIR}
-    for op in engine.ops:
-        if op not in with_ref:
+def _grammar_kernel(engine: Engine, name: KernelName, variant: str, arch_dir: str, path: Path) -> Kernel:
+    """A kernel of the grammar tree: its run function is <prefix>_<name>, a member's <prefix>_<name>_<member>, and
+    its packing may only be what its name says (mr, nr, kr)."""
+    op = engine.ops[name.op]
+    symbol = engine.symbol(name.name)
+    members = tuple((m, _defined_symbol(f"{symbol}_{m}", (path,), f"member {m}", path)) for m, _ in op.members)
+    tile = {"mr": name.mr, "nr": name.nr, "kr": name.kr}
+    for key in op.packing:
+        if key not in tile:
             raise EngineError(
-                f"{engine.path}: op {op} has no reference kernel; add {engine.kernel_root.name}/{REFERENCE_DIR}/"
-                f"{op}_1x1_ref.c, or a [kernel.<name>] with op = {op!r} and no requires (portable C: the fallback "
-                "on every CPU and the tests' oracle)"
+                f"{path}: op {op.name}'s packing key {key!r} cannot come from a file name; declare the kernel as a "
+                f"[kernel.<name>] of {engine.path.name} with packing = {{ ... }}"
             )
+    packing = tuple((key, tile[key]) for key in op.packing)
+    return Kernel(name.name, name.op, variant, arch_dir, (path,), symbol, name.mr, name.nr, name.kr, (), members,
+                  packing)  # fmt: skip
+
+
+def _check_references(engine: Engine, kernels: list[Kernel]) -> None:
+    """Every role of every op has a portable kernel: the fallback on every CPU and the tests' oracle."""
+    for op in engine.ops.values():
+        refs = [k for k in kernels if k.arch_dir == REFERENCE_DIR and k.op == op.name]
+        if not refs:
+            raise EngineError(
+                f"{engine.path}: op {op.name} has no reference kernel; add {engine.kernel_root.name}/{REFERENCE_DIR}/"
+                f"{op.name}_1x1_ref.c, or a [kernel.<name>] with op = {op.name!r} and no requires (portable C: the "
+                "fallback on every CPU and the tests' oracle)"
+            )
+        for role in op.roles:
+            if not any(not k.roles or role.name in k.roles for k in refs):
+                raise EngineError(
+                    f"{engine.path}: role {role.name} of op {op.name} has no reference kernel; give a portable kernel "
+                    f'of the op roles = ["{role.name}"] (or no roles: it serves all of them)'
+                )
+
+
+def _check_shared_packing(cat: Catalogue, engine: Engine, kernels: list[Kernel]) -> None:
+    """An op whose roles read the same packed operands (share_packing): per arch, every kernel packs alike."""
+    for op in (o for o in engine.ops.values() if o.share_packing):
+        for arch in cat.arches.values():
+            mine = [k for k in kernels if k.op == op.name and k.arch_dir in (REFERENCE_DIR, arch.kernel_dir)]
+            for k in mine[1:]:
+                if k.packing != mine[0].packing:
+                    raise EngineError(
+                        f"{engine.path}: op {op.name} shares packed operands between its roles, but {mine[0].name} "
+                        f"packs {dict(mine[0].packing)} and {k.name} {dict(k.packing)} on {arch.name}; make them "
+                        "agree or drop share_packing"
+                    )
 
 
 def _check_clashes(cat: Catalogue, engine: Engine, kernels: list[Kernel]) -> None:
@@ -411,11 +616,12 @@ def _check_preferences(engine: Engine, kernels: list[Kernel]) -> None:
     """Two kernels of one op in one variant (and arch) need a declared order: dispatch must not guess. A kernel tuned
     for cores comes before its variant's others on those cores, so it needs no place in the order; two tuned for one
     core would."""
-    groups: dict[tuple[str, str, str], list[str]] = {}
+    groups: dict[tuple[str, str, str, str], list[str]] = {}
     tuned: dict[tuple[str, str, str, str], str] = {}
     for k in kernels:
-        if not k.tuned_for:
-            groups.setdefault((k.arch_dir, k.op, k.variant), []).append(k.name)
+        for role in k.roles or [r.name for r in engine.ops[k.op].roles]:  # kernels of different roles never compete
+            if not k.tuned_for:
+                groups.setdefault((k.arch_dir, k.op, k.variant, role), []).append(k.name)
         for core in k.tuned_for:
             other = tuned.setdefault((k.arch_dir, k.op, k.variant, core), k.name)
             if other != k.name:
@@ -423,7 +629,7 @@ def _check_preferences(engine: Engine, kernels: list[Kernel]) -> None:
                     f"{engine.path}: {other} and {k.name} are both {k.op} kernels of {k.variant} tuned for {core} "
                     f"({k.arch_dir}); keep one, or tune them for different cores"
                 )
-    for (arch_dir, op, variant), names in groups.items():
+    for (arch_dir, op, variant, _), names in groups.items():
         listed = engine.prefer.get(variant, ())
         if len(names) > 1 and any(n not in listed for n in names):
             key = variant if IDENTIFIER.match(variant) else f'"{variant}"'
@@ -558,23 +764,18 @@ def render_header(cat: Catalogue, p: Plan) -> str:
         "",
     ]
     for op in e.ops.values():
-        sig = op.signature
-        out += [
-            f"/* {op.doc}: {sig.doc} */",
-            f"typedef {sig.returns} (*{_fn_type(e, op)})({sig.params});",
-            f"{sig.returns} {e.name}_{op.name}({sig.params});",
-        ]
+        out += _op_declarations(e, op)
     out += [
         "",
         "/* Kernels of an op, most preferred first (what dispatch chooses from); .runnable: under the active",
         " * features. */",
         f"size_t {e.name}_kernel_count({e.name}_op op);",
         f"isf_status {e.name}_kernel_info({e.name}_op op, size_t i, isf_kernel_desc *out);",
-        f"const char *{e.name}_kernel_name({e.name}_op op); /* chosen now */",
+        f"const char *{e.name}_kernel_name({e.name}_op op); /* chosen now (for the op's last role) */",
         f"const char *{e.name}_op_name({e.name}_op op);",
-        "/* Run `op` with the kernel of that name from now on; NULL restores the automatic choice.",
-        " * ISF_ERR_INVALID_ARG: no kernel of `op` has that name; ISF_ERR_UNSUPPORTED: its features are not active",
-        " * (nothing changes). */",
+        "/* Run `op` with the kernel of that name from now on, in every role it serves; NULL restores the automatic",
+        " * choice. ISF_ERR_INVALID_ARG: no kernel of `op` has that name; ISF_ERR_UNSUPPORTED: its features are not",
+        " * active (nothing changes). */",
         f"isf_status {e.name}_select_kernel({e.name}_op op, const char *name);",
         f"/* isf_active_features() without the features {e.disable_variable} names (comma-separated) and what",
         " * implies them. */",
@@ -582,10 +783,38 @@ def render_header(cat: Catalogue, p: Plan) -> str:
         "",
         "/* The kernels (defined in the engine's kernel files; called directly by tests as oracles). */",
     ]
-    for symbol, sig in dict.fromkeys((k.symbol, e.ops[k.op].signature) for k in p.kernels):
-        out.append(f"{sig.returns} {symbol}({sig.params});")
+    declared: dict[str, Signature] = {}
+    for k in p.kernels:
+        declared.setdefault(k.symbol, e.ops[k.op].signature)
+        for (_, symbol), (_, sig) in zip(k.members, e.ops[k.op].members, strict=True):
+            declared.setdefault(symbol, sig)
+    out += [f"{sig.returns} {symbol}({sig.params});" for symbol, sig in declared.items()]
     out += ["", "#ifdef __cplusplus", "}", "#endif", "#endif", ""]
     return "\n".join(out)
+
+
+def _op_declarations(e: Engine, op: EngineOp) -> list[str]:
+    """An op's function and, as an interface, its kernel struct (run, members, packing), roles and chooser."""
+    sig, n, up = op.signature, f"{e.name}_{op.name}", f"{e.name}_{op.name}".upper()
+    roles = ", ".join(f"{up}_ROLE_{r.name.upper()} = {i}" for i, r in enumerate(op.roles))
+    rules = "; ".join(f"{r.name}: {f'{r.param} {r.cmp} {r.value}' if r.param else 'any other call'}" for r in op.roles)
+    return [
+        f"/* {op.doc}: {sig.doc} */",
+        f"typedef {sig.returns} (*{_fn_type(e, op)})({sig.params});",
+        f"{sig.returns} {n}({sig.params}); /* the kernel of the call's role ({rules}) */",
+        *[f"typedef {m.returns} (*{n}_{name}_fn)({m.params}); /* {m.doc} */" for name, m in op.members],
+        f"typedef enum {{ {roles} }} {n}_role;",
+        f"#define {up}_ROLE_COUNT {len(op.roles)}",
+        "typedef struct {",
+        "    const char *name;",
+        f"    {_fn_type(e, op)} run;",
+        *[f"    {n}_{name}_fn {name};" for name, _ in op.members],
+        *[f"    size_t {key}; /* packing */" for key in op.packing],
+        f"}} {n}_kernel;",
+        "/* The kernel chosen now for `role`, every member from one selection: size, pack and run with the same one",
+        " * (traced as run). NULL for an unknown role. */",
+        f"const {n}_kernel *{n}_choose({n}_role role);",
+    ]
 
 
 def dispatch_owner(text: str) -> str:
@@ -597,23 +826,26 @@ def dispatch_owner(text: str) -> str:
 def render_dispatch(cat: Catalogue, p: Plan) -> str:
     """The tables DISPATCH_SOURCE reads: data only (the logic is that file's, the same for every engine)."""
     e = p.engine
-    rows, first = [], [0]
+    rows, interfaces, first = [], [], [0]
     for op in e.ops.values():
         for k in (k for k in p.kernels if k.op == op.name):
-            req = 0 if p.arch == HOST_ARCH else cat.mask(cat.variant_features(p.arch, k.variant))
-            scalable = int(cat.variant(k.variant).scalable)
-            cores = [cat.cpu_part(core) for core in k.tuned_for]
-            tuned = ", ".join(f"ISF_CORE(0x{c.implementer:x}, 0x{c.part:x})" for c in cores) or "0"
-            rows.append(
-                f"    {{{c_string(k.name)}, {c_string(k.variant)}, {k.mr}, {k.nr}, {k.kr}, {scalable}, "
-                f"0x{req:x}u, {{{tuned}}}, (isf_engine_fn){k.symbol}}},"
-            )
+            i = len(rows)
+            interfaces.append(_interface(e, op, k, i))
+            rows.append(_kernel_row(cat, p, op, k, i))
         first.append(len(rows))
+    role_rows, first_role = [], [0]
+    for op in e.ops.values():
+        for r in op.roles:
+            cmp = f"ISF_ENGINE_{COMPARISONS[r.cmp]}" if r.param else "ISF_ENGINE_ANY"
+            role_rows.append(f"    {{{c_string(r.name)}, {cmp}, {r.value}u}},")
+        first_role.append(len(role_rows))
     ops = []
     for op in e.ops.values():
         sig = op.signature
         ret = "" if sig.returns == "void" else "return"
-        ops.append(f"    X({op.index}, {op.name}, {sig.returns}, ({sig.params}), ({sig.args}), {ret})")
+        ops.append(
+            f"    X({op.index}, {op.name}, {sig.returns}, ({sig.params}), ({sig.args}), {ret}, {op.selector or 0})"
+        )
     return "\n".join(
         [
             f"/* {GENERATED.format(catalogue=e.path.name)} */",
@@ -626,18 +858,43 @@ def render_dispatch(cat: Catalogue, p: Plan) -> str:
             f"#define ISF_ENGINE_DISABLE {c_string(e.disable_variable)}",
             f"#define ISF_ENGINE_OP_COUNT {len(e.ops)}",
             f"#define ISF_ENGINE_KERNEL_COUNT {len(rows)}",
-            "/* X(index, op, return type, (params), (args), `return` or nothing) */",
+            f"#define ISF_ENGINE_ROLE_TOTAL {len(role_rows)}",
+            "/* X(index, op, return type, (params), (args), `return` or nothing, the parameter its roles read or 0) */",
             "#define ISF_ENGINE_OPS(X) \\",
             " \\\n".join(ops),
             "",
+            *interfaces,
             "static const isf_engine_kernel isf_engine_kernels[ISF_ENGINE_KERNEL_COUNT] = {",
             *rows,
             "};",
             f"static const size_t isf_engine_first[ISF_ENGINE_OP_COUNT + 1] = {{{', '.join(map(str, first))}}};",
             "static const char *const isf_engine_op_names[ISF_ENGINE_OP_COUNT] = {"
             f"{', '.join(c_string(o) for o in e.ops)}}};",
+            "static const isf_engine_role isf_engine_roles[ISF_ENGINE_ROLE_TOTAL] = {",
+            *role_rows,
+            "};",
+            "static const size_t isf_engine_first_role[ISF_ENGINE_OP_COUNT + 1] = {"
+            f"{', '.join(map(str, first_role))}}};",
             "",
         ]
+    )
+
+
+def _interface(e: Engine, op: EngineOp, k: Kernel, i: int) -> str:
+    fields = [c_string(k.name), k.symbol, *[symbol for _, symbol in k.members], *[f"{v}u" for _, v in k.packing]]
+    return f"static const {e.name}_{op.name}_kernel isf_engine_interface_{i} = {{{', '.join(fields)}}};"
+
+
+def _kernel_row(cat: Catalogue, p: Plan, op: EngineOp, k: Kernel, i: int) -> str:
+    req = 0 if p.arch == HOST_ARCH else cat.mask(cat.variant_features(p.arch, k.variant))
+    scalable = int(cat.variant(k.variant).scalable)
+    cores = [cat.cpu_part(core) for core in k.tuned_for]
+    tuned = ", ".join(f"ISF_CORE(0x{c.implementer:x}, 0x{c.part:x})" for c in cores) or "0"
+    names = [r.name for r in op.roles]
+    roles = sum(1 << names.index(r) for r in k.roles)
+    return (
+        f"    {{{c_string(k.name)}, {c_string(k.variant)}, {k.mr}, {k.nr}, {k.kr}, {scalable}, 0x{req:x}u, "
+        f"{{{tuned}}}, 0x{roles:x}u, (isf_engine_fn){k.symbol}, &isf_engine_interface_{i}}},"
     )
 
 
