@@ -31,9 +31,9 @@ isf_status isf_set_feature_mask(uint32_t allowed);
  * the environment variable `env_var` names (comma-separated, like ISAFORGE_DISABLE) and those that imply them; an
  * unknown name is reported on stderr and ignored. NULL or unset: isf_active_features(). */
 uint32_t isf_active_features_without(const char *env_var);
-/* When ISAFORGE_TRACE names a file, appends "<event> <owner> <kernel>\n" to it in one write (events "ran", "refused",
- * and "capped" for a kernel an engine's own <NAME>_DISABLE excludes): how `isaforge test-qemu` learns what each CPU
- * model ran. libisaforge traces its own kernels (owner
+/* When ISAFORGE_TRACE names a file, appends "<event> <owner> <kernel>\n" to it in one write (events "ran", "refused";
+ * from engines' dispatch also "capped", a kernel the engine's own <NAME>_DISABLE excludes, and "chosen", its automatic
+ * choice for a role): how `isaforge test-qemu` learns what each CPU model ran. libisaforge traces its own kernels (owner
  * "isf"); generated engine dispatch traces the engine's. Does nothing otherwise. */
 void isf_trace_kernel(const char *event, const char *owner, const char *kernel);
 /* A core as its MIDR names it (implementer, part), e.g. ISF_CORE(0x41, 0xd05) for Cortex-A55. */

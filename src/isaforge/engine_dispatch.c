@@ -5,8 +5,9 @@
  *
  * Each op's kernel is chosen once (pthread_once) from libisaforge's detection, ISAFORGE_DISABLE and the engine's own
  * <NAME>_DISABLE, and published with release/acquire atomics: concurrent first calls are race-free. ISAFORGE_TRACE
- * (isaforge test-qemu) records each kernel the first time it runs, and at start-up each kernel the CPU cannot run
- * ("refused": a feature absent, or capped by ISAFORGE_DISABLE) or that the engine's own cap excludes ("capped"). */
+ * (isaforge test-qemu) records each kernel the first time it runs, and at start-up the automatic choice of every
+ * role ("chosen") and each kernel the CPU cannot run ("refused": a feature absent, or capped by ISAFORGE_DISABLE)
+ * or that the engine's own cap excludes ("capped"). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -128,8 +129,9 @@ static void isf_engine_initialise(void) {
     }
     for (int op = 0; op < ISF_ENGINE_OP_COUNT; op++) {
         for (size_t role = 0; role < isf_engine_role_count((engine_op)op); role++) {
-            atomic_store_explicit(&isf_engine_chosen[isf_engine_first_role[op] + role],
-                                  isf_engine_best((engine_op)op, role), memory_order_release);
+            int best = isf_engine_best((engine_op)op, role);
+            isf_trace_kernel("chosen", ISF_ENGINE_NAME, isf_engine_kernels[best].name);
+            atomic_store_explicit(&isf_engine_chosen[isf_engine_first_role[op] + role], best, memory_order_release);
         }
     }
 }
