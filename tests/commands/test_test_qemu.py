@@ -451,7 +451,7 @@ int32_t tiny_sum_s8_1x8_neon(const int8_t *a, const int8_t *b, size_t n) {
     for (; i + 8 <= n; i += 8) {
         acc = vpadalq_s16(acc, vmovl_s8(vld1_s8(a + i)));
     }
-    int32_t s = vaddvq_s32(acc);
+    int32_t s = vgetq_lane_s32(acc, 0) + vgetq_lane_s32(acc, 1) + vgetq_lane_s32(acc, 2) + vgetq_lane_s32(acc, 3);
     for (; i < n; i++) {
         s += a[i];
     }
@@ -524,6 +524,15 @@ def test_a_cmake_engine_is_proven_with_ctest(tmp_path):
     kernels = json.loads(report.read_text())["kernels"]
     assert kernels["dot_s8_1x8_neon@arm-linux-gnueabihf-gcc"]["ran"][0] == "cortex-a15"
     assert kernels["dot_s8_1x16_dotprod@arm-linux-gnueabihf-gcc"]["refused"][0] == "cortex-a15"
+    # a kernel file added: CMake's configure step, which test-qemu always runs, reads the kernel tree again
+    (engine / "kernels" / "aarch32" / "neon" / "sum_s8_1x8_neon.c").write_text(SUM_NEON)
+    again = isaforge("test-qemu", "--project", str(engine), "--toolchains", tc.name, "--qemu-cpu", "cortex-a15,max",
+                     "--json", str(report))  # fmt: skip
+    assert again.returncode == 0, again.stdout + again.stderr[-3000:]
+    assert "arm-linux-gnueabihf-gcc: 5 kernels, 5 ran, ok" in again.stdout
+    assert (
+        json.loads(report.read_text())["kernels"]["sum_s8_1x8_neon@arm-linux-gnueabihf-gcc"]["ran"][0] == "cortex-a15"
+    )
 
 
 @pytest.mark.e2e
