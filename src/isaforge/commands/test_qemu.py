@@ -74,15 +74,15 @@ def _split(values: list[str]) -> list[str]:
     return [v.strip() for value in values for v in value.split(",") if v.strip()]
 
 
-def _declared(cat: Catalogue, declared: dict[Path, list[str]] | None) -> dict[str, Path] | None:
-    """The arch names the engine catalogues declare, each with a catalogue declaring it; None: every arch."""
+def _declared(cat: Catalogue, declared: dict[Path, list[str]] | None) -> set[str] | None:
+    """The arches (catalogue names) the engine catalogues declare; None: every arch."""
     if declared is None:
         return None
-    out: dict[str, Path] = {}
+    out: set[str] = set()
     for path, arches in declared.items():
         for name in arches:
             try:
-                out.setdefault(cat.arch_by_triple(name).name, path)
+                out.add(cat.arch_by_triple(name).name)
             except IsaforgeError:
                 known = ", ".join(cat.arches)
                 raise IsaforgeError(f"{_shown(path)}: [engine] arches names {name!r}; choose from: {known}") from None
