@@ -11,7 +11,8 @@
 #            to the baseline whatever CMAKE_C_FLAGS says; the dispatch and reference objects get the same flags
 # and the properties ISAFORGE_GENERATED_DIR, ISAFORGE_MANIFEST and PUBLIC_HEADER (the dispatch header, so that
 # install(TARGETS <target> PUBLIC_HEADER) installs it). Editing the catalogue, or adding or removing a kernel file,
-# reconfigures. A catalogue or compiler the generator refuses stops configure with its one-line message.
+# reconfigures. A catalogue or compiler the generator refuses stops configure with its one-line message. .S kernels
+# are compiled as ASM (the project enables it: project(<name> LANGUAGES C ASM)) with the same flags as the C ones.
 #
 # Include this file after isaforge-vars.cmake (find_package(isaforge CONFIG) does both).
 include_guard(GLOBAL)
@@ -65,14 +66,21 @@ an isaforge install (or checkout) with its engine_dispatch.c")
   if(CMAKE_SYSROOT)
     list(APPEND _cc "--sysroot=${CMAKE_SYSROOT}")
   endif()
+  # The same target words for the .S kernels, which CMake compiles with CMAKE_ASM_FLAGS, not CMAKE_C_FLAGS.
+  set(_asm_target "")
+  if(CMAKE_C_COMPILER_TARGET AND CMAKE_C_COMPILER_ID MATCHES "Clang" AND NOT CMAKE_ASM_COMPILER_TARGET)
+    list(APPEND _asm_target "--target=${CMAKE_C_COMPILER_TARGET}")
+  endif()
   separate_arguments(_flags UNIX_COMMAND "${CMAKE_C_FLAGS}")
   set(_next_is_target FALSE)
   foreach(_flag IN LISTS _flags)
     if(_next_is_target OR _flag MATCHES "^(--target=|--sysroot=|--gcc-toolchain=)")
       list(APPEND _cc "${_flag}")
+      list(APPEND _asm_target "${_flag}")
       set(_next_is_target FALSE)
     elseif(_flag STREQUAL "-target")
       list(APPEND _cc "${_flag}")
+      list(APPEND _asm_target "${_flag}")
       set(_next_is_target TRUE)
     endif()
   endforeach()
@@ -114,8 +122,14 @@ an isaforge install (or checkout) with its engine_dispatch.c")
     separate_arguments(_srcs UNIX_COMMAND "${CMAKE_MATCH_3}")
     foreach(_src IN LISTS _srcs)
       if(_src MATCHES "\\.S$")
-        # Preprocessed assembly through the C compiler driver, with the same flags, and no ASM language needed.
-        set_source_files_properties("${_src}" PROPERTIES LANGUAGE C)
+        # Preprocessed assembly as CMake's ASM language (as C, CMake >= 3.20 would compile it with -x c). The
+        # language is the project's to enable: enable_language() cannot run inside a function.
+        get_property(_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+        if(NOT "ASM" IN_LIST _languages)
+          _isaforge_fail("${_who}: ${_src} is assembly and the ASM language is not enabled; add it to the \
+project: project(${PROJECT_NAME} LANGUAGES C ASM)")
+        endif()
+        set_source_files_properties("${_src}" PROPERTIES LANGUAGE ASM)
       endif()
       # A kernel file added or removed changes its directory (and a new variant directory, the arch directory).
       get_filename_component(_dir "${_src}" DIRECTORY)
@@ -131,7 +145,7 @@ an isaforge install (or checkout) with its engine_dispatch.c")
       set(_args ${ISAFORGE_BASELINE_C_FLAGS} ${_args})
     endif()
     add_library(${_lib} OBJECT ${_srcs})
-    target_compile_options(${_lib} PRIVATE ${_args})
+    target_compile_options(${_lib} PRIVATE ${_args} "$<$<COMPILE_LANGUAGE:ASM>:${_asm_target}>")
     target_include_directories(${_lib} PRIVATE "${_outdir}")
     target_link_libraries(${_lib} PRIVATE isaforge::isaforge)
     # isaforge check-isolation reads the flags every object was compiled with from compile_commands.json.

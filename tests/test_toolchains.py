@@ -124,11 +124,13 @@ def test_render_cmake_toolchain(tc):
     assert "set(CMAKE_SYSTEM_NAME Linux)" in lines
     assert f"set(CMAKE_SYSTEM_PROCESSOR {tc.arch.meson_cpu_family})" in lines
     assert f'set(CMAKE_C_COMPILER "{tc.c[0]}")' in lines
+    assert f'set(CMAKE_ASM_COMPILER "{tc.c[0]}")' in lines  # .S kernels: the same driver as C
     assert f'set(CMAKE_CROSSCOMPILING_EMULATOR "{tc.arch.qemu};-L;{tc.arch.sysroot}")' in lines
     assert f'  list(APPEND CMAKE_FIND_ROOT_PATH "{tc.arch.sysroot}")' in lines
     assert "-cpu" not in text  # the CPU model comes from QEMU_CPU at test time
     if tc.compiler.name == "clang":
         assert f"set(CMAKE_C_COMPILER_TARGET {tc.triple})" in lines
+        assert f"set(CMAKE_ASM_COMPILER_TARGET {tc.triple})" in lines
         assert 'set(CMAKE_EXE_LINKER_FLAGS_INIT "-fuse-ld=lld")' in lines
     else:
         assert "COMPILER_TARGET" not in text and "LINKER_FLAGS" not in text

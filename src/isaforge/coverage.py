@@ -4,7 +4,9 @@ and the JSON report.
 
 A manifest `isaforge-kernels-<owner>.json` lists the kernels one build made (name, op, variant, required features)
 and the variants it dropped. A trace has one line per event: `ran <owner> <kernel>` the first time a kernel runs in a
-process, `refused <owner> <kernel>` for each kernel the active features exclude when the process first dispatches.
+process, `refused <owner> <kernel>` for each kernel the active features exclude when the process first dispatches, and
+`capped <owner> <kernel>` for one whose features the CPU has but that the engine's own <NAME>_DISABLE took away (the
+engine's test capping itself: no disagreement with the catalogue, and not a feature absent).
 Everything here is a function of those files and the catalogue: no tool runs.
 """
 
@@ -26,10 +28,12 @@ FOREIGN_DIRS = ("subprojects", "_deps")
 CAP_MODEL = "max"
 
 RAN, FAILED_RAN, REFUSED, WRONGLY_REFUSED, IDLE, NOT_BUILT = "✓", "✗", "·", "!", "-", "not built"
+CAPPED = "c"
 LEGEND = "\n".join(
     [
         f"{RAN} ran (the tests passed)   {REFUSED} refused (a feature is absent)   {IDLE} runnable, not run (another "
         "kernel was chosen)",
+        f"{CAPPED} capped by the engine's own test (<NAME>_DISABLE), its features present",
         f"{FAILED_RAN} ran without a feature it needs   {WRONGLY_REFUSED} refused with all its features present",
         f"caps on {CAP_MODEL}: {RAN} -X ran with X and every feature above it disabled (ISAFORGE_DISABLE; the deepest "
         f"such cap), {REFUSED} refused under every cap",
@@ -132,22 +136,25 @@ class Run:
 class Trace:
     ran: frozenset[tuple[str, str]]  # (owner, kernel)
     refused: frozenset[tuple[str, str]]
+    capped: frozenset[tuple[str, str]] = frozenset()  # by the engine's own <NAME>_DISABLE, its features present
+
+
+EVENTS = ("ran", "refused", "capped")
 
 
 def parse_trace(text: str) -> Trace:
     """The events of a trace file; lines of other shapes (none are written) are ignored."""
-    ran: set[tuple[str, str]] = set()
-    refused: set[tuple[str, str]] = set()
+    events: dict[str, set[tuple[str, str]]] = {event: set() for event in EVENTS}
     for line in text.splitlines():
         words = line.split()
-        if len(words) == 3 and words[0] in ("ran", "refused"):
-            (ran if words[0] == "ran" else refused).add((words[1], words[2]))
-    return Trace(frozenset(ran), frozenset(refused))
+        if len(words) == 3 and words[0] in events:
+            events[words[0]].add((words[1], words[2]))
+    return Trace(*(frozenset(events[event]) for event in EVENTS))
 
 
 def read_trace(path: Path) -> Trace:
     """A run whose programs never dispatched wrote no trace at all: nothing ran."""
-    return parse_trace(path.read_text(errors="replace")) if path.is_file() else Trace(frozenset(), frozenset())
+    return parse_trace(path.read_text(errors="replace")) if path.is_file() else parse_trace("")
 
 
 # -- the catalogue's answers ----------------------------------------------------------------------------------------
@@ -200,6 +207,7 @@ class KernelResult:
     kernel: Kernel
     ran: list[Run] = field(default_factory=list)
     refused: list[Run] = field(default_factory=list)
+    capped: list[Run] = field(default_factory=list)  # by the engine's own test (<NAME>_DISABLE)
     failures: list[str] = field(default_factory=list)
     wrong_runs: list[Run] = field(default_factory=list)  # ran without a feature it needs
     wrong_refusals: list[Run] = field(default_factory=list)  # refused with everything it needs
@@ -227,7 +235,8 @@ def evaluate(
 
     A refusal where the kernel has all it needs is a disagreement with the catalogue only when nothing in the same
     run explains it: a test may cap itself (the engine's own <NAME>_DISABLE, isf_set_feature_mask), so the kernel
-    must not have run in another process of that run, nor a kernel of its op that dispatch prefers to it."""
+    must not have run in another process of that run, nor a kernel of its op that dispatch prefers to it. A kernel the
+    engine's test capped (`capped`) where it has all it needs never ran by the test's choice: no failure."""
     every = [k for m in manifests for k in m.kernels]
     order = _preferred(cat, every)
     results = []
@@ -245,6 +254,13 @@ def evaluate(
                 if missing:
                     result.wrong_runs.append(run)
                     result.failures.append(f"{kernel.name} ran on {run.label}, which lacks {', '.join(missing)}")
+            if key in trace.capped:
+                result.capped.append(run)
+                if missing:
+                    result.failures.append(
+                        f"{kernel.name} was capped by the engine on {run.label}, which lacks {', '.join(missing)}: "
+                        "dispatch disagrees with the catalogue"
+                    )
             if key in trace.refused:
                 result.refused.append(run)
                 if not missing and key not in trace.ran and not better & trace.ran:
@@ -253,7 +269,7 @@ def evaluate(
                         f"{kernel.name} was refused on {run.label}, which has all it needs "
                         f"({', '.join(sorted(kernel.requires)) or 'nothing'}): dispatch disagrees with the catalogue"
                     )
-        if not result.ran:
+        if not result.ran and not result.capped:
             result.failures.insert(
                 0,
                 f"{kernel.name} never ran in {len(runs)} test run{'s' if len(runs) != 1 else ''}: no test calls its "
@@ -278,6 +294,8 @@ def _cell(result: KernelResult, run: Run) -> str:
         return WRONGLY_REFUSED
     if run in result.ran:
         return RAN
+    if run in result.capped:
+        return CAPPED
     return REFUSED if run in result.refused else IDLE
 
 
@@ -289,6 +307,8 @@ def _caps_cell(result: KernelResult, caps: Sequence[Run]) -> str:
         return f"{mark} -{deepest.disabled[-1]}"
     if any(run in result.wrong_refusals for run in caps):
         return WRONGLY_REFUSED
+    if any(run in result.capped for run in caps):
+        return CAPPED
     return REFUSED if caps and all(run in result.refused for run in caps) else IDLE
 
 
@@ -324,6 +344,11 @@ class BuildReport:
     results: tuple[KernelResult, ...]
     error: str = ""  # why the build has no coverage (its tests failed, it did not build)
     dropped: dict[str, str] = field(default_factory=dict, compare=False)  # variants not built, and why
+    step: str = ""  # with `error`: the step that failed (libisaforge, configure, build, manifest, tests)
+
+    @property
+    def passed(self) -> bool:
+        return not self.error and not any(r.failures for r in self.results)
 
 
 def _unique(labels: Iterable[str]) -> list[str]:
@@ -331,8 +356,9 @@ def _unique(labels: Iterable[str]) -> list[str]:
 
 
 def report(builds: Sequence[BuildReport]) -> dict:
-    """`{"builds": [...], "kernels": {"<kernel>@<triple>-<compiler>": {...}}}`; a build that failed says why
-    (`error`), one that left variants out says which (`dropped`). The same kernel name of two owners in one build is
+    """`{"builds": [...], "kernels": {"<kernel>@<triple>-<compiler>": {...}}}`; every build says whether it `passed`,
+    a build that failed at a step says which (`step`) and why (`error`), one that left variants out says which
+    (`dropped`). The same kernel name of two owners in one build is
     told apart by an `<owner>:` prefix."""
     kernels: dict[str, dict] = {}
     for b in builds:
@@ -348,6 +374,7 @@ def report(builds: Sequence[BuildReport]) -> dict:
                 "requires": sorted(r.kernel.requires),
                 "ran": _unique(run.label for run in r.ran),
                 "refused": _unique(run.label for run in r.refused),
+                "capped": _unique(run.label for run in r.capped),
                 "failures": r.failures,
             }
     return {
@@ -356,7 +383,8 @@ def report(builds: Sequence[BuildReport]) -> dict:
                 "target": b.target,
                 "compiler": b.compiler,
                 "builddir": str(b.builddir),
-                **({"error": b.error} if b.error else {}),
+                "passed": b.passed,
+                **({"step": b.step, "error": b.error} if b.error else {}),
                 **({"dropped": b.dropped} if b.dropped else {}),
             }
             for b in builds

@@ -320,12 +320,15 @@ def render_cmake_toolchain(tc: Toolchain) -> str:
         "",
         f"set(CMAKE_C_COMPILER {_cmake_quote(c[0])})",
         f"set(CMAKE_CXX_COMPILER {_cmake_quote(cxx[0])})",
+        # Preprocessed assembly (.S) goes through the C compiler driver, with the same target and flags: else CMake's
+        # ASM language would run the driver for the build machine's target (clang: "unknown target CPU").
+        f"set(CMAKE_ASM_COMPILER {_cmake_quote(c[0])})",
     ]
+    langs = ("C", "CXX", "ASM")
     if target:
-        lines += [f"set(CMAKE_C_COMPILER_TARGET {target})", f"set(CMAKE_CXX_COMPILER_TARGET {target})"]
+        lines += [f"set(CMAKE_{lang}_COMPILER_TARGET {target})" for lang in langs]
     if extra:
-        lines += [f"set(CMAKE_C_FLAGS_INIT {_cmake_quote(' '.join(extra))})"]
-        lines += [f"set(CMAKE_CXX_FLAGS_INIT {_cmake_quote(' '.join(extra))})"]
+        lines += [f"set(CMAKE_{lang}_FLAGS_INIT {_cmake_quote(' '.join(extra))})" for lang in langs]
     lines += [
         f"set(CMAKE_AR {_cmake_quote(tc.ar)} CACHE FILEPATH {_cmake_quote('archiver (isaforge catalogue)')})",
         f"set(CMAKE_STRIP {_cmake_quote(tc.strip)} CACHE FILEPATH {_cmake_quote('strip (isaforge catalogue)')})",

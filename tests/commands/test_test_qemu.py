@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from isaforge import coverage, toolchains
+from isaforge import coverage, projects, toolchains
 from isaforge.catalogue import load
-from isaforge.commands.test_qemu import run_files
+from isaforge.cli import build_parser
+from isaforge.commands.test_qemu import run_files, selected_toolchains
 from isaforge.coverage import Kernel, Manifest, Run, Trace
 from isaforge.errors import IsaforgeError
 from tests.conftest import assert_one_line_error
@@ -255,6 +256,48 @@ def test_bad_selection_is_one_line(tmp_path, args, says):
     assert_one_line_error(proc, says)
 
 
+def _declaring(root: Path, arches: str) -> Path:
+    """A project whose only engine catalogue declares `arches` (a TOML list)."""
+    root.mkdir(parents=True)
+    (root / "meson.build").write_text("project('p', 'c')\n")
+    (root / "engine.toml").write_text(f'[engine]\nname = "tiny"\narches = {arches}\n')
+    return root
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--targets", "arm"], "--targets names arm-linux-gnueabihf, but the engine's catalogue"),
+        (["--toolchains", "arm-linux-gnueabihf-gcc"], "--toolchains names arm-linux-gnueabihf, but"),
+        (["-D", "warning_level"], "-D 'warning_level' is not KEY=VALUE; give a build option as -D KEY=VALUE"),
+    ],
+)
+def test_an_arch_the_engine_does_not_declare_or_a_bad_option_is_one_line(tmp_path, args, says):
+    project = _declaring(tmp_path / "p", '["aarch64"]')
+    proc = isaforge("test-qemu", "--project", str(project), *args)
+    assert_one_line_error(proc, says)
+    if "--targets" in args:
+        assert "engine.toml) declares arches = ['aarch64']; leave arm out, or add it to [engine] arches" in proc.stderr
+    assert not (project / "build-isaforge").exists()
+
+
+def test_the_declared_arches_choose_the_default_toolchains(tmp_path):
+    def chosen(project: Path, *args: str) -> list[str]:
+        parsed = build_parser().parse_args(["test-qemu", "--project", str(project), *args])
+        declared = projects.declared_arches(project, project / "build-isaforge")
+        return [tc.name for tc in selected_toolchains(CAT, parsed, declared)]
+
+    aarch64 = _declaring(tmp_path / "a", '["aarch64"]')
+    assert chosen(aarch64) == ["aarch64-linux-gnu-gcc", "aarch64-linux-gnu-clang"]
+    assert chosen(aarch64, "--compilers", "clang") == ["aarch64-linux-gnu-clang"]
+    assert chosen(_declaring(tmp_path / "b", '["arm", "aarch64"]')) == [tc.name for tc in toolchains.toolchains()]
+    (tmp_path / "b" / "engine.toml").write_text('[engine]\nname = "tiny"\n')  # no arches: every one, as before
+    assert len(chosen(tmp_path / "b")) == 4
+    (tmp_path / "b" / "engine.toml").write_text('[engine]\nname = "tiny"\narches = ["riscv64"]\n')
+    with pytest.raises(IsaforgeError, match=r"engine.toml: \[engine\] arches names 'riscv64'; choose from: aarch64"):
+        chosen(tmp_path / "b")
+
+
 @pytest.mark.e2e
 def test_a_project_that_writes_no_manifest_is_one_line(tmp_path):
     tc = usable("aarch64-linux-gnu-gcc")
@@ -262,11 +305,41 @@ def test_a_project_that_writes_no_manifest_is_one_line(tmp_path):
     project.mkdir()
     (project / "meson.build").write_text("project('plain', 'c')\ntest('t', executable('t', 't.c'))\n")
     (project / "t.c").write_text("int main(void) { return 0; }\n")
-    proc = isaforge("test-qemu", "--project", str(project), "--toolchains", tc.name, "--qemu-cpu", "max")
+    report = tmp_path / "r.json"
+    proc = isaforge("test-qemu", "--project", str(project), "--toolchains", tc.name, "--qemu-cpu", "max",
+                    "--json", str(report))  # fmt: skip
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     *progress, error = proc.stderr.strip().splitlines()  # the steps it got through, then the error
     assert progress[-1] == f"{tc.name}: build"
     assert error.startswith("isaforge: error: ") and "wrote no kernel manifest (isaforge-kernels-*.json)" in error
+    # the error ended the run, and the report says where
+    (build,) = json.loads(report.read_text())["builds"]
+    assert build["passed"] is False and build["step"] == "manifest" and "wrote no kernel manifest" in build["error"]
+
+
+@pytest.mark.e2e
+def test_a_generator_error_is_its_own_line_and_the_next_build_goes_on(tmp_path):
+    """A catalogue the generator refuses fails configure on every toolchain: each build says so with the generator's
+    own line (from Meson's log), and each is tried and reported."""
+    names = [usable("aarch64-linux-gnu-gcc").name, usable("arm-linux-gnueabihf-clang").name]
+    engine = write_engine(tmp_path / "tiny")
+    (engine / "kernels" / "reference" / "sum_s8_1x1_ref.c").unlink()
+    report = tmp_path / "r.json"
+    proc = isaforge("test-qemu", "--project", str(engine), "--toolchains", ",".join(names),
+                    "--qemu-cpu", "cortex-a53,cortex-a7", "--json", str(report))  # fmt: skip
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+    fails = [line for line in proc.stdout.splitlines() if line.startswith("  FAIL ")]
+    assert len(fails) == 2, proc.stdout
+    for line in fails:
+        assert line.startswith(f"  FAIL configure: enginegen: {engine / 'engine.toml'}: op sum_s8 has no reference "), (
+            line
+        )
+    assert "FAILED (2 failures)" in proc.stdout.splitlines()[-1]
+    builds = json.loads(report.read_text())["builds"]
+    assert [f"{b['target']}-{b['compiler']}" for b in builds] == names
+    for build, line in zip(builds, fails, strict=True):
+        assert build["passed"] is False and build["step"] == "configure"
+        assert line == f"  FAIL configure: {build['error']}"
 
 
 # -- an engine proven end to end, and the verdicts on the traces its runs wrote --------------------------------------
@@ -309,6 +382,7 @@ def test_engine_is_proven_with_its_matrix_and_json(proven):
             "target": "aarch64-linux-gnu",
             "compiler": "gcc",
             "builddir": str(engine / "build-isaforge" / "aarch64-linux-gnu-gcc"),
+            "passed": True,
         }
     ]
     dotprod = report["kernels"]["dot_s8_1x16_dotprod@aarch64-linux-gnu-gcc"]
@@ -365,6 +439,71 @@ def test_verdicts_on_the_real_traces(proven):
     )
 
 
+SUM_NEON = """\
+#include <arm_neon.h>
+
+#include "tiny_dispatch.h"
+
+int32_t tiny_sum_s8_1x8_neon(const int8_t *a, const int8_t *b, size_t n) {
+    (void)b;
+    int32x4_t acc = vdupq_n_s32(0);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        acc = vpadalq_s16(acc, vmovl_s8(vld1_s8(a + i)));
+    }
+    int32_t s = vgetq_lane_s32(acc, 0) + vgetq_lane_s32(acc, 1) + vgetq_lane_s32(acc, 2) + vgetq_lane_s32(acc, 3);
+    for (; i < n; i++) {
+        s += a[i];
+    }
+    return s;
+}
+"""
+
+
+def _buildoptions(builddir: Path) -> dict[str, object]:
+    intro = json.loads((builddir / "meson-info" / "intro-buildoptions.json").read_text())
+    return {option["name"]: option["value"] for option in intro}
+
+
+@pytest.mark.e2e
+@PROVEN
+def test_an_added_kernel_is_picked_up_in_the_same_build_directory(proven, tmp_path):
+    """Meson runs the generator at configure time only and does not see a new kernel file: test-qemu reconfigures
+    the build directory it has (not a fresh one) when the project's files changed."""
+    engine, proc, _ = proven
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    builddir = engine / "build-isaforge" / "aarch64-linux-gnu-gcc"
+    assert _buildoptions(builddir)["buildtype"] == "release"  # as engines ship, not Meson's debug
+    kept = builddir / "kept-by-reconfigure"
+    kept.write_text("")
+    (engine / "kernels" / "aarch64" / "neon" / "sum_s8_1x8_neon.c").write_text(SUM_NEON)
+    report = tmp_path / "r.json"
+    again = isaforge("test-qemu", "--project", str(engine), "--toolchains", "aarch64-linux-gnu-gcc",
+                     "--qemu-cpu", "cortex-a53,max", "--json", str(report), cwd=engine.parent)  # fmt: skip
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert kept.is_file()
+    assert "aarch64-linux-gnu-gcc: 5 kernels, 5 ran, ok" in again.stdout
+    kernels = json.loads(report.read_text())["kernels"]
+    assert kernels["sum_s8_1x8_neon@aarch64-linux-gnu-gcc"]["ran"][:2] == ["cortex-a53", "max"]
+    assert kernels["sum_s8_1x1_ref@aarch64-linux-gnu-gcc"]["ran"] == [
+        "max:disable=" + ",".join(coverage.cap_order(CAT, "aarch64"))
+    ]
+
+
+@pytest.mark.e2e
+@pytest.mark.slow  # a new configuration and build (~15 s); tests/test_projects.py checks the command lines
+@PROVEN
+def test_another_build_type_or_option_reconfigures(proven):
+    engine, proc, _ = proven
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    again = isaforge("test-qemu", "--project", str(engine), "--toolchains", "aarch64-linux-gnu-gcc",
+                     "--qemu-cpu", "cortex-a53", "--buildtype", "debug", "-D", "warning_level=3",
+                     cwd=engine.parent)  # fmt: skip
+    assert again.returncode == 1, again.stdout + again.stderr  # on A53 alone the dotprod kernel never runs
+    options = _buildoptions(engine / "build-isaforge" / "aarch64-linux-gnu-gcc")
+    assert (options["buildtype"], options["warning_level"]) == ("debug", "3")
+
+
 @pytest.mark.e2e
 @pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is needed: apt-get install cmake")
 def test_a_cmake_engine_is_proven_with_ctest(tmp_path):
@@ -385,6 +524,15 @@ def test_a_cmake_engine_is_proven_with_ctest(tmp_path):
     kernels = json.loads(report.read_text())["kernels"]
     assert kernels["dot_s8_1x8_neon@arm-linux-gnueabihf-gcc"]["ran"][0] == "cortex-a15"
     assert kernels["dot_s8_1x16_dotprod@arm-linux-gnueabihf-gcc"]["refused"][0] == "cortex-a15"
+    # a kernel file added: CMake's configure step, which test-qemu always runs, reads the kernel tree again
+    (engine / "kernels" / "aarch32" / "neon" / "sum_s8_1x8_neon.c").write_text(SUM_NEON)
+    again = isaforge("test-qemu", "--project", str(engine), "--toolchains", tc.name, "--qemu-cpu", "cortex-a15,max",
+                     "--json", str(report))  # fmt: skip
+    assert again.returncode == 0, again.stdout + again.stderr[-3000:]
+    assert "arm-linux-gnueabihf-gcc: 5 kernels, 5 ran, ok" in again.stdout
+    assert (
+        json.loads(report.read_text())["kernels"]["sum_s8_1x8_neon@arm-linux-gnueabihf-gcc"]["ran"][0] == "cortex-a15"
+    )
 
 
 @pytest.mark.e2e
@@ -572,12 +720,15 @@ def test_report_keys_and_owner_prefix_on_a_clash():
     )  # fmt: skip
     report = coverage.report([
         coverage.BuildReport("aarch64-linux-gnu", "gcc", Path("/b"), tuple(results), dropped={"i8mm": "gcc cannot"}),
-        coverage.BuildReport("arm-linux-gnueabihf", "gcc", Path("/c"), (), error="the tests failed on max"),
+        coverage.BuildReport("arm-linux-gnueabihf", "gcc", Path("/c"), (), "the tests failed on max", step="tests"),
     ])  # fmt: skip
     assert report["builds"] == [
-        {"target": "aarch64-linux-gnu", "compiler": "gcc", "builddir": "/b", "dropped": {"i8mm": "gcc cannot"}},
-        {"target": "arm-linux-gnueabihf", "compiler": "gcc", "builddir": "/c", "error": "the tests failed on max"},
-    ]
+        # not passed: two of its kernels never ran
+        {"target": "aarch64-linux-gnu", "compiler": "gcc", "builddir": "/b", "passed": False,
+         "dropped": {"i8mm": "gcc cannot"}},
+        {"target": "arm-linux-gnueabihf", "compiler": "gcc", "builddir": "/c", "passed": False, "step": "tests",
+         "error": "the tests failed on max"},
+    ]  # fmt: skip
     assert set(report["kernels"]) == {
         "eng:dot_s8_1x1_ref@aarch64-linux-gnu-gcc",
         "two:dot_s8_1x1_ref@aarch64-linux-gnu-gcc",

@@ -284,3 +284,91 @@ def test_configure_refusals_are_one_line(installed_prefix, tmp_path):
     assert proc.returncode != 0
     assert f"the generator '{tmp_path}/nowhere.py' does not exist; set ISAFORGE_ENGINEGEN" in proc.stderr
     assert not (EXAMPLE / "build").exists()
+    # a .S kernel in a project that did not enable ASM: the fix, naming the project
+    source = _with_assembly_kernel(tmp_path / "asm", "C")
+    proc = _configure(source, tmp_path / "b3", installed_prefix)
+    assert proc.returncode != 0
+    said = r"isaforge_add_kernel_library\(ecm\): \S*/sumsq_s8_1x16_neon\.S is assembly and the ASM language is not "
+    assert re.search(said + r"enabled; add it to the project: project\(ecm LANGUAGES C ASM\)\n", proc.stderr), (
+        proc.stderr
+    )
+
+
+# -- .S kernels: CMake's ASM language, with the variant's flags and the toolchain's target ---------------------------
+
+# The example's aarch64 neon sumsq_s8 kernel, the same steps as its C twin, in preprocessed assembly: the macro and
+# the comments only survive a compile that runs the C preprocessor (ASM), and the NEON instructions only one with the
+# variant's flags for the right target.
+SUMSQ_NEON_S = """\
+/* int64_t ecm_sumsq_s8_1x16_neon(const int8_t *x, size_t n): x0 = x, x1 = n */
+#define KERNEL ecm_sumsq_s8_1x16_neon
+    .text
+    .globl KERNEL
+    .type KERNEL, %function
+    .p2align 4
+KERNEL:
+    movi    v0.2d, #0                   /* int64 lanes: the total */
+    mov     x2, xzr                     /* the tail's sum */
+1:  cmp     x1, #16
+    b.lo    2f
+    ld1     {v1.16b}, [x0], #16
+    smull   v2.8h, v1.8b, v1.8b         /* squares, at most 16384: int16 */
+    smull2  v3.8h, v1.16b, v1.16b
+    saddlp  v4.4s, v2.8h                /* at most 65536 per int32 lane */
+    sadalp  v4.4s, v3.8h
+    sadalp  v0.2d, v4.4s
+    sub     x1, x1, #16
+    b       1b
+2:  cbz     x1, 3f
+    ldrsb   w3, [x0], #1
+    smaddl  x2, w3, w3, x2
+    sub     x1, x1, #1
+    b       2b
+3:  addp    d0, v0.2d
+    fmov    x3, d0
+    add     x0, x2, x3
+    ret
+    .size KERNEL, .-KERNEL
+    .section .note.GNU-stack, "", %progbits
+"""
+
+
+def _with_assembly_kernel(tmp_path: Path, languages: str) -> Path:
+    """The example with its aarch64 neon sumsq_s8 kernel in assembly instead of C, and `project(... LANGUAGES …)`."""
+    source = conan_env.copy_tree(EXAMPLE, tmp_path / "engine-cmake")
+    neon = source / "kernels" / "aarch64" / "neon"
+    (neon / "sumsq_s8_1x16_neon.c").unlink()
+    (neon / "sumsq_s8_1x16_neon.S").write_text(SUMSQ_NEON_S)
+    lists = source / "CMakeLists.txt"
+    lists.write_text(lists.read_text().replace("LANGUAGES C)", f"LANGUAGES {languages})", 1))
+    return source
+
+
+@pytest.mark.parametrize("name", ["aarch64-linux-gnu-gcc", "aarch64-linux-gnu-clang"])
+def test_assembly_kernel_built_as_asm_and_run(installed_prefix, tmp_path, name):
+    """A .S kernel through isaforge_add_kernel_library with isaforge's own CMake toolchain file (toolchains/cmake/),
+    compiled as ASM with its variant's flags and the target, chosen by dispatch and checked by the engine's tests
+    under QEMU. libisaforge is the gcc install for both compilers: a C library, the same ABI."""
+    tc = require(name)
+    source = _with_assembly_kernel(tmp_path, "C ASM")
+    build = tmp_path / "build"
+    configured = _run(["cmake", "-S", str(source), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                       f"-DCMAKE_TOOLCHAIN_FILE={REPO / tc.cmake_toolchain}", f"-DCMAKE_PREFIX_PATH={installed_prefix}",
+                       f"-DCMAKE_FIND_ROOT_PATH={installed_prefix}"])  # fmt: skip
+    assert configured.returncode == 0, configured.stdout[-4000:] + configured.stderr
+    built = _run(["cmake", "--build", str(build), "-j", "2"])
+    assert built.returncode == 0, built.stdout[-4000:] + built.stderr
+    commands = json.loads((build / "compile_commands.json").read_text())
+    (asm,) = [c["command"] for c in commands if c["file"].endswith("sumsq_s8_1x16_neon.S")]
+    variant_flags = " ".join(load().variant_flags("aarch64", tc.compiler.name, "neon"))
+    assert "-x c " not in asm and variant_flags in asm and "-DISAFORGE_VARIANT=neon" in asm, asm
+    assert f"-I{build / 'ecm-isaforge'}" in asm, asm
+    if tc.compiler.name == "clang":  # CMake spells CMAKE_ASM_COMPILER_TARGET `-target <triple>`
+        assert f"-target {tc.triple}" in asm or f"--target={tc.triple}" in asm, asm
+    trace = tmp_path / "trace.txt"
+    ran = _run(["ctest", "--test-dir", str(build), "--no-tests=error", "--output-on-failure", "-V"],
+               QEMU_CPU="cortex-a53", ISAFORGE_TRACE=str(trace))  # fmt: skip
+    assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr
+    # A53 has NEON only: the assembly kernel is dispatch's choice, and the tests checked it against the reference
+    assert_engine_tests_ran(ran.stdout, "aarch64", "cortex-a53")
+    assert "ran ecm sumsq_s8_1x16_neon" in trace.read_text().splitlines()

@@ -9,6 +9,7 @@ set(CMAKE_SYSTEM_PROCESSOR aarch64)
 
 set(CMAKE_C_COMPILER "aarch64-linux-gnu-gcc")
 set(CMAKE_CXX_COMPILER "aarch64-linux-gnu-g++")
+set(CMAKE_ASM_COMPILER "aarch64-linux-gnu-gcc")
 set(CMAKE_AR "aarch64-linux-gnu-gcc-ar" CACHE FILEPATH "archiver (isaforge catalogue)")
 set(CMAKE_STRIP "aarch64-linux-gnu-strip" CACHE FILEPATH "strip (isaforge catalogue)")
 

@@ -9,6 +9,7 @@ set(CMAKE_SYSTEM_PROCESSOR arm)
 
 set(CMAKE_C_COMPILER "arm-linux-gnueabihf-gcc")
 set(CMAKE_CXX_COMPILER "arm-linux-gnueabihf-g++")
+set(CMAKE_ASM_COMPILER "arm-linux-gnueabihf-gcc")
 set(CMAKE_AR "arm-linux-gnueabihf-gcc-ar" CACHE FILEPATH "archiver (isaforge catalogue)")
 set(CMAKE_STRIP "arm-linux-gnueabihf-strip" CACHE FILEPATH "strip (isaforge catalogue)")
 

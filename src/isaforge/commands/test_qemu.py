@@ -9,7 +9,11 @@ advanced remaining feature, down to the reference), each run with ISAFORGE_TRACE
 which dispatch refused. The kernels are those the build's manifests (isaforge-kernels-<owner>.json) list. Fails
 (exit 1) when a test run fails, a built kernel never ran, a kernel ran on a model (or under a cap) without one of its
 features, or dispatch refused a kernel whose features were all there (and nothing else in that run ran it or an op
-kernel dispatch prefers to it).
+kernel dispatch prefers to it). A build that fails (libisaforge, configure, build or a test run) is reported with the
+step and its one-line reason, and the next build goes on; the JSON report is written whatever happens.
+
+When every engine catalogue of the project (a TOML file with an [engine] table) declares `arches`, only those arches'
+toolchains are built.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import argparse
 import json
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from isaforge import builds, coverage, projects, ui
@@ -26,6 +31,8 @@ from isaforge.errors import IsaforgeError
 from isaforge.toolchains import Toolchain, probe, toolchains
 
 BUILDDIR = "build-isaforge"
+# The steps of one build, as a failed build's report names them.
+LIBISAFORGE, CONFIGURE, BUILD, MANIFEST, TESTS = "libisaforge", "configure", "build", "manifest", "tests"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,6 +62,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "runs when max is among them",
     )
     parser.add_argument("--json", type=Path, help="write the coverage report to this file")
+    parser.add_argument("--buildtype", choices=list(projects.BUILD_TYPES), default=projects.DEFAULT_BUILD_TYPE,
+                        help="Meson's build type (CMake: the matching CMAKE_BUILD_TYPE); default: release")  # fmt: skip
+    parser.add_argument("-D", "--option", dest="options", action="append", default=[], metavar="KEY=VALUE",
+                        help="an option for meson setup or cmake, as -DKEY=VALUE (repeatable)")  # fmt: skip
     parser.add_argument("--builddir-root", type=Path,
                         help=f"where the build directories go (default: <project>/{BUILDDIR})")  # fmt: skip
 
@@ -63,8 +74,26 @@ def _split(values: list[str]) -> list[str]:
     return [v.strip() for value in values for v in value.split(",") if v.strip()]
 
 
-def selected_toolchains(cat: Catalogue, args: argparse.Namespace) -> list[Toolchain]:
-    """Catalogue order, filtered; an unknown name is a one-line error naming the known ones."""
+def _declared(cat: Catalogue, declared: dict[Path, list[str]] | None) -> set[str] | None:
+    """The arches (catalogue names) the engine catalogues declare; None: every arch."""
+    if declared is None:
+        return None
+    out: set[str] = set()
+    for path, arches in declared.items():
+        for name in arches:
+            try:
+                out.add(cat.arch_by_triple(name).name)
+            except IsaforgeError:
+                known = ", ".join(cat.arches)
+                raise IsaforgeError(f"{_shown(path)}: [engine] arches names {name!r}; choose from: {known}") from None
+    return out
+
+
+def selected_toolchains(
+    cat: Catalogue, args: argparse.Namespace, declared: dict[Path, list[str]] | None = None
+) -> list[Toolchain]:
+    """Catalogue order, filtered, and kept to the arches the engine catalogues declare (`declared`, from
+    projects.declared_arches); an unknown name, or a target of an arch no catalogue declares, is a one-line error."""
     targets = {cat.arch_by_triple(t).triple for t in _split(args.targets)}
     compilers = {cat.compiler(c).name for c in _split(args.compilers)}
     every = toolchains(cat)
@@ -72,13 +101,36 @@ def selected_toolchains(cat: Catalogue, args: argparse.Namespace) -> list[Toolch
     unknown = [n for n in names if n not in {tc.name for tc in every}]
     if unknown:
         raise IsaforgeError(f"unknown toolchain {unknown[0]!r}; choose from: {', '.join(tc.name for tc in every)}")
+    arches = _declared(cat, declared)
+    if arches is not None:
+        asked = [(t, "--targets") for t in sorted(targets)]
+        asked += [(tc.triple, "--toolchains") for tc in every if tc.name in names]
+        for triple, option in asked:
+            arch = cat.arch_by_triple(triple).name
+            if arch not in arches:
+                files = ", ".join(sorted({_shown(p) for p in declared or {}}))
+                raise IsaforgeError(
+                    f"{option} names {triple}, but the engine's catalogue ({files}) declares arches = "
+                    f"{sorted(arches)}; leave {arch} out, or add it to [engine] arches"
+                )
     return [
         tc
         for tc in every
         if (not targets or tc.triple in targets)
         and (not compilers or tc.compiler.name in compilers)
         and (not names or tc.name in names)
+        and (arches is None or tc.arch.name in arches)
     ]
+
+
+def build_options(values: list[str]) -> tuple[str, ...]:
+    """-D KEY=VALUE options as given; one without a key or `=` is a one-line error."""
+    for value in values:
+        if not re.fullmatch(r"[^=\s]+=.*", value, re.DOTALL):
+            raise IsaforgeError(
+                f"-D {value!r} is not KEY=VALUE; give a build option as -D KEY=VALUE (e.g. -D b_lto=true)"
+            )
+    return tuple(values)
 
 
 def selected_models(cat: Catalogue, wanted: list[str]) -> dict[str, list[str]]:
@@ -113,25 +165,54 @@ def run_env(run: coverage.Run, trace: Path, owners: list[str]) -> dict[str, str]
     return env
 
 
+@dataclass(frozen=True)
+class Settings:
+    """What every build of one test-qemu run shares."""
+
+    project: projects.Project
+    root: Path
+    buildtype: str = projects.DEFAULT_BUILD_TYPE
+    options: tuple[str, ...] = ()
+
+
 def prove(
-    cat: Catalogue, project: projects.Project, tc: Toolchain, models: list[str], root: Path, status: ui.StatusLine
+    cat: Catalogue, settings: Settings, tc: Toolchain, models: list[str], status: ui.StatusLine
 ) -> tuple[coverage.BuildReport, list[coverage.Run], list[coverage.Run]]:
-    """Build one toolchain's project and run its tests on every run; the report (with `error` when a run failed)."""
-    prefix = None
-    if not project.is_isaforge:
-        status.step(tc.name, "libisaforge")
-        prefix = builds.ensure_installed(builds.build_for(tc.triple, tc.compiler.name))
-    pb = projects.ProjectBuild(project, tc, root / tc.name, prefix)
-    status.step(tc.name, "configure")
-    projects.configure(pb)
-    status.step(tc.name, "build")
-    projects.compile_project(pb)
-    manifests = coverage.find_manifests(pb.directory)
-    if not manifests:
-        raise IsaforgeError(
-            f"{_shown(pb.directory)}: the build wrote no kernel manifest ({coverage.MANIFEST_GLOB}); build the "
-            "kernels with isaforge's generator (docs/engines.md)"
-        )
+    """Build one toolchain's project and run its tests on every run; the report, with the step that failed and why
+    when one did (then without coverage)."""
+    step = LIBISAFORGE
+    directory = settings.root / tc.name
+    try:
+        prefix = None
+        if not settings.project.is_isaforge:
+            status.step(tc.name, step)
+            prefix = builds.ensure_installed(builds.build_for(tc.triple, tc.compiler.name))
+        pb = projects.ProjectBuild(settings.project, tc, directory, prefix, settings.buildtype, settings.options)
+        for step, action in ((CONFIGURE, projects.configure), (BUILD, projects.compile_project)):
+            status.step(tc.name, step)
+            action(pb)
+        step = MANIFEST
+        manifests = coverage.find_manifests(pb.directory)
+        if not manifests:
+            raise IsaforgeError(
+                f"{_shown(pb.directory)}: the build wrote no kernel manifest ({coverage.MANIFEST_GLOB}); build the "
+                "kernels with isaforge's generator (docs/engines.md)"
+            )
+        step = TESTS
+        return _run_tests(cat, pb, manifests, models, status)
+    except IsaforgeError as exc:
+        return coverage.BuildReport(tc.triple, tc.compiler.name, directory, (), str(exc), step=step), [], []
+
+
+def _run_tests(
+    cat: Catalogue,
+    pb: projects.ProjectBuild,
+    manifests: list[coverage.Manifest],
+    models: list[str],
+    status: ui.StatusLine,
+) -> tuple[coverage.BuildReport, list[coverage.Run], list[coverage.Run]]:
+    """The test suite on every model and cap; the report (with `error` when a run failed)."""
+    tc = pb.toolchain
     models_runs = [coverage.Run(m) for m in models]
     needed = {f for m in manifests for k in m.kernels for f in k.requires}
     caps = coverage.cap_walk(cat, tc.arch.name, needed) if coverage.CAP_MODEL in models else []
@@ -151,21 +232,35 @@ def prove(
         observed.append((run, coverage.read_trace(trace)))
     results = () if error else tuple(coverage.evaluate(cat, tc.arch.name, manifests, observed))
     dropped = {v: r for m in manifests for v, r in m.dropped.items()}
-    report = coverage.BuildReport(tc.triple, tc.compiler.name, pb.directory, results, error, dropped)
+    step = TESTS if error else ""
+    report = coverage.BuildReport(tc.triple, tc.compiler.name, pb.directory, results, error, dropped, step)
     return report, models_runs, caps
 
 
 def run(args: argparse.Namespace) -> int:
+    reports: list[coverage.BuildReport] = []
+    try:
+        return _run(args, reports)
+    finally:
+        # Also when a build failed or an error ended the run: what was done, and why it stopped.
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(coverage.report(reports), indent=2) + "\n")
+
+
+def _run(args: argparse.Namespace, reports: list[coverage.BuildReport]) -> int:
     project = projects.detect(args.project)
     cat = load()
-    todo = selected_toolchains(cat, args)
-    models = selected_models(cat, _split(args.qemu_cpu))
     root = (args.builddir_root or project.directory / BUILDDIR).resolve()
+    settings = Settings(project, root, args.buildtype, build_options(args.options))
+    # libisaforge's own tree has the examples' catalogues in it, and builds for every arch whatever they declare.
+    declared = None if project.is_isaforge else projects.declared_arches(project.directory, root)
+    todo = selected_toolchains(cat, args, declared)
+    models = selected_models(cat, _split(args.qemu_cpu))
     if not todo:
         raise IsaforgeError("no toolchain matches --targets / --compilers / --toolchains")
     started = time.monotonic()
     status = ui.StatusLine()
-    reports: list[coverage.BuildReport] = []
     failures = 0
     try:
         for tc in todo:
@@ -176,15 +271,19 @@ def run(args: argparse.Namespace) -> int:
             if not models[tc.arch.name]:
                 print(f"{tc.name}: skipped: no selected CPU model of {tc.arch.name} (--qemu-cpu)")
                 continue
-            report, model_runs, caps = prove(cat, project, tc, models[tc.arch.name], root, status)
-            status.finish(tc.name, f"{tc.name}: {len(model_runs) + len(caps)} test runs done")
+            report, model_runs, caps = prove(cat, settings, tc, models[tc.arch.name], status)
             reports.append(report)
+            if report.step == MANIFEST:  # the project builds no kernels with isaforge: no other build will
+                raise IsaforgeError(report.error)
+            done = (
+                f"{report.step} failed"
+                if report.step not in ("", TESTS)
+                else f"{len(model_runs) + len(caps)} test runs done"
+            )
+            status.finish(tc.name, f"{tc.name}: {done}")
             failures += _print_build(cat, report, model_runs, caps)
     finally:
         status.close()
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(coverage.report(reports), indent=2) + "\n")
     if not reports:
         raise IsaforgeError("no usable toolchain; run ci/install-toolchains.sh (or `isaforge toolchain list`)")
     print(coverage.LEGEND)
@@ -205,7 +304,7 @@ def _print_build(
     name = f"{report.target}-{report.compiler}"
     print(f"{name}: {_shown(report.builddir)}")
     if report.error:
-        print(f"  FAIL {report.error}")
+        print(f"  FAIL {report.error}" if report.step == TESTS else f"  FAIL {report.step}: {report.error}")
         print(f"{name}: coverage not evaluated")
         return 1
     print(coverage.matrix(cat, report.results, model_runs, caps, report.dropped))
@@ -214,5 +313,8 @@ def _print_build(
     failing = [f for r in report.results for f in r.failures]
     for failure in failing:
         print(f"  FAIL {failure}")
+    for result in report.results:
+        if result.capped and not result.ran and not result.failures:
+            print(f"  capped: {result.kernel.name} never ran: the engine's own test capped it wherever it could run")
     print(coverage.summary(name, report.results, len(model_runs) + len(caps)))
     return len(failing)
