@@ -71,3 +71,19 @@ def test_the_cap_walk_column_shows_capped_and_a_kernel_neither_ran_nor_capped_st
     observed[1] = (caps[0], coverage.parse_trace("ran eng dot_s8_1x1_ref\n"))
     _, neon, _ = coverage.evaluate(CAT, "aarch64", [MANIFEST], observed)
     assert neon.failures[0].startswith("dot_s8_1x8_neon never ran in 3 test runs")
+
+
+def test_the_automatic_choice_is_read_and_reported_per_run():
+    """`chosen` (an engine dispatch's automatic choice for a role) lands in the JSON per run: a core-tuned twin shows
+    as chosen on its core only, whatever ran by name."""
+    trace = coverage.parse_trace("chosen eng dot_s8_1x8_neon\nran eng dot_s8_1x8_neon\nran eng dot_s8_1x16_dotprod\n")
+    assert trace.chosen == {("eng", "dot_s8_1x8_neon")} and trace.ran == {("eng", "dot_s8_1x8_neon"),
+                                                                          ("eng", "dot_s8_1x16_dotprod")}  # fmt: skip
+    observed = [
+        (A53, trace),
+        (MAX, coverage.parse_trace("chosen eng dot_s8_1x16_dotprod\nran eng dot_s8_1x16_dotprod\n")),
+    ]
+    results = coverage.evaluate(CAT, "aarch64", [MANIFEST], observed)
+    report = coverage.report([coverage.BuildReport("aarch64-linux-gnu", "gcc", Path("b"), tuple(results), "", {})])
+    assert report["kernels"]["dot_s8_1x8_neon@aarch64-linux-gnu-gcc"]["chosen"] == ["cortex-a53"]
+    assert report["kernels"]["dot_s8_1x16_dotprod@aarch64-linux-gnu-gcc"]["chosen"] == ["max"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from isaforge import ui
-from isaforge.catalogue import REFERENCE, Catalogue
+from isaforge.catalogue import REFERENCE, Catalogue, CatalogueError
 from isaforge.errors import IsaforgeError
 
 MANIFEST_GLOB = "isaforge-kernels-*.json"
@@ -137,9 +137,10 @@ class Trace:
     ran: frozenset[tuple[str, str]]  # (owner, kernel)
     refused: frozenset[tuple[str, str]]
     capped: frozenset[tuple[str, str]] = frozenset()  # by the engine's own <NAME>_DISABLE, its features present
+    chosen: frozenset[tuple[str, str]] = frozenset()  # an engine dispatch's automatic choice for a role
 
 
-EVENTS = ("ran", "refused", "capped")
+EVENTS = ("ran", "refused", "capped", "chosen")
 
 
 def parse_trace(text: str) -> Trace:
@@ -208,6 +209,7 @@ class KernelResult:
     ran: list[Run] = field(default_factory=list)
     refused: list[Run] = field(default_factory=list)
     capped: list[Run] = field(default_factory=list)  # by the engine's own test (<NAME>_DISABLE)
+    chosen: list[Run] = field(default_factory=list)  # the automatic choice there (a kernel tuned for a core shows)
     failures: list[str] = field(default_factory=list)
     wrong_runs: list[Run] = field(default_factory=list)  # ran without a feature it needs
     wrong_refusals: list[Run] = field(default_factory=list)  # refused with everything it needs
@@ -221,8 +223,12 @@ def _preferred(cat: Catalogue, kernels: Sequence[Kernel]) -> list[Kernel]:
         ops.setdefault((k.owner, k.op), len(ops))
 
     def rank(k: Kernel) -> int:
-        variant = cat.variants.get(k.variant)
-        return -1 if k.variant == REFERENCE or variant is None else variant.rank
+        if k.variant == REFERENCE:
+            return -1
+        try:
+            return cat.variant(k.variant).rank  # a catalogue variant or a feature set (fp16+dotprod)
+        except CatalogueError:
+            return -1  # a manifest of another isaforge version
 
     position = {k: i for i, k in enumerate(kernels)}
     return sorted(kernels, key=lambda k: (ops[(k.owner, k.op)], -rank(k), position[k]))
@@ -254,6 +260,8 @@ def evaluate(
                 if missing:
                     result.wrong_runs.append(run)
                     result.failures.append(f"{kernel.name} ran on {run.label}, which lacks {', '.join(missing)}")
+            if key in trace.chosen:
+                result.chosen.append(run)
             if key in trace.capped:
                 result.capped.append(run)
                 if missing:
@@ -375,6 +383,7 @@ def report(builds: Sequence[BuildReport]) -> dict:
                 "ran": _unique(run.label for run in r.ran),
                 "refused": _unique(run.label for run in r.refused),
                 "capped": _unique(run.label for run in r.capped),
+                "chosen": _unique(run.label for run in r.chosen),
                 "failures": r.failures,
             }
     return {

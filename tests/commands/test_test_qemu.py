@@ -589,9 +589,19 @@ def test_example_engine_copied_outside_the_tree_is_proven(example, toolchains, t
         usable(name)
     copy = tmp_path / example
     shutil.copytree(REPO / "examples" / example, copy, symlinks=True)  # its subprojects/isaforge link now dangles
+    data = prove_example(copy, toolchains, tmp_path)
+    if example == "engine-vendored":
+        assert_the_vendored_twin_is_chosen_on_its_core(data, toolchains)
+
+
+# cortex-a55: the vendored example's core-tuned twin is chosen there and nowhere else.
+EXAMPLE_MODELS = "cortex-a53,cortex-a55,cortex-a7,max"
+
+
+def prove_example(copy: Path, toolchains: list[str], tmp_path: Path) -> dict:
     report = tmp_path / "r.json"
     proc = isaforge("test-qemu", "--project", str(copy), "--toolchains", ",".join(toolchains),
-                    "--qemu-cpu", "cortex-a53,cortex-a7,max", "--json", str(report), cwd=tmp_path)  # fmt: skip
+                    "--qemu-cpu", EXAMPLE_MODELS, "--json", str(report), cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     print(proc.stdout)
     data = json.loads(report.read_text())
@@ -601,6 +611,39 @@ def test_example_engine_copied_outside_the_tree_is_proven(example, toolchains, t
         assert kernel["ran"], key  # every kernel ran on at least one model
         assert kernel["variant"] == "ref" or kernel["refused"], key  # and all but the references were refused once
         assert kernel["failures"] == [], key
+    return data
+
+
+def assert_the_vendored_twin_is_chosen_on_its_core(data: dict, toolchains: list[str]) -> None:
+    for tc in (t for t in toolchains if t.startswith("aarch64")):
+        twin = data["kernels"][f"vuk_matmul_clamp_f32_f32p8_4x8_neon_a55@{tc}"]
+        other = data["kernels"][f"vuk_matmul_clamp_f32_f32p8_4x8_neon_asm@{tc}"]
+        assert twin["chosen"] == ["cortex-a55"] and "cortex-a55" not in other["chosen"], (twin, other)
+        assert {"cortex-a53", "max"} <= set(other["chosen"])
+        both = data["kernels"][f"vuk_dot_s8_f16_16x4_dotprod_fp16@{tc}"]  # fp16 + dotprod
+        assert both["variant"] == "fp16+dotprod" and "cortex-a53" in both["refused"] and "cortex-a55" in both["ran"]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    "toolchains",
+    [
+        pytest.param(["aarch64-linux-gnu-clang"], id="aarch64-clang"),  # the .S companion as CMake's ASM with clang
+        pytest.param(
+            ["aarch64-linux-gnu-gcc", "arm-linux-gnueabihf-gcc", "arm-linux-gnueabihf-clang"],
+            id="others",
+            marks=pytest.mark.slow,
+        ),
+    ],
+)
+def test_the_vendored_example_is_proven_through_cmake(toolchains, tmp_path):
+    for name in toolchains:
+        usable(name)
+    copy = tmp_path / "engine-vendored"
+    shutil.copytree(REPO / "examples" / "engine-vendored", copy, symlinks=True)
+    (copy / "meson.build").unlink()  # test-qemu takes a Meson project first
+    data = prove_example(copy, toolchains, tmp_path)
+    assert_the_vendored_twin_is_chosen_on_its_core(data, toolchains)
 
 
 @pytest.mark.slow  # a whole build of its own (~40 s): in make ci, not in make test's slice
