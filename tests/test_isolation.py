@@ -255,6 +255,16 @@ def test_variant_object_is_held_to_its_own_variant(tmp_path):
     )
 
 
+def test_a_feature_set_object_is_held_to_exactly_its_features(tmp_path):
+    """An object of an engine's fp16+dotprod library may use sdot and fp16 arithmetic, and nothing more (here an
+    i8mm smmla its -march allows)."""
+    source = 'void planted(void) { __asm__ volatile(".inst 0x4e82a420"); }'  # smmla v0.4s, v1.16b, v2.16b
+    flags = ["-march=armv8.6-a+i8mm+dotprod+fp16", f"-D{VARIANT_DEFINE}=fp16+dotprod"]
+    write_commands(tmp_path, [compile_entry(tmp_path, "aarch64", "gcc", flags, source, name="set")])
+    [violation] = isolation.check_builddir(tmp_path).violations
+    assert "needs i8mm; held to variant fp16+dotprod, which allows neon, fp16, dotprod;" in violation.describe()
+
+
 def test_meson_project_configured_with_a_global_march(tmp_path):
     """A real Meson project with the repo's cross file: clean as configured, caught after -Dc_args=-march=…"""
     project = tmp_path / "proj"
@@ -402,13 +412,21 @@ def test_objects_not_built_yet(tmp_path):
     [
         ("dotprd", "unknown variant 'dotprd' in -DISAFORGE_VARIANT=dotprd"),
         ("sve", "variant 'sve' in -DISAFORGE_VARIANT=sve has no arm build"),
+        ("sve+i8mm", "variant 'sve+i8mm' in -DISAFORGE_VARIANT=sve+i8mm has no arm build"),
     ],
 )
 def test_unknown_variant_in_the_define(tmp_path, variant, what):
     cmd = f"arm-linux-gnueabihf-gcc -D{VARIANT_DEFINE}={variant} -o a.o -c ../src/a.c"
     write_commands(tmp_path, [{"directory": str(tmp_path), "command": cmd, "file": "../src/a.c"}])
     line = one_line_error(cli(tmp_path))
-    assert line == f"isaforge: error: ../src/a.c: {what}; choose one of: ref, neon, fp16, dotprod, bf16, i8mm"
+    known = "choose one of: ref, neon, fp16, dotprod, bf16, i8mm, or features joined with '+'"
+    assert line == f"isaforge: error: ../src/a.c: {what}; {known}"
+
+
+def test_an_unknown_feature_in_a_feature_set_is_named(tmp_path):
+    cmd = f"arm-linux-gnueabihf-gcc -D{VARIANT_DEFINE}=fp16+dotprot -o a.o -c ../src/a.c"
+    write_commands(tmp_path, [{"directory": str(tmp_path), "command": cmd, "file": "../src/a.c"}])
+    assert "unknown feature 'dotprot' in 'fp16+dotprot'" in one_line_error(cli(tmp_path))
 
 
 def test_unknown_cross_target(tmp_path):

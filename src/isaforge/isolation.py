@@ -294,13 +294,17 @@ def held_to(cat: Catalogue, arch: Arch, args: Sequence[str], *, file: str = "") 
         # The compiler only moves -mfp16-format and the like, not what the assembler takes.
         flags = cat.baseline_flags(arch.name, _compiler(args))
     else:
-        known = [v.name for v in cat.arch_variants(arch.name)]
-        if variant not in known:
-            define = f"-D{VARIANT_DEFINE}={variant}"
-            what = f"unknown variant {variant!r} in {define}"
-            if variant in cat.variants:
-                what = f"variant {variant!r} in {define} has no {arch.name} build"
-            raise IsaforgeError(f"{file or 'a compile command'}: {what}; choose one of: {', '.join(known)}")
+        where = f"{file or 'a compile command'}: "
+        define = f"-D{VARIANT_DEFINE}={variant}"
+        known = f"choose one of: {', '.join(v.name for v in cat.arch_variants(arch.name))}, or features joined with '+'"
+        try:  # a catalogue variant, or a feature set (fp16+dotprod) held to exactly its features
+            exists = arch.name in cat.variant(variant).arches
+        except CatalogueError as exc:
+            if "+" in variant:
+                raise IsaforgeError(f"{where}{exc} (in {define})") from exc
+            raise IsaforgeError(f"{where}unknown variant {variant!r} in {define}; {known}") from exc
+        if not exists:
+            raise IsaforgeError(f"{where}variant {variant!r} in {define} has no {arch.name} build; {known}")
         flags = cat.variant_flags(arch.name, _compiler(args), variant)
     isa = assembler_flags(flags)
     allowed = tuple(cat.names(cat.mask(cat.feature_flags_allow(arch.name, isa))))
