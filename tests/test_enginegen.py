@@ -302,8 +302,10 @@ def test_a_declared_kernel_is_built_where_it_is_with_its_feature_set(tmp_path):
     ]
     manifest = json.loads((out / "isaforge-kernels-eng.json").read_text())
     first = manifest["kernels"][0]  # two features outrank one
-    assert first == {"name": "vlib_dot_i8_fp16dot", "op": "dot_s8", "variant": "fp16+dotprod",
-                     "requires": ["dotprod", "fp16", "neon"], "tuned_for": []}  # fmt: skip
+    assert first == {
+        "name": "vlib_dot_i8_fp16dot", "op": "dot_s8", "variant": "fp16+dotprod", "requires": ["dotprod", "fp16", "neon"],
+        "tuned_for": [], "roles": ["any"], "packing": {},
+    }  # fmt: skip
     header = (out / "eng_dispatch.h").read_text()
     assert "int32_t vlib_dot_i8_fp16dot(const int8_t *a, const int8_t *b, size_t n);" in header
     assert (
@@ -580,8 +582,13 @@ def test_an_interface_op_declares_its_kernel_struct_roles_and_chooser(tmp_path):
     assert "typedef enum { ENG_MM_F32_ROLE_GEMV = 0, ENG_MM_F32_ROLE_GEMM = 1 } eng_mm_f32_role;" in header
     assert "    eng_mm_f32_get_nr_fn get_nr;\n    eng_mm_f32_pack_b_fn pack_b;\n    size_t nr; /* packing */" in header
     assert "size_t vlib_gemv_neon_nr(void);" in header
-    names = [k["name"] for k in json.loads((out / "isaforge-kernels-eng.json").read_text())["kernels"]]
-    assert names == ["vlib_gemm_neon", "vlib_gemv_neon", "mm_ref"]
+    manifest = json.loads((out / "isaforge-kernels-eng.json").read_text())
+    assert [k["name"] for k in manifest["kernels"]] == ["vlib_gemm_neon", "vlib_gemv_neon", "mm_ref"]
+    assert [(k["roles"], k["packing"]) for k in manifest["kernels"]] == [
+        (["gemm"], {"nr": 4}), (["gemv"], {"nr": 4}), (["gemv", "gemm"], {"nr": 4})
+    ]  # fmt: skip
+    # which kernels read the same packed weights
+    assert manifest["packing_groups"] == {"mm_f32": [["vlib_gemm_neon", "vlib_gemv_neon", "mm_ref"]]}
 
 
 @pytest.mark.e2e
