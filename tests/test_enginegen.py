@@ -303,8 +303,8 @@ def test_a_declared_kernel_is_built_where_it_is_with_its_feature_set(tmp_path):
     manifest = json.loads((out / "isaforge-kernels-eng.json").read_text())
     first = manifest["kernels"][0]  # two features outrank one
     assert first == {
-        "name": "vlib_dot_i8_fp16dot", "op": "dot_s8", "variant": "fp16+dotprod", "requires": ["dotprod", "fp16", "neon"],
-        "tuned_for": [], "roles": ["any"], "packing": {},
+        "name": "vlib_dot_i8_fp16dot", "op": "dot_s8", "variant": "fp16+dotprod",
+        "requires": ["dotprod", "fp16", "neon"], "tuned_for": [], "roles": ["any"], "packing": {},
     }  # fmt: skip
     header = (out / "eng_dispatch.h").read_text()
     assert "int32_t vlib_dot_i8_fp16dot(const int8_t *a, const int8_t *b, size_t n);" in header
