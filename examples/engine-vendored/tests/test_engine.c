@@ -89,8 +89,8 @@ static void check_matmul_run(veng_matmul_f32_fn run, const char *name, size_t fi
                 c_clear(&got), c_clear(&want);
                 run(m, n, k, lhs, MAXK, packed, c_data(&got), n + PAD, -20.0f, 20.0f);
                 veng_matmul_f32_ref(m, n, k, lhs, MAXK, packed, c_data(&want), n + PAD, -20.0f, 20.0f);
-                check(memcmp(got.block, want.block, sizeof got.block) == 0, "differs from the portable kernel", name,
-                      m, n, k);
+                check(memcmp(got.block, want.block, sizeof got.block) == 0, "differs from the portable kernel", name, m,
+                      n, k);
                 check(c_untouched_outside(&got, m, n), "wrote outside dst", name, m, n, k);
             }
         }
