@@ -2,12 +2,14 @@
 
     python3 enginegen.py engine.toml -o OUTDIR [--arch A] [--compiler C] [--prefix P] --cc <C compiler command…>
 
-An engine declares its ops (the C signature of its kernel functions) in a TOML file of its own and puts one kernel
-per file under kernels/<arch dir>/<variant>/, named by isaforge's grammar; features, variants and flags come from
-isaforge's catalogue. This script probes every variant with the engine's compiler, writes <name>_dispatch.h (the
-engine's API), isaforge_engine.inc (the dispatch, compiled through the fixed source engine_dispatch.c next to this
-file) and the manifest isaforge-kernels-<name>.json into OUTDIR (all or nothing), and prints one line per static
-library the build system makes: `name|c_args|sources`, the variants' and then the references' at the baseline.
+An engine declares its ops (the C signature of their run function and, as interfaces, their members, packing keys
+and roles) in a TOML file of its own. Its kernels are files under kernels/<arch dir>/<variant>/ named by isaforge's
+grammar, or [kernel.<name>] tables naming any sources and symbols (a vendored library as it is), each needing a
+catalogue variant or a set of features (fp16+dotprod); features, variants and flags come from isaforge's catalogue.
+This script probes every variant and feature set with the engine's compiler, writes <name>_dispatch.h (the engine's
+API), isaforge_engine.inc (data-only tables for the one dispatcher, engine_dispatch.c next to this file) and the
+manifest isaforge-kernels-<name>.json into OUTDIR (all or nothing), and prints one line per static library the build
+system makes: `name|c_args|sources`, the variants' and feature sets', then the references' at the baseline.
 Meson runs it with run_command, CMake with execute_process: standard library only, like codegen.py.
 """
 
@@ -342,10 +344,11 @@ def _roles(raw: object, run: Signature, where: str, path: Path) -> tuple[Role, .
 
 def _integer_params(sig: Signature) -> list[str]:
     """The parameters of a signature a role rule may read: not pointers, not arrays."""
+    passed = {a.strip() for a in sig.args.split(",")}
     out = []
     for decl in sig.params.split(","):
         words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", decl)
-        if len(words) >= 2 and "*" not in decl and "[" not in decl and words[-1] in sig.args:
+        if len(words) >= 2 and "*" not in decl and "[" not in decl and words[-1] in passed:
             out.append(words[-1])
     return out
 
