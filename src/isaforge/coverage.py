@@ -326,7 +326,11 @@ def matrix(
     """Kernel × CPU model (+ one column for the cap walk on max), and a row per variant that was not built."""
     header = ["kernel", *[run.model for run in models], *([f"caps on {CAP_MODEL}"] if caps else [])]
     rows: list[list[str]] = [header]
+    shown: set[tuple[str, str]] = set()
     for result in _matrix_order(cat, results):
+        if (result.kernel.owner, result.kernel.name) in shown:
+            continue  # a kernel several ops run: one trace, one row
+        shown.add((result.kernel.owner, result.kernel.name))
         cells = [_cell(result, run) for run in models]
         rows.append([result.kernel.name, *cells, *([_caps_cell(result, caps)] if caps else [])])
     for variant in sorted(dropped):
@@ -335,10 +339,12 @@ def matrix(
 
 
 def summary(name: str, results: Sequence[KernelResult], run_count: int) -> str:
-    failing = sum(1 for r in results if r.failures)
-    ran = sum(1 for r in results if r.ran)
+    """Kernels counted once each, however many ops run them (as the JSON lists them)."""
+    kernels = {(r.kernel.owner, r.kernel.name) for r in results}
+    failing = len({(r.kernel.owner, r.kernel.name) for r in results if r.failures})
+    ran = len({(r.kernel.owner, r.kernel.name) for r in results if r.ran})
     verdict = "ok" if not failing else f"{failing} kernel{'s' if failing != 1 else ''} failing"
-    return f"{name}: {len(results)} kernels, {ran} ran, {verdict} ({run_count} test runs)"
+    return f"{name}: {len(kernels)} kernels, {ran} ran, {verdict} ({run_count} test runs)"
 
 
 # -- the JSON report ------------------------------------------------------------------------------------------------
@@ -366,18 +372,25 @@ def _unique(labels: Iterable[str]) -> list[str]:
 def report(builds: Sequence[BuildReport]) -> dict:
     """`{"builds": [...], "kernels": {"<kernel>@<triple>-<compiler>": {...}}}`; every build says whether it `passed`,
     a build that failed at a step says which (`step`) and why (`error`), one that left variants out says which
-    (`dropped`). The same kernel name of two owners in one build is
-    told apart by an `<owner>:` prefix."""
+    (`dropped`). The same kernel name of two owners in one build is told apart by an `<owner>:` prefix; one kernel
+    that several ops of an owner run is one entry (`op` the first, `ops` all: the trace names kernels, not ops)."""
     kernels: dict[str, dict] = {}
     for b in builds:
-        names = [r.kernel.name for r in b.results]
+        owners: dict[str, set[str]] = {}
         for r in b.results:
-            name = r.kernel.name if names.count(r.kernel.name) == 1 else f"{r.kernel.owner}:{r.kernel.name}"
-            kernels[f"{name}@{b.target}-{b.compiler}"] = {
+            owners.setdefault(r.kernel.name, set()).add(r.kernel.owner)
+        for r in b.results:
+            name = r.kernel.name if len(owners[r.kernel.name]) == 1 else f"{r.kernel.owner}:{r.kernel.name}"
+            key = f"{name}@{b.target}-{b.compiler}"
+            if key in kernels:  # one kernel that several ops run (libisaforge's quantized ops): one trace, one entry
+                kernels[key]["ops"].append(r.kernel.op)
+                continue
+            kernels[key] = {
                 "target": b.target,
                 "compiler": b.compiler,
                 "owner": r.kernel.owner,
                 "op": r.kernel.op,
+                "ops": [r.kernel.op],
                 "variant": r.kernel.variant,
                 "requires": sorted(r.kernel.requires),
                 "ran": _unique(run.label for run in r.ran),
