@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what isaforge needs on Debian 12 (bookworm): cross GCC for aarch64 and armhf, clang/lld/llvm 19,
-# qemu-user >= 10 from bookworm-backports, and a .venv with isaforge installed editable, its Python packages pinned
+# qemu-user >= 10 from bookworm-backports (and, for SME2, Debian testing's static qemu-aarch64 >= 10.1 beside it), and
+# a .venv with isaforge installed editable, its Python packages pinned
 # by ci/constraints.txt so that every machine and the CI image (ci/Dockerfile) run the same versions.
 # Idempotent: every step checks first, so `make` can call it on every run at almost no cost.
 #
@@ -136,6 +137,26 @@ apt_install() {
   return 1
 }
 
+# Fetches one package's .deb into $1/archives through an apt state of its own ($1/parts holds its sources; lists go
+# in $1/lists): the system's sources, lists and packages stay as they are. As apt_update, an index it cannot fetch is
+# not a failure in itself; as apt_install, a package that then cannot be fetched is, with one line.
+apt_download() {
+  local state=$1 package=$2 out
+  local opts=(-o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=$state/parts"
+    -o "Dir::State::Lists=$state/lists" -o "Dir::Cache::Archives=$state/archives" -o "Dir::Cache::pkgcache="
+    -o "Dir::Cache::srcpkgcache=" -o "APT::Sandbox::User=root")
+  mkdir -p "$state/lists/partial" "$state/archives/partial"
+  out=$(mktemp)
+  tee_to "$out" apt-get -q "${opts[@]}" update >/dev/null \
+    || log "apt-get update for $package could not fetch every index (first: $(apt_first_error "$out")); going on"
+  if ! (cd "$state/archives" && tee_to "$out" apt-get -q "${opts[@]}" download "$package" >/dev/null); then
+    cannot_install "$package" "$(apt_first_error "$out")"
+    rm -f "$out"
+    return 1
+  fi
+  rm -f "$out"
+}
+
 qemu_major() {
   local v
   v=$(qemu-aarch64 --version 2>/dev/null | sed -n 's/.*version \([0-9]*\)\..*/\1/p' | head -n1)
@@ -187,6 +208,48 @@ install_system_packages() {
     apt_for="from bookworm-backports" cannot_install "qemu-user >= $qemu_min_major" "it gave version $(qemu_major)"
     exit 1
   fi
+}
+
+# The SME2-capable QEMU ([qemu_sme] of src/isaforge/isa.toml): the static binaries of Debian testing's qemu-user,
+# fetched through the mirror this machine already uses, with an apt state of their own (the system's sources, lists
+# and packages stay as they are), extracted into the catalogue's folder and version-checked. Only SME2 runs use it.
+qemu_sme_field() {
+  python3 -c 'import sys, tomllib; v = tomllib.load(open(sys.argv[1], "rb"))["qemu_sme"][sys.argv[2]]
+print(" ".join(v) if isinstance(v, list) else v)' "$here/src/isaforge/isa.toml" "$1"
+}
+
+qemu_sme_current() {
+  local dir=$1 min=$2 bin v
+  for bin in $(qemu_sme_field binaries); do
+    v=$("$dir/$bin" --version 2>/dev/null | sed -n 's/.*version \([0-9]*\.[0-9]*\).*/\1/p' | head -n1)
+    [ -n "$v" ] && [ "$(printf '%s\n%s\n' "$min" "$v" | sort -V | head -n1)" = "$min" ] || return 1
+  done
+}
+
+install_sme_qemu() {
+  local dir min suite package uri state bin deb
+  dir=$(qemu_sme_field dir) min=$(qemu_sme_field min_version) suite=$(qemu_sme_field suite)
+  package=$(qemu_sme_field package)
+  if qemu_sme_current "$dir" "$min"; then return 0; fi
+  uri=$(debian_mirror_uri) || { log "no apt source serves 'bookworm'; add one, then rerun"; exit 1; }
+  state=$(mktemp -d)
+  mkdir -p "$state/parts"
+  printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' "$uri" "$suite" \
+    /usr/share/keyrings/debian-archive-keyring.gpg >"$state/parts/isaforge-qemu-sme.sources"
+  log "fetching $package from Debian $suite for SME2 (QEMU >= $min), into $dir"
+  apt_for="from Debian $suite" apt_download "$state" "$package" || { rm -rf "$state"; exit 1; }
+  deb=$(ls "$state/archives"/*.deb)
+  as_root mkdir -p "$dir"
+  for bin in $(qemu_sme_field binaries); do
+    dpkg-deb --fsys-tarfile "$deb" | tar -x -O "./usr/bin/$bin" >"$state/$bin"
+    chmod 755 "$state/$bin"
+    as_root mv "$state/$bin" "$dir/$bin"
+  done
+  rm -rf "$state"
+  qemu_sme_current "$dir" "$min" || {
+    log "$dir: $package from Debian $suite is older than $min or does not run ($("$dir/qemu-aarch64" --version 2>&1 | head -n1))"
+    exit 1
+  }
 }
 
 # What the venv was made from: a change to the project's dependencies or their pins, or a venv made for another
@@ -336,7 +399,7 @@ main() {
     --apt-uri) debian_mirror_uri "${2:-bookworm}" || { log "no apt source serves '${2:-bookworm}'"; exit 1; } ;;
     --python-only) install_python_env ;;
     --peers) install_peers; keep_sysroot_libc_first ;;
-    "") install_system_packages; keep_sysroot_libc_first; install_python_env ;;
+    "") install_system_packages; install_sme_qemu; keep_sysroot_libc_first; install_python_env ;;
     *)
       log "unknown option $1 (options: --python-only, --peers, --versions, --lock, --docker, --apt-uri SUITE)"
       exit 2

@@ -41,6 +41,7 @@ from isaforge.catalogue_entries import (
     LayoutPackers,
     Op,
     Packer,
+    QemuSme,
     Signature,
     Variant,
     c_string,
@@ -78,6 +79,7 @@ __all__ = [
     "LayoutPackers",
     "Op",
     "Packer",
+    "QemuSme",
     "Signature",
     "Variant",
     "c_string",
@@ -101,6 +103,7 @@ class Catalogue:
     cpus: dict[str, dict[str, tuple[str, ...]]]
     cpu_parts: dict[tuple[int, int], CpuPart] = field(default_factory=dict)  # by (implementer, part)
     layouts: dict[str, LayoutPackers] = field(default_factory=dict)  # the packer registry, by layout name
+    qemu_sme: QemuSme | None = None
 
     # -- lookups with one-line errors -------------------------------------------------------------------------
     def arch(self, name: str) -> Arch:
@@ -485,7 +488,21 @@ def load(path: Path = CATALOGUE_PATH) -> Catalogue:
         name: LayoutPackers(name, parse_packer(name, "a", e["a"]), parse_packer(name, "b", e["b"]))
         for name, e in raw.get("layout", {}).items()
     }
-    cat = Catalogue(arches, compilers, features, variants, dtypes, ops, cpus, cpu_parts=cpu_parts, layouts=layouts)
+    sme = raw["qemu_sme"]
+    qemu_sme = QemuSme(Path(sme["dir"]), tuple(int(p) for p in sme["min_version"].split(".")), sme["suite"],
+                       sme["package"], tuple(sme["binaries"]))  # fmt: skip
+    cat = Catalogue(
+        arches,
+        compilers,
+        features,
+        variants,
+        dtypes,
+        ops,
+        cpus,
+        cpu_parts=cpu_parts,
+        layouts=layouts,
+        qemu_sme=qemu_sme,
+    )
     _validate(cat)
     return cat
 

@@ -112,6 +112,17 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class QemuSme:
+    """Where the SME2-capable QEMU lives and what it must be ([qemu_sme] of isa.toml)."""
+
+    dir: Path
+    min_version: tuple[int, ...]
+    suite: str
+    package: str
+    binaries: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class DType:
     name: str
     c: str  # the public API's C type

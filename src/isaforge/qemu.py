@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
+import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,9 +41,38 @@ class QemuResult:
         return f"{' '.join(self.argv)} on {self.cpu}: {how}\n{tail}"
 
 
-def qemu_command(arch: Arch, cpu: str, program: Path, args: Sequence[str] = ()) -> list[str]:
-    """The full command line; `cpu` may carry QEMU properties, e.g. `max,sve-default-vector-length=64`."""
+def version(binary: str | Path) -> tuple[int, ...]:
+    """A QEMU binary's version (`qemu-aarch64 version 11.1.2 (…)`); () when it does not run or say one."""
+    try:
+        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, check=False).stdout
+    except OSError:
+        return ()
+    found = re.search(r"version (\d+)\.(\d+)(?:\.(\d+))?", out)
+    return tuple(int(part) for part in found.groups() if part is not None) if found else ()
+
+
+def sme_binary(arch: Arch) -> Path:
+    """The SME2-capable QEMU for `arch` (catalogue [qemu_sme]); a one-line error naming the fix when it is missing or
+    older than the catalogue asks."""
+    spec = load().qemu_sme
+    assert spec is not None
+    binary = spec.dir / arch.qemu
+    if arch.qemu not in spec.binaries:
+        raise IsaforgeError(f"no SME-capable QEMU for {arch.name}: SME exists on aarch64 only")
+    found = version(binary)
+    if found < spec.min_version:
+        wanted = ".".join(map(str, spec.min_version))
+        have = f"version {'.'.join(map(str, found))}" if found else "missing"
+        raise IsaforgeError(f"{binary}: {have}, SME2 runs need QEMU >= {wanted}; run ci/install-toolchains.sh")
+    return binary
+
+
+def qemu_command(arch: Arch, cpu: str, program: Path, args: Sequence[str] = (), *, sme: bool = False) -> list[str]:
+    """The full command line; `cpu` may carry QEMU properties, e.g. `max,sve-default-vector-length=64`. `sme`: under
+    the SME2-capable QEMU (sme_binary), which only the runs that need SME2 use."""
     load().cpu_features(arch.name, cpu)  # unknown model: one-line error naming the valid ones
+    if sme:
+        return [str(sme_binary(arch)), "-L", arch.sysroot, "-cpu", cpu, str(program), *args]
     if shutil.which(arch.qemu) is None:
         raise IsaforgeError(f"{arch.qemu} not found; install it with ci/install-toolchains.sh (qemu-user >= 10)")
     return [arch.qemu, "-L", arch.sysroot, "-cpu", cpu, str(program), *args]
@@ -54,9 +85,11 @@ def run(
     args: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
+    *,
+    sme: bool = False,
 ) -> QemuResult:
     """Run `program` under `cpu`; never raises for the guest's own failure (see QemuResult.returncode)."""
-    cmd = qemu_command(arch, cpu, program, args)
+    cmd = qemu_command(arch, cpu, program, args, sme=sme)
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("QEMU_", "ISAFORGE_"))}
     full_env.update(env or {})
     proc = process.run(cmd, what=f"{program.name} under {cpu}", check=False, env=full_env, timeout=timeout)

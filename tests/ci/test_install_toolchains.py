@@ -179,7 +179,7 @@ def _outside_strings(line: str) -> str:
 
 def test_every_apt_get_runs_in_apt_update_or_apt_install() -> None:
     """One way to update and install, so that a partial update is handled the same on every path: no function but
-    those two runs apt-get itself."""
+    those two runs apt-get itself, and apt_download, which fetches a .deb through an apt state of its own."""
     text = SCRIPT.read_text()
     function = None
     offenders = []
@@ -187,7 +187,7 @@ def test_every_apt_get_runs_in_apt_update_or_apt_install() -> None:
         if m := re.match(r"^(\w+)\(\) \{", line):
             function = m[1]
         code = _outside_strings(line.split("#", 1)[0] if line.lstrip().startswith("#") else line)
-        if re.search(r"\bapt-get\b", code) and function not in {"apt_update", "apt_install"}:
+        if re.search(r"\bapt-get\b", code) and function not in {"apt_update", "apt_install", "apt_download"}:
             offenders.append(f"{number} ({function or 'top level'}): {line.strip()}")
         if line == "}":
             function = None
