@@ -662,3 +662,12 @@ def test_a_bad_role_rule_is_one_line(tmp_path, change, needles):
     assert change[0] in toml.read_text()
     toml.write_text(toml.read_text().replace(*change))
     one_line_error(run(toml, tmp_path / "out"), *needles)
+
+
+def test_twins_tuned_for_one_core_compete_only_within_a_role(tmp_path):
+    tuned = INTERFACE_KERNELS.replace('roles = ["gemv"]', 'roles = ["gemv"]\ntuned_for = ["cortex-a55"]')
+    apart = tuned.replace('roles = ["gemm"]', 'roles = ["gemm"]\ntuned_for = ["cortex-a55"]')
+    assert run(make_interface_engine(tmp_path / "apart", apart), tmp_path / "out-apart").returncode == 0
+    rival = apart.replace('roles = ["gemm"]', 'roles = ["gemv"]')
+    proc = run(make_interface_engine(tmp_path / "rival", rival), tmp_path / "out")
+    one_line_error(proc, "vlib_gemv_neon and vlib_gemm_neon are both mm_f32 kernels of neon tuned for cortex-a55")

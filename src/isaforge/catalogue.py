@@ -104,6 +104,8 @@ class Catalogue:
     cpu_parts: dict[tuple[int, int], CpuPart] = field(default_factory=dict)  # by (implementer, part)
     layouts: dict[str, LayoutPackers] = field(default_factory=dict)  # the packer registry, by layout name
     qemu_sme: QemuSme | None = None
+    # Feature sets derived so far (variant() of "fp16+dotprod"): asked for per kernel in sorts and tables.
+    _feature_sets: dict[str, Variant] = field(default_factory=dict, compare=False, repr=False)
 
     # -- lookups with one-line errors -------------------------------------------------------------------------
     def arch(self, name: str) -> Arch:
@@ -176,7 +178,9 @@ class Catalogue:
         if name in self.variants:
             return self.variants[name]
         if FEATURE_SET_JOIN in name:
-            return self._feature_set(name)
+            if name not in self._feature_sets:
+                self._feature_sets[name] = self._feature_set(name)
+            return self._feature_sets[name]
         raise CatalogueError(
             f"unknown variant {name!r}; choose one of: {', '.join(self.variants)}, or features joined with "
             f"{FEATURE_SET_JOIN!r} (fp16{FEATURE_SET_JOIN}dotprod)"

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import tomllib
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make `isaforge` importable from the tree this file is in
@@ -153,7 +154,7 @@ class Declared:
     name: str
     op: str
     arches: tuple[str, ...]  # () for a portable kernel (no features), built for every arch
-    requires: tuple[str, ...]
+    labels: tuple[str, ...]  # per arch: its variant, or feature set (fp16+dotprod), or ref
     sources: tuple[Path, ...]
     symbol: str
     tile: tuple[int, int, int]
@@ -394,8 +395,8 @@ def _declared(
     arches = tuple(_known_arch(cat, a, f"{where} arch", path) for a in _strings(table, "arch", where, path))
     if requires:
         arches = arches or tuple(cat.arches)
-        for arch in arches:
-            _feature_set_on(cat, arch, requires, f"{where} requires", path)
+    labels = tuple(_feature_set_on(cat, a, requires, f"{where} requires", path) if requires else REFERENCE
+                   for a in arches)  # fmt: skip
     sources = _sources(table, where, path)
     symbol = _defined_symbol(_string(table, "symbol", where, path), sources, f"{where} symbol", path)
     sources_and_shared = (*sources, *shared)  # a member may be a shared function (a library's packer)
@@ -426,13 +427,19 @@ def _declared(
             raise EngineError(f"{path}: {where} tuned_for: {exc}") from exc
     if len(tuned_for) > MAX_TUNED:
         raise EngineError(f"{path}: {where} tuned_for names more than {MAX_TUNED} cores")
-    return Declared(name, op, arches, requires, sources, symbol, tile, tuned_for, members, packing, roles)  # type: ignore[arg-type]
+    return Declared(name, op, arches, labels, sources, symbol, tile, tuned_for, members, packing, roles)  # type: ignore[arg-type]
+
+
+@cache
+def _source_text(src: Path) -> str:
+    """A source file read once, however many of its kernels' symbols are looked for in it."""
+    return src.read_text(errors="replace")
 
 
 def _defined_symbol(symbol: str, sources: tuple[Path, ...], where: str, path: Path) -> str:
     if not SYMBOL.match(symbol):
         raise EngineError(f"{path}: {where} {symbol!r} is not a C identifier")
-    if not any(re.search(rf"\b{symbol}\b", src.read_text(errors="replace")) for src in sources):
+    if not any(re.search(rf"\b{symbol}\b", _source_text(src)) for src in sources):
         shown = ", ".join(str(s) for s in sources)
         raise EngineError(f"{path}: {where} {symbol} is defined in none of its sources ({shown}); fix the name")
     return symbol
@@ -518,29 +525,12 @@ def scan_kernels(cat: Catalogue, engine: Engine) -> list[Kernel]:
 
 
 def _declared_kernels(cat: Catalogue, d: Declared) -> list[Kernel]:
-    if not d.requires and not d.arches:
-        return [
-            Kernel(
-                d.name,
-                d.op,
-                REFERENCE,
-                REFERENCE_DIR,
-                d.sources,
-                d.symbol,
-                *d.tile,
-                d.tuned_for,
-                d.members,
-                d.packing,
-                d.roles,
-            )
-        ]
-    out = []
-    for arch in d.arches:
-        label = cat.feature_set_label(arch, d.requires) if d.requires else REFERENCE
-        arch_dir = cat.arch(arch).kernel_dir
-        out.append(Kernel(d.name, d.op, label, arch_dir, d.sources, d.symbol, *d.tile, d.tuned_for, d.members,
-                          d.packing, d.roles))  # fmt: skip
-    return out
+    rest = (d.sources, d.symbol, *d.tile, d.tuned_for, d.members, d.packing, d.roles)
+    if not d.arches:
+        return [Kernel(d.name, d.op, REFERENCE, REFERENCE_DIR, *rest)]
+    return [
+        Kernel(d.name, d.op, label, cat.arch(a).kernel_dir, *rest) for a, label in zip(d.arches, d.labels, strict=True)
+    ]
 
 
 def _arch_kernels(cat: Catalogue, engine: Engine, folder: Path, arch: str) -> list[Kernel]:
@@ -659,18 +649,18 @@ def _check_preferences(engine: Engine, kernels: list[Kernel]) -> None:
     for cores comes before its variant's others on those cores, so it needs no place in the order; two tuned for one
     core would."""
     groups: dict[tuple[str, str, str, str], list[str]] = {}
-    tuned: dict[tuple[str, str, str, str], str] = {}
+    tuned: dict[tuple[str, str, str, str, str], str] = {}
     for k in kernels:
         for role in k.roles or [r.name for r in engine.ops[k.op].roles]:  # kernels of different roles never compete
             if not k.tuned_for:
                 groups.setdefault((k.arch_dir, k.op, k.variant, role), []).append(k.name)
-        for core in k.tuned_for:
-            other = tuned.setdefault((k.arch_dir, k.op, k.variant, core), k.name)
-            if other != k.name:
-                raise EngineError(
-                    f"{engine.path}: {other} and {k.name} are both {k.op} kernels of {k.variant} tuned for {core} "
-                    f"({k.arch_dir}); keep one, or tune them for different cores"
-                )
+            for core in k.tuned_for:
+                other = tuned.setdefault((k.arch_dir, k.op, k.variant, role, core), k.name)
+                if other != k.name:
+                    raise EngineError(
+                        f"{engine.path}: {other} and {k.name} are both {k.op} kernels of {k.variant} tuned for {core} "
+                        f"({k.arch_dir}, role {role}); keep one, or tune them for different cores"
+                    )
     for (arch_dir, op, variant, _), names in groups.items():
         listed = engine.prefer.get(variant, ())
         if len(names) > 1 and any(n not in listed for n in names):
