@@ -38,9 +38,10 @@ def test_the_sme_qemu_is_there_and_recent_enough():
 
 def test_sme2_runs_under_the_sme_qemu_and_nowhere_else(sme2_program):
     arch = load().arch("aarch64")
-    ran = qemu.run(arch, "max", sme2_program, sme=True)
+    ran = qemu.run(arch, "qemu-sme:max", sme2_program)
     assert ran.returncode == 0, ran.describe()
-    off = qemu.run(arch, "max,sme=off", sme2_program, sme=True)  # the negative model: no SME at all
+    assert ran.argv[0] == str(qemu.sme_binary(arch)) and ran.argv[ran.argv.index("-cpu") + 1] == "max"
+    off = qemu.run(arch, "qemu-sme:max,sme=off", sme2_program)  # the negative model: no SME at all
     assert off.signal_name == "SIGILL", off.describe()
     if qemu.version(arch.qemu) < load().qemu_sme.min_version:  # bookworm-backports' 10.0: SME but not SME2
         system = qemu.run(arch, "max", sme2_program)
@@ -55,3 +56,8 @@ def test_a_missing_sme_qemu_is_one_line_naming_the_fix(monkeypatch, tmp_path):
         qemu.sme_binary(cat.arch("aarch64"))
     with pytest.raises(IsaforgeError, match="SME exists on aarch64 only"):
         qemu.sme_binary(cat.arch("arm"))
+
+
+def test_an_unknown_sme_model_names_the_ones_there_are(sme2_program):
+    with pytest.raises(IsaforgeError, match=r"unknown CPU model 'qemu-sme:cortex-a53' for aarch64; .*qemu-sme:max"):
+        qemu.run(load().arch("aarch64"), "qemu-sme:cortex-a53", sme2_program)

@@ -15,6 +15,15 @@ enum {
     ISF_FEATURE_SVE2 = 1u << 6, /* Scalable Vector Extension 2 (FEAT_SVE2) */
     ISF_FEATURE_SVEI8MM = 1u << 7, /* SVE int8 matrix multiply (ID_AA64ZFR0_EL1.I8MM) */
     ISF_FEATURE_SVEBF16 = 1u << 8, /* SVE bfloat16 (ID_AA64ZFR0_EL1.BF16) */
+    ISF_FEATURE_SME = 1u << 9, /* Scalable Matrix Extension (FEAT_SME) */
+    ISF_FEATURE_SME2 = 1u << 10, /* Scalable Matrix Extension 2 (FEAT_SME2) */
+    ISF_FEATURE_SME2P1 = 1u << 11, /* SME 2.1 (FEAT_SME2p1) */
+    ISF_FEATURE_SME_I16I64 = 1u << 12, /* SME int16 to int64 outer products (FEAT_SME_I16I64) */
+    ISF_FEATURE_SME_F64F64 = 1u << 13, /* SME fp64 outer products (FEAT_SME_F64F64) */
+    ISF_FEATURE_SME_FA64 = 1u << 14, /* Full A64 instruction set in streaming mode (FEAT_SME_FA64) */
+    ISF_FEATURE_SME_B16B16 = 1u << 15, /* SME2 bfloat16 non-widening arithmetic (FEAT_SME_B16B16) */
+    ISF_FEATURE_SME_F16F16 = 1u << 16, /* SME2 half-precision non-widening arithmetic (FEAT_SME_F16F16) */
+    ISF_FEATURE_SME_LUTV2 = 1u << 17, /* SME2 lookup table v2 (FEAT_SME_LUTv2) */
 };
 
 /* Operations; the values are ABI and never reused. */

@@ -28,11 +28,13 @@ from isaforge.catalogue_entries import (
     PREFERENCE_SLOTS,
     RANK_STEP,
     REFERENCE,
+    SME_QEMU_PREFIX,
     VARIANT_DEFINE,
     Arch,
     CatalogueError,
     Compiler,
     CpuPart,
+    CpuSpec,
     DType,
     Feature,
     FeatureOnArch,
@@ -65,12 +67,14 @@ __all__ = [
     "PREFERENCE_SLOTS",
     "RANK_STEP",
     "REFERENCE",
+    "SME_QEMU_PREFIX",
     "VARIANT_DEFINE",
     "Arch",
     "Catalogue",
     "CatalogueError",
     "Compiler",
     "CpuPart",
+    "CpuSpec",
     "DType",
     "Feature",
     "FeatureOnArch",
@@ -104,6 +108,7 @@ class Catalogue:
     cpu_parts: dict[tuple[int, int], CpuPart] = field(default_factory=dict)  # by (implementer, part)
     layouts: dict[str, LayoutPackers] = field(default_factory=dict)  # the packer registry, by layout name
     qemu_sme: QemuSme | None = None
+    cpu_property_off: dict[str, tuple[str, ...]] = field(default_factory=dict)  # under the arch's QEMU
     # Feature sets derived so far (variant() of "fp16+dotprod"): asked for per kernel in sorts and tables.
     _feature_sets: dict[str, Variant] = field(default_factory=dict, compare=False, repr=False)
 
@@ -126,12 +131,24 @@ class Catalogue:
         return self.compilers[name]
 
     def cpu_features(self, arch: str, cpu: str) -> tuple[str, ...]:
-        """The features of model `cpu`, which may carry QEMU properties (`max,sve-default-vector-length=64`)."""
-        model = cpu.split(",", maxsplit=1)[0]
-        models = self.cpus.get(arch, {})
-        if model not in models:
-            raise CatalogueError(f"unknown CPU model {model!r} for {arch}; choose one of: {', '.join(models)}")
-        return models[model]
+        """The features of model `cpu` ([`qemu-sme:`]model[,properties]): the model's, less what its
+        `<property>=off`s take away with everything that implies it (`max,sme=off` has no SME of any kind)."""
+        spec = CpuSpec.parse(cpu)
+        models, off = self.cpus.get(arch, {}), self.cpu_property_off
+        if spec.sme_qemu:
+            assert self.qemu_sme is not None
+            models, off = self.qemu_sme.cpus.get(arch, {}), self.qemu_sme.property_off
+        if spec.model not in models:
+            prefix = SME_QEMU_PREFIX if spec.sme_qemu else ""
+            known = ", ".join(prefix + m for m in models) or "none"
+            raise CatalogueError(f"unknown CPU model {prefix + spec.model!r} for {arch}; choose one of: {known}")
+        gone = {f for prop in spec.switched_off() for f in off.get(prop, ())}
+        return tuple(f for f in models[spec.model] if not self.implied_closure(arch, f) & gone)
+
+    def sme_qemu_cpus(self, arch: str) -> list[str]:
+        """The models run under the SME2-capable QEMU on `arch`, as written: `qemu-sme:max`."""
+        models = self.qemu_sme.cpus.get(arch, {}) if self.qemu_sme else {}
+        return [SME_QEMU_PREFIX + m for m in models]
 
     def arch_of_cpu(self, cpu: str) -> list[str]:
         return [arch for arch, models in self.cpus.items() if cpu in models]
@@ -437,6 +454,7 @@ def load(path: Path = CATALOGUE_PATH) -> Catalogue:
             variant_extra=tuple(a["variant_extra"]),
             assembler_all=tuple(a["assembler_all"]),
             debian_packages=tuple(a["debian_packages"]),
+            judge=a.get("judge", "gnu"),
         )
         for name, a in raw["arch"].items()
     }
@@ -449,6 +467,7 @@ def load(path: Path = CATALOGUE_PATH) -> Catalogue:
             link_args=tuple(c.get("link_args", ())),
             linker=c.get("linker"),
             debian_packages=tuple(c["debian_packages"]),
+            objdump=c.get("objdump", ""),
         )
         for name, c in raw["compiler"].items()
     }
@@ -486,7 +505,7 @@ def load(path: Path = CATALOGUE_PATH) -> Catalogue:
     }
     signatures = {name: Signature(name, **sig) for name, sig in raw["signature"].items()}
     ops = {name: _op(name, o, dtypes, signatures) for name, o in sorted(raw["op"].items(), key=lambda i: i[1]["index"])}
-    cpus = {arch: {cpu: tuple(feats) for cpu, feats in models.items()} for arch, models in raw["cpu"].items()}
+    cpus = _cpu_tables(raw["cpu"])
     cpu_parts = _load_cpu_parts(raw.get("cpu_part", {}))
     layouts = {
         name: LayoutPackers(name, parse_packer(name, "a", e["a"]), parse_packer(name, "b", e["b"]))
@@ -494,7 +513,8 @@ def load(path: Path = CATALOGUE_PATH) -> Catalogue:
     }
     sme = raw["qemu_sme"]
     qemu_sme = QemuSme(Path(sme["dir"]), tuple(int(p) for p in sme["min_version"].split(".")), sme["suite"],
-                       sme["package"], tuple(sme["binaries"]))  # fmt: skip
+                       sme["package"], tuple(sme["binaries"]), _cpu_tables(sme.get("cpu", {})),
+                       _property_table(sme.get("property_off", {})))  # fmt: skip
     cat = Catalogue(
         arches,
         compilers,
@@ -506,6 +526,7 @@ def load(path: Path = CATALOGUE_PATH) -> Catalogue:
         cpu_parts=cpu_parts,
         layouts=layouts,
         qemu_sme=qemu_sme,
+        cpu_property_off=_property_table(raw.get("cpu_property_off", {})),
     )
     _validate(cat)
     return cat
@@ -530,6 +551,14 @@ def _op(name: str, raw: dict, dtypes: dict[str, DType], signatures: dict[str, Si
         widened=dict(raw.get("widened", {})),
         kernels_of=raw.get("kernels", ""),
     )
+
+
+def _cpu_tables(raw: dict[str, dict[str, list[str]]]) -> dict[str, dict[str, tuple[str, ...]]]:
+    return {arch: {cpu: tuple(feats) for cpu, feats in models.items()} for arch, models in raw.items()}
+
+
+def _property_table(raw: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:
+    return {prop: tuple(feats) for prop, feats in raw.items()}
 
 
 # "<implementer>:<part>" as Linux prints them: "0x%02x" and "0x%03x".
@@ -571,6 +600,9 @@ def _validate(cat: Catalogue) -> None:
     bits = [f.bit for f in cat.features.values()]
     if len(set(bits)) != len(bits):
         raise CatalogueError("two features share a bit")
+    for arch in cat.arches.values():
+        if arch.judge not in ("gnu", "llvm"):
+            raise CatalogueError(f"arch {arch.name}: judge {arch.judge!r} is neither gnu nor llvm")
     for v in cat.variants.values():
         for feat in v.requires:
             if feat not in cat.features:
@@ -580,12 +612,28 @@ def _validate(cat: Catalogue) -> None:
                     raise CatalogueError(f"variant {v.name} is built for {arch}, which lacks {feat}")
     _validate_ops(cat)
     _validate_layouts(cat)
-    for arch, models in cat.cpus.items():
-        for cpu, feats in models.items():
-            for feat in feats:
-                if arch not in cat.features.get(feat, Feature("", 0, "", {})).per_arch:
-                    raise CatalogueError(f"cpu {cpu} ({arch}) lists unknown feature {feat}")
+    _validate_cpus(cat)
     _validate_cpu_parts(cat)
+
+
+def _validate_cpus(cat: Catalogue) -> None:
+    sme = cat.qemu_sme or QemuSme(Path(), (), "", "", ())
+    for prefix, tables in (("", cat.cpus), (SME_QEMU_PREFIX, sme.cpus)):
+        for arch, models in tables.items():
+            for cpu, feats in models.items():
+                for feat in feats:
+                    if arch not in cat.features.get(feat, Feature("", 0, "", {})).per_arch:
+                        raise CatalogueError(f"cpu {prefix}{cpu} ({arch}) lists unknown feature {feat}")
+    for where, table in (("cpu_property_off", cat.cpu_property_off), ("qemu_sme.property_off", sme.property_off)):
+        for prop, feats in table.items():
+            if unknown := set(feats) - set(cat.features):
+                raise CatalogueError(f"[{where}] {prop} lists unknown feature {', '.join(sorted(unknown))}")
+    for f in cat.features.values():
+        for arch, spec in f.per_arch.items():
+            # AT_HWCAP/AT_HWCAP2 are unsigned long: 64 bits on aarch64, 32 on arm.
+            width = 64 if arch == "aarch64" else 32
+            if any(word not in (1, 2) or not 0 <= bit < width for word, bit in spec.hwcap):
+                raise CatalogueError(f"feature {f.name} ({arch}): hwcap needs [1|2, bit] with bit < {width}")
 
 
 def _validate_ops(cat: Catalogue) -> None:

@@ -58,6 +58,7 @@ class Arch:
     variant_extra: tuple[str, ...]
     assembler_all: tuple[str, ...]
     debian_packages: tuple[str, ...]
+    judge: str = "gnu"  # check-isolation's tools: "gnu" (binutils of the triple) or "llvm" (the clang compiler's)
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class Compiler:
     link_args: tuple[str, ...]
     linker: str | None
     debian_packages: tuple[str, ...]
+    objdump: str = ""
 
     def command(self, arch: Arch) -> list[str]:
         return [part.format(triple=arch.triple) for part in self.c]
@@ -113,13 +115,43 @@ class Variant:
 
 @dataclass(frozen=True)
 class QemuSme:
-    """Where the SME2-capable QEMU lives and what it must be ([qemu_sme] of isa.toml)."""
+    """Where the SME2-capable QEMU lives, what it must be and what its models have ([qemu_sme] of isa.toml)."""
 
     dir: Path
     min_version: tuple[int, ...]
     suite: str
     package: str
     binaries: tuple[str, ...]
+    cpus: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    property_off: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+# Where a CPU model is asked for, this prefix runs it under the SME2-capable QEMU ([qemu_sme]).
+SME_QEMU_PREFIX = "qemu-sme:"
+
+
+@dataclass(frozen=True)
+class CpuSpec:
+    """A CPU model as isaforge takes it: `[qemu-sme:]<model>[,<property>=<value>…]`, the properties QEMU's."""
+
+    model: str
+    properties: tuple[str, ...]
+    sme_qemu: bool
+
+    @classmethod
+    def parse(cls, text: str) -> CpuSpec:
+        sme_qemu = text.startswith(SME_QEMU_PREFIX)
+        model, *properties = text.removeprefix(SME_QEMU_PREFIX).split(",")
+        return cls(model, tuple(properties), sme_qemu)
+
+    @property
+    def qemu_cpu(self) -> str:
+        """What QEMU's -cpu gets."""
+        return ",".join((self.model, *self.properties))
+
+    def switched_off(self) -> list[str]:
+        """The properties set to off (`sme=off` → `sme`)."""
+        return [p.removesuffix("=off") for p in self.properties if p.endswith("=off")]
 
 
 @dataclass(frozen=True)

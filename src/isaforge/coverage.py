@@ -175,11 +175,14 @@ def cap_order(cat: Catalogue, arch: str) -> list[str]:
 
 
 def cap_walk(cat: Catalogue, arch: str, needed: Iterable[str] | None = None) -> list[Run]:
-    """The runs on `max` that walk the caps down to the reference: step k disables the k most advanced features, so
+    """The runs on `max` that walk the caps down to the reference: step k disables the k most advanced of the
+    features it has, so
     each lower variant becomes dispatch's choice in turn. With `needed` (the features the build's kernels require),
     a step that leaves the same of them active as the step before (or as `max` uncapped) is left out: dispatch has
     the same choice there, so the run would show nothing new."""
-    order = cap_order(cat, arch)
+    # Only what the model has: capping a feature it lacks (SME2 on QEMU 10's max) changes nothing.
+    have = set(cat.cpu_features(arch, CAP_MODEL))
+    order = [name for name in cap_order(cat, arch) if name in have]
     steps = [Run(CAP_MODEL, tuple(order[:k])) for k in range(1, len(order) + 1)]
     if needed is None:
         return steps

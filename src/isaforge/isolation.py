@@ -41,11 +41,11 @@ BUILT_WITH_FLAGS = ("-marm", "-mthumb")
 ARM_ASSEMBLER_EXTRA = ("-mfloat-abi=hard", "-mimplicit-it=always")
 
 _FUNCTION = re.compile(r"^[0-9a-fA-F]+ <(?P<name>.+)>:$")
-_INSN = re.compile(r"^\s*(?P<addr>[0-9a-fA-F]+):\t(?P<raw>[0-9a-fA-F]+(?: [0-9a-fA-F]+)*)\s*\t(?P<text>.*)$")
-# objdump's trailing comments: `// #0` (aarch64), `@ 0x5678` and `; undefined` (arm).
+_INSN = re.compile(r"^\s*(?P<addr>[0-9a-fA-F]+):\s(?P<raw>[0-9a-fA-F]+(?: [0-9a-fA-F]+)*)\s*\t(?P<text>.*)$")
+# objdump's trailing comments: `// #0` (aarch64), `@ 0x5678` and `; undefined` (arm); llvm-objdump's `// =0x10`.
 _COMMENT = re.compile(r"\s+(?://|@|;)(?:\s.*)?$")
 # A symbolic target `34 <f+0x34>`: rewritten to `.+4`, a target every PC-relative form can reach.
-_SYMBOLIC = re.compile(r"\b[0-9a-fA-F]+ <[^>]*>")
+_SYMBOLIC = re.compile(r"\b(?:0x)?[0-9a-fA-F]+ <[^>]*>")
 # objdump writes all-lanes register ranges as `{d0[]-d1[]}`; the assembler only takes the list `{d0[], d1[]}`.
 _LANE_RANGE = re.compile(r"\{d(?P<first>\d+)(?P<lane>\[\d*\])-d(?P<last>\d+)(?P=lane)\}")
 # objdump writes a VFP immediate as its encoding with the value in the comment: `vmov.f64 d16, #120 @ 0x3fc00000  1.5`.
@@ -55,7 +55,10 @@ _VFP_IMM = re.compile(
     r"^(?P<insn>vmov(?:[a-z]{2})?\.f\d+\s+\S+,\s*#)\d+\s+@\s+0x[0-9a-fA-F]+\s+(?P<value>-?[0-9.]+)\s*$"
 )
 _IT = re.compile(r"^it[te]{0,3}$")
-_ERROR = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+): Error: (?P<msg>.*)$")
+# GNU as: `insns.s:3: Error: …`; clang: `insns.s:3:1: error: instruction requires: sme`.
+_ERROR = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?:Error|error): (?P<msg>.*)$")
+# Undecodable words: GNU's `.inst 0x… ; undefined` and `<UNDEFINED> instruction`, LLVM's `<unknown>`.
+_UNDECODED = ("<UNDEFINED>", "; undefined", "<unknown>")
 _HOST = "host"
 
 
@@ -329,8 +332,7 @@ def is_aarch32(arch: Arch) -> bool:
 # -- disassembly ------------------------------------------------------------------------------------------------
 def disassemble(obj: Path, arch: Arch) -> tuple[list[Instruction], int]:
     """The instructions of every executable section of `obj`, and the number of data / undecodable words."""
-    objdump = _tool(arch, "objdump")
-    proc = process.run([objdump, "-d", "-w", str(obj)], what=f"disassembly of {obj} (rebuild the object)")
+    proc = process.run([_judge(arch).objdump, "-d", "-w", str(obj)], what=f"disassembly of {obj} (rebuild the object)")
     return parse_objdump(proc.stdout, arm=is_aarch32(arch))
 
 
@@ -349,8 +351,8 @@ def parse_objdump(text: str, *, arm: bool) -> tuple[list[Instruction], int]:
             continue
         body = m["text"]
         mnemonic = body.split(maxsplit=1)[0] if body.strip() else ""
-        if not mnemonic or mnemonic.startswith(".") or "<UNDEFINED>" in body or "; undefined" in body:
-            data += 1  # .word/.short/.byte literal pools, `.inst 0x… ; undefined`, `<UNDEFINED> instruction`
+        if not mnemonic or mnemonic.startswith(".") or any(word in body for word in _UNDECODED):
+            data += 1  # .word/.short/.byte literal pools and undecodable words
             continue
         if arm and _IT.match(mnemonic):
             continue
@@ -392,16 +394,8 @@ def rejected(arch: Arch, insns: Sequence[Instruction], flags: Sequence[str], wor
         line_of[len(lines)] = i
     src = workdir / "insns.s"
     src.write_text("\n".join(lines) + "\n")
-    assembler = _tool(arch, "as")
-    cmd = [
-        assembler,
-        *flags,
-        *(ARM_ASSEMBLER_EXTRA if arm else ()),
-        "--no-warn",
-        "-o",
-        str(workdir / "insns.o"),
-        str(src),
-    ]
+    cmd = [*_judge(arch).assembler, *flags, *(ARM_ASSEMBLER_EXTRA if arm else ()), "-o", str(workdir / "insns.o")]
+    cmd.append(str(src))
     # A failing run is expected: the lines it rejects are the instructions the feature set lacks.
     proc = process.run(cmd, what="assembling the instructions", check=False)
     bad: set[int] = set()
@@ -423,10 +417,30 @@ def rejected(arch: Arch, insns: Sequence[Instruction], flags: Sequence[str], wor
     return bad
 
 
+@dataclass(frozen=True)
+class Judge:
+    """The tools that read an object back and say what its instructions need (the arch's catalogue `judge`)."""
+
+    objdump: str
+    assembler: tuple[str, ...]  # followed by the flags, -o and the source
+
+
+def _judge(arch: Arch) -> Judge:
+    if arch.judge == "llvm":
+        clang = load().compiler("clang")
+        _need(clang.objdump, " ".join(clang.debian_packages))
+        _need(clang.command(arch)[0], " ".join(clang.debian_packages))
+        return Judge(clang.objdump, (*clang.command(arch), "-x", "assembler", "-c", "-w"))
+    return Judge(_tool(arch, "objdump"), (_tool(arch, "as"), "--no-warn"))
+
+
 def _tool(arch: Arch, name: str) -> str:
-    tool = f"{arch.triple}-{name}"
+    return _need(f"{arch.triple}-{name}", " ".join(arch.debian_packages))
+
+
+def _need(tool: str, packages: str) -> str:
     if shutil.which(tool) is None:
-        raise IsaforgeError(f"{tool} not found on PATH; install {' '.join(arch.debian_packages)}")
+        raise IsaforgeError(f"{tool} not found on PATH; install {packages}")
     return tool
 
 
@@ -447,6 +461,9 @@ def _highest(levels: Iterable[str]) -> str:
     return max(levels, key=march_key)
 
 
+NAMED_SET_SIZE = 3
+
+
 def _candidates(cat: Catalogue, arch: Arch) -> list[tuple[str, list[str]]]:
     """(name, flags) to try for naming a violation, smallest first: bare architecture levels, then feature sets."""
     feats = [f.name for f in sorted(cat.arch_features(arch.name), key=lambda f: f.bit)]
@@ -457,13 +474,17 @@ def _candidates(cat: Catalogue, arch: Arch) -> list[tuple[str, list[str]]]:
         if march_key(level) > march_key(baseline_march):
             out.append((level, [f"-march={level}", *arch.variant_extra]))
     seen: set[frozenset[str]] = set()
-    for size in range(1, len(feats) + 1):
+    # An instruction needs one feature or two (bfmmla: bf16; SVE's bfmmla: svebf16, which is sve+bf16), rarely three;
+    # trying every subset would be 2^features assembler runs. The whole set comes last and names what is left.
+    for size in range(1, min(NAMED_SET_SIZE, len(feats)) + 1):
         for combo in combinations(feats, size):
             # Sets that imply the same features as a smaller one (sve+neon is sve) add nothing.
             closure = frozenset().union(*(cat.implied_closure(arch.name, n) for n in combo))
             if closure not in seen:
                 seen.add(closure)
                 out.append(("+".join(combo), feature_set_flags(cat, arch, combo)))
+    if len(feats) > NAMED_SET_SIZE:
+        out.append(("+".join(feats), feature_set_flags(cat, arch, feats)))
     return out
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from isaforge import process
-from isaforge.catalogue import Arch, load
+from isaforge.catalogue import Arch, CpuSpec, load
 from isaforge.errors import IsaforgeError
 
 DEFAULT_TIMEOUT = 300
@@ -67,12 +67,13 @@ def sme_binary(arch: Arch) -> Path:
     return binary
 
 
-def qemu_command(arch: Arch, cpu: str, program: Path, args: Sequence[str] = (), *, sme: bool = False) -> list[str]:
-    """The full command line; `cpu` may carry QEMU properties, e.g. `max,sve-default-vector-length=64`. `sme`: under
-    the SME2-capable QEMU (sme_binary), which only the runs that need SME2 use."""
+def qemu_command(arch: Arch, cpu: str, program: Path, args: Sequence[str] = ()) -> list[str]:
+    """The full command line; `cpu` may carry QEMU properties, e.g. `max,sve-default-vector-length=64`, and the
+    `qemu-sme:` prefix that runs it under the SME2-capable QEMU (sme_binary), which only the runs that need SME2 use."""
     load().cpu_features(arch.name, cpu)  # unknown model: one-line error naming the valid ones
-    if sme:
-        return [str(sme_binary(arch)), "-L", arch.sysroot, "-cpu", cpu, str(program), *args]
+    spec = CpuSpec.parse(cpu)
+    if spec.sme_qemu:
+        return [str(sme_binary(arch)), "-L", arch.sysroot, "-cpu", spec.qemu_cpu, str(program), *args]
     if shutil.which(arch.qemu) is None:
         raise IsaforgeError(f"{arch.qemu} not found; install it with ci/install-toolchains.sh (qemu-user >= 10)")
     return [arch.qemu, "-L", arch.sysroot, "-cpu", cpu, str(program), *args]
@@ -85,11 +86,9 @@ def run(
     args: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
-    *,
-    sme: bool = False,
 ) -> QemuResult:
     """Run `program` under `cpu`; never raises for the guest's own failure (see QemuResult.returncode)."""
-    cmd = qemu_command(arch, cpu, program, args, sme=sme)
+    cmd = qemu_command(arch, cpu, program, args)
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("QEMU_", "ISAFORGE_"))}
     full_env.update(env or {})
     proc = process.run(cmd, what=f"{program.name} under {cpu}", check=False, env=full_env, timeout=timeout)

@@ -672,6 +672,7 @@ def test_libisaforge_is_its_own_first_client(tmp_path):
 
 def test_cap_order_removes_the_most_advanced_feature_first():
     assert coverage.cap_order(CAT, "aarch64") == [
+        "sme_lutv2", "sme_f16f16", "sme_b16b16", "sme_fa64", "sme_f64f64", "sme_i16i64", "sme2p1", "sme2", "sme",
         "svebf16", "svei8mm", "sve2", "sve", "bf16", "i8mm", "dotprod", "fp16", "neon"
     ]  # fmt: skip
     assert coverage.cap_order(CAT, "arm") == ["bf16", "i8mm", "dotprod", "fp16", "neon"]
@@ -682,19 +683,29 @@ def test_cap_order_removes_the_most_advanced_feature_first():
 
 
 def test_cap_walk_keeps_only_the_steps_that_change_the_choice():
-    every = coverage.cap_walk(CAT, "aarch64")
-    assert len(every) == 9 and every[0] == Run("max", ("svebf16",)) and len(every[-1].disabled) == 9
+    every = coverage.cap_walk(CAT, "aarch64")  # the features QEMU 10's max has: SME, not SME2
+    assert len(every) == 13 and every[0] == Run("max", ("sme_fa64",)) and len(every[-1].disabled) == 13
+    assert every[4] == Run("max", ("sme_fa64", "sme_f64f64", "sme_i16i64", "sme", "svebf16"))
     kept = coverage.cap_walk(CAT, "aarch64", {"neon", "dotprod"})
     assert [run.disabled[-1] for run in kept] == ["dotprod", "neon"]
-    assert kept[0].label == "max:disable=svebf16,svei8mm,sve2,sve,bf16,i8mm,dotprod"
+    assert kept[0].label == (
+        "max:disable=sme_fa64,sme_f64f64,sme_i16i64,sme,svebf16,svei8mm,sve2,sve,bf16,i8mm,dotprod"
+    )
     assert [run.disabled[-1] for run in coverage.cap_walk(CAT, "arm", {"neon", "fp16", "i8mm"})] == [
         "i8mm", "fp16", "neon"
     ]  # fmt: skip
 
 
 def test_active_features_take_away_the_cap_and_what_needs_it():
-    assert coverage.active_features(CAT, "aarch64", Run("max", ("sve",))) == {"neon", "fp16", "dotprod", "i8mm", "bf16"}
+    sme = {"sme", "sme_i16i64", "sme_f64f64"}  # SME does not need SVE; FA64 does
+    assert (
+        coverage.active_features(CAT, "aarch64", Run("max", ("sve",)))
+        == {"neon", "fp16", "dotprod", "i8mm", "bf16"} | sme
+    )
     assert coverage.active_features(CAT, "aarch64", Run("max", ("fp16",))) == {"neon", "dotprod", "i8mm", "bf16"}
+    assert coverage.active_features(CAT, "aarch64", Run("max", ("sme",))) == set(
+        CAT.cpu_features("aarch64", "max,sme=off")
+    )
     assert coverage.active_features(CAT, "aarch64", Run("cortex-a53")) == {"neon"}
 
 

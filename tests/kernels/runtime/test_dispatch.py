@@ -28,6 +28,25 @@ def test_detects_the_models_features(target_cpu: TargetCpu, info, source: str) -
     assert got["active"] == got["detected"]
 
 
+# SME under both QEMUs: SME2's HWCAP2 bits are above 31 (a 32-bit read would lose them); SME without SVE
+# (qemu-sme:max,sve=off, like Apple M4) keeps SME and loses FA64; sme=off loses every SME feature.
+SME_MODELS = ("qemu-sme:max", "qemu-sme:max,sve=off", "qemu-sme:max,sme=off", "max,sme=off")
+
+
+@pytest.mark.cpus(["max"])
+@pytest.mark.arch("aarch64")
+@pytest.mark.parametrize("model", SME_MODELS)
+@pytest.mark.parametrize("source", ["hwcap", "cpuinfo"])
+def test_detects_sme_from_both_sources(target_cpu: TargetCpu, info, model: str, source: str) -> None:
+    sme = TargetCpu(target_cpu.build, model)
+    got = info(sme, **({"ISAFORGE_DETECT": "cpuinfo"} if source == "cpuinfo" else {}))
+    assert got["detect_source"] == source
+    assert set(got["detected"]) == set(sme.expected_features)
+    has_sme2 = model.startswith("qemu-sme:") and "sme=off" not in model
+    assert ("sme2" in got["detected"]) == has_sme2 and ("sme_lutv2" in got["detected"]) == has_sme2
+    assert ("sve" in got["detected"]) == ("sve=off" not in model)
+
+
 def test_chooses_the_best_allowed_kernel(target_cpu: TargetCpu, info) -> None:
     got = info(target_cpu)
     assert got["kernels"] == expected_kernels(target_cpu, list(got["variants"]), got["active"])
