@@ -484,7 +484,7 @@ def test_needed_feature_sets_are_named_from_the_catalogue(tmp_path):
     """Instructions of each kind, planted at the baseline: the smallest catalogue feature set is named."""
     words = {
         "0x4e82a420": "i8mm",  # smmla v0.4s, v1.16b, v2.16b
-        "0x2518e3e0": "sve",  # ptrue p0.b
+        "0x2518e3e0": "sve or sme",  # ptrue p0.b, a streaming SVE instruction
         "0x6462e420": "svebf16",  # bfmmla z0.s, z1.h, z2.h: the one feature that is sve+bf16
         "0x4e421420": "fp16",  # fadd v0.8h, v1.8h, v2.8h
     }
@@ -504,8 +504,21 @@ def test_every_variant_probe_is_clean_with_its_flags_and_caught_at_the_baseline(
         if not variant.probe:
             continue
         flags = [*CAT.variant_flags(arch, compiler, variant.name), f"-D{VARIANT_DEFINE}={variant.name}"]
-        entries.append(compile_entry(tmp_path, arch, compiler, flags, variant.probe, name=variant.name))
+        try:
+            entries.append(compile_entry(tmp_path, arch, compiler, flags, variant.probe, name=variant.name))
+        except subprocess.CalledProcessError:
+            assert compiler == "gcc" and variant.name.startswith("sme")  # gcc 12 knows no SME; nothing else fails
+            continue
         expected[f"{variant.name}.o"] = "+".join(sorted(variant.requires, key=lambda f: CAT.features[f].bit))
+    # Streaming SVE (the SVE and SVE2 probes' sdot and smlalb, the SME probes' loads) is named either way: SVE or SME
+    # would let it run. SVE's matrix multiplies are not streaming instructions.
+    streaming = {
+        "sve": {"sve or sme"},
+        "sve2": {"sve2 or sme"},
+        "sme": {"sme", "sve or sme"},  # smstart and fmopa, ptrue and the loads
+        "sme2": {"sme", "sme2", "sve or sme"},  # … and the 4-vector load and fmla of SME2
+    }
+    expected = {obj: streaming.get(need, {need}) for obj, need in expected.items()}
     write_commands(tmp_path, entries)
     assert isolation.check_builddir(tmp_path).ok
     for entry in entries:
@@ -513,10 +526,10 @@ def test_every_variant_probe_is_clean_with_its_flags_and_caught_at_the_baseline(
             tmp_path / entry["output"], CAT.arch(arch), CAT.baseline_flags(arch, compiler), label=entry["output"]
         )
         needs = {v.needs for v in baseline.violations}
-        if expected[entry["output"]] == "neon":
+        if expected[entry["output"]] == {"neon"}:
             assert not needs
         else:
-            assert needs == {expected[entry["output"]]}, entry["output"]
+            assert needs == expected[entry["output"]], entry["output"]
 
 
 def test_every_cross_build_of_the_library_is_isolated(cross_build, isaforge_build):

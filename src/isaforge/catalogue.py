@@ -194,7 +194,7 @@ class Catalogue:
         """A variant of the catalogue, or a feature set (`fp16+dotprod`): the variant derived from those features."""
         if name in self.variants:
             return self.variants[name]
-        if FEATURE_SET_JOIN in name:
+        if FEATURE_SET_JOIN in name or name in self.features:  # a sub-feature alone (sme_f16f16) is a set of one
             if name not in self._feature_sets:
                 self._feature_sets[name] = self._feature_set(name)
             return self._feature_sets[name]
@@ -220,22 +220,31 @@ class Catalogue:
         parts = [self._variant_of_feature(name) for name in names]
         arches = tuple(a for a in (*self.arches, HOST_ARCH) if all(a in p.arches for p in parts))
         top = max(parts, key=lambda p: p.rank)
-        probes = [p.probe.replace(" probe(", f" probe_{p.name}(") for p in parts if p.probe]
+        owners = {p.name: p for p in parts}.values()  # sme2+sme_f16f16: both probed by sme2's, once
+        probes = [p.probe.replace(" probe(", f" probe_{p.name}(") for p in owners if p.probe]
         return Variant(
             name=label,
             requires=tuple(names),
             arches=arches,
             probe="\n".join(probes),
-            rank=top.rank + len(parts) - 1,
+            rank=top.rank + sum(name not in top.requires for name in names),
             scalable=any(p.scalable for p in parts),
             asm_probe={},
         )
 
     def _variant_of_feature(self, feature: str) -> Variant:
+        """The variant that builds and probes `feature`: its own, else (a sub-feature such as sme_f16f16) the most
+        preferred variant of what it implies; its flags, which carry the feature's extension, are probed with it."""
         for v in self.variants.values():
             if v.requires == (feature,):
                 return v
-        raise CatalogueError(f"feature {feature} has no variant of its own in isa.toml to build and probe it with")
+        implied = {
+            f for arch, spec in self.features[feature].per_arch.items() for f in self.implied_closure(arch, feature)
+        }
+        owners = [v for v in self.variants.values() if len(v.requires) == 1 and v.requires[0] in implied - {feature}]
+        if not owners:
+            raise CatalogueError(f"feature {feature} has no variant of its own in isa.toml to build and probe it with")
+        return max(owners, key=lambda v: v.rank)
 
     def feature_set_label(self, arch: str, features: list[str] | tuple[str, ...]) -> str:
         """The one name of a set of features on `arch`: the catalogue variant whose features (with all they imply)

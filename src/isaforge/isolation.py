@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
-from isaforge import process
+from isaforge import process, streaming
 from isaforge.catalogue import VARIANT_DEFINE, Arch, Catalogue, CatalogueError, load, march_key
 from isaforge.errors import IsaforgeError
 
@@ -504,7 +504,34 @@ def name_needs(cat: Catalogue, arch: Arch, insns: Sequence[Instruction], workdir
             if k not in still:
                 needs[i] = name
                 todo.discard(i)
-    return needs
+    return _alternatives(cat, arch, insns, needs, workdir)
+
+
+def _alternatives(cat: Catalogue, arch: Arch, insns: Sequence[Instruction], needs: list[str], work: Path) -> list[str]:
+    """An instruction one feature names may have another that is no more nor less than it: streaming SVE (`ptrue`)
+    is `sve or sme`. Features that imply the named one (sve for an fp16 instruction) add nothing and are left out."""
+    named = [i for i, need in enumerate(needs) if need in cat.features]
+    if not named:
+        return needs
+    out = list(needs)
+    ordered = sorted(cat.arch_features(arch.name), key=lambda f: f.bit)
+    closure = {f.name: cat.implied_closure(arch.name, f.name) for f in ordered}
+    found = {i: [needs[i]] for i in named}
+    for other, reach in closure.items():
+        # Neither more nor less than any feature already found for the instruction (sme2 adds nothing to sme).
+        apart = [i for i in named if not any(reach >= closure[f] or closure[f] >= reach for f in found[i])]
+        flags = feature_set_flags(cat, arch, [other])
+        # Flags that enable a found feature anyway (sme_fa64's +sve+bf16 make svebf16) say nothing new.
+        enabled = cat.feature_flags_allow(arch.name, flags)
+        apart = [i for i in apart if enabled.isdisjoint(found[i])]
+        if not apart:
+            continue
+        still = rejected(arch, [insns[i] for i in apart], flags, work)
+        for k, i in enumerate(apart):
+            if k not in still:
+                found[i].append(other)
+                out[i] += f" or {other}"
+    return out
 
 
 # -- the check --------------------------------------------------------------------------------------------------
@@ -537,13 +564,34 @@ def check_object(
         unparseable = [insns[i] for k, i in enumerate(suspects) if k in bad_all]
         violating = [insns[i] for k, i in enumerate(suspects) if k not in bad_all]
         needs = name_needs(cat, arch, violating, work)
+        found = list(zip(violating, needs, strict=True))
+        if streaming.applies(arch):
+            accepted = [insn for i, insn in enumerate(insns) if i not in set(suspects)]
+            found += _streaming_breaches(cat, arch, accepted, held, work)
     violations = tuple(
         Violation(label, source, insn.function, insn.address, insn.text, need, held.allowed, held.level, beyond)
-        for insn, need in zip(violating, needs, strict=True)
+        for insn, need in sorted(found, key=lambda item: item[0].address)
     )
     return ObjectReport(
         label, source, held, tuple(shown), len(insns) - len(unparseable), violations, tuple(unparseable), data
     )
+
+
+def _streaming_breaches(
+    cat: Catalogue, arch: Arch, insns: Sequence[Instruction], held: HeldTo, work: Path
+) -> list[tuple[Instruction, str]]:
+    """The streaming contract (streaming.py) on the instructions the object's flags allow."""
+
+    def reject(indexes: Sequence[int], flags: Sequence[str]) -> set[int]:
+        order = list(indexes)
+        return {order[k] for k in rejected(arch, [insns[i] for i in order], flags, work)}
+
+    def flags_of(features: Sequence[str]) -> list[str]:
+        return feature_set_flags(cat, arch, features)
+
+    functions, texts = [i.function for i in insns], [i.text for i in insns]
+    found = streaming.breaches(cat, arch, functions, texts, held.allowed, (reject, flags_of))
+    return [(insns[b.index], b.needs) for b in found]
 
 
 def check_builddir(builddir: Path, *, cat: Catalogue | None = None, jobs: int | None = None) -> Report:
