@@ -42,6 +42,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script by Meson: make `isaforge` importable from the source tree
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from isaforge import inst_sme
 from isaforge.inst_encoding import (
     ARCHES,
     ARM_BASES,
@@ -114,13 +115,16 @@ def _find(arch: str, code: str, start: int, end: int) -> _Found | None:
     if m is None:
         return None
     mnemonic = m.group().lower()
+    stop = start + len(code[start:end].rstrip())
+    operands = code[m.end() : stop]
+    if arch == "aarch64" and inst_sme.claims(mnemonic, operands):  # before TABLE: SME shares its mnemonics
+        return _Found(pos, stop, inst_sme.encode(mnemonic, operands))
     group = TABLE[arch].get(mnemonic)
     if group is None:
         if arch == "arm":
             _check_arm_mnemonic(mnemonic)
         return None
-    stop = start + len(code[start:end].rstrip())
-    return _Found(pos, stop, encode_instruction(mnemonic, group, code[m.end() : stop]))
+    return _Found(pos, stop, encode_instruction(mnemonic, group, operands))
 
 
 def _check_arm_mnemonic(mnemonic: str) -> None:
