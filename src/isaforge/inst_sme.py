@@ -18,6 +18,7 @@ Standard library only: Meson runs inst.py, and so this module, from a bare sourc
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterator, Sequence
@@ -38,10 +39,7 @@ class Field:
 
     def domain(self) -> list[int]:
         """Every value the field takes, in order."""
-        width = len(self.bits)
-        low, high = (-(1 << width - 1), (1 << width - 1) - 1) if self.signed else (0, (1 << width) - 1)
-        zero = sum(1 << (width - 1 - i) for i, b in enumerate(self.bits) if b is None)
-        return [v + self.base for v in range(low, high + 1) if not (v & zero)]
+        return list(_domain(self))
 
     def place(self, value: int) -> int:
         raw, width, word = value - self.base, len(self.bits), 0
@@ -49,6 +47,19 @@ class Field:
             if bit is not None and raw >> (width - 1 - i) & 1:
                 word |= 1 << bit
         return word
+
+
+@functools.cache
+def _domain(field: Field) -> tuple[int, ...]:
+    width = len(field.bits)
+    low, high = (-(1 << width - 1), (1 << width - 1) - 1) if field.signed else (0, (1 << width) - 1)
+    zero = sum(1 << (width - 1 - i) for i, b in enumerate(field.bits) if b is None)
+    return tuple(v + field.base for v in range(low, high + 1) if not (v & zero))
+
+
+@functools.cache
+def _holds(field: Field) -> frozenset[int]:
+    return frozenset(_domain(field))
 
 
 def _parse_field(text: str) -> tuple[str, Field]:
@@ -196,7 +207,7 @@ def _prefix_of(text: str, end: int) -> str:
 
 def _derive(value: int, offset: int, prefix: str) -> int:
     """name+offset; Z register numbers wrap (a list `{z31.s, z0.s}` is consecutive)."""
-    return (value + offset) % 32 if prefix == "z" else value + offset
+    return (value + offset) % 32 if prefix == "z" and offset else value + offset
 
 
 # -- the table --------------------------------------------------------------------------------------------------
@@ -463,7 +474,7 @@ def _lookups() -> Iterator[Row]:
         yield "luti2", 0xC0CC0000 | sz, "sme2", f"z<d>.{size}, zt0, z<n>[<i>]", "d=4:0 n=9:5 i=17:14"
         pair = f"{_list('d', size, 2)}, zt0, z<n>[<i>]"
         yield "luti4", 0xC08A4000 | sz, "sme2", pair, f"d={_aligned(4, 2)} n=9:5 i=16:15"
-        yield "luti2", 0xC08C4000 | sz, "sme2", pair, f"d={_aligned(4, 2)} n=9:5 i=18:15"
+        yield "luti2", 0xC08C4000 | sz, "sme2", pair, f"d={_aligned(4, 2)} n=9:5 i=17:15"
         quad = f"{_list('d', size, 4)}, zt0, z<n>[<i>]"
         if size != "b":  # no four-register luti4 of bytes
             yield "luti4", 0xC08A8000 | sz, "sme2", quad, f"d={_aligned(4, 4)} n=9:5 i=16"
@@ -490,7 +501,7 @@ def _clamps_and_conversions() -> Iterator[Row]:
         ("sqcvtu", 0xC163E000),
     ):
         yield mnemonic, base, "sme2", f"z<d>.h, {_list('n', 's', 2)}", f"d=4:0 n={_aligned(9, 2)}"
-    for mnemonic, base in (("sqcvt", 0xC133E000), ("uqcvt", 0xC133E020), ("sqcvtu", 0xC133E040)):
+    for mnemonic, base in (("sqcvt", 0xC133E000), ("uqcvt", 0xC133E020), ("sqcvtu", 0xC173E000)):
         for dst, src, size_bits in (("b", "s", 0), ("h", "d", 1 << 23)):
             ops = f"z<d>.{dst}, {_list('n', src, 4)}"
             yield mnemonic, base | size_bits, "sme2", ops, f"d=4:0 n={_aligned(9, 4)}"
@@ -555,9 +566,11 @@ def _canonical_list(norm: str) -> str:
         if m is None or (m[3] is not None and m[2] != m[4]):
             return norm
         first, last = int(m[1]), int(m[3] if m[3] is not None else m[1])
+        if max(first, last) > 31:  # left for the range check to report
+            return norm
         regs += [((first + k) % 32, m[2] or "") for k in range((last - first) % 32 + 1)]
     consecutive = all(b == ((a + 1) % 32, s) for (a, s), b in itertools.pairwise(regs))
-    if len(regs) < 2 or not consecutive or any(r[0] > 31 for r in regs):
+    if len(regs) < 2 or not consecutive:
         return norm
     (first, size), (last, _) = regs[0], regs[-1]
     return f"{{z{first}{size}-z{last}{size}}}"
@@ -577,11 +590,17 @@ def claims(mnemonic: str, operand_text: str) -> bool:
 class _Operand:
     text: str
     signature: str
-    values: list[_Value]
+    values: tuple[_Value, ...]
 
 
+@functools.lru_cache(maxsize=4096)  # kernels repeat their operands (`p0/m`, `[x0]`, `{z0.s-z3.s}`) many times
 def _operand(text: str) -> _Operand:
-    return _Operand(text, *_signature(_canonical_list(_normalise(text))))
+    signature, values = _signature(_canonical_list(_normalise(text)))
+    return _Operand(text, signature, tuple(values))
+
+
+# What each kind of slot reads: a number, or which X register spellings (SP or XZR as register 31).
+_ACCEPTS = {"#": ("#",), "x": ("x",), "xsp": ("x", "sp"), "xzr": ("x", "xzr")}
 
 
 def _fits(form: Form, ops: Sequence[_Operand]) -> tuple[int, dict[str, _Value]]:
@@ -596,7 +615,7 @@ def _fits(form: Form, ops: Sequence[_Operand]) -> tuple[int, dict[str, _Value]]:
             elif slot.derived:
                 ok = value == _derive(bound[slot.name][1], slot.offset, slot.prefix)
             else:
-                ok = (kind == "#") == (slot.kind == "#") and kind in ("#", "x", slot.kind[1:])
+                ok = kind in _ACCEPTS[slot.kind]
                 bound[slot.name] = (kind, value)
             if not ok:
                 return position, bound
@@ -617,6 +636,10 @@ def encode(mnemonic: str, operand_text: str) -> int:
         wanted = " or ".join(map(str, counts))
         raise Malformed(f"{mnemonic} takes {wanted} operands, got {len(texts)} in `{operand_text.strip()}`")
     ops = [_operand(t) for t in texts]
+    for form in _BY_SIGNATURE.get((mnemonic, tuple(op.signature for op in ops)), ()):
+        position, bound = _fits(form, ops)
+        if position == -1:
+            return form.encode(_check_ranges(mnemonic, form, ops, bound))
     candidates = [f for f in group if len(f.operands) == len(ops)]
     reached = {id(f): _fits(f, ops) for f in candidates}
     for form in candidates:
@@ -636,6 +659,8 @@ def _check_ranges(mnemonic: str, form: Form, ops: Sequence[_Operand], bound: dic
             if slot.name is None or slot.derived:
                 continue
             kind, value = bound[slot.name]
+            if value in _holds(form.fields[slot.name]) and (kind != "x" or value < 31):
+                continue
             domain = form.domain(slot)
             if (kind == "x" and value >= 31) or value not in domain:
                 shown = f"x{value}" if kind == "x" else slot.shows(value)
@@ -709,3 +734,15 @@ SME_ONLY = frozenset(
 def forms() -> list[Form]:
     """Every SME form, in table order (`zero` with a list of tiles is not among them: see zero_mask)."""
     return [form for group in FORMS.values() for form in group]
+
+
+def _by_signature() -> dict[tuple[str, tuple[str, ...]], tuple[Form, ...]]:
+    table: dict[tuple[str, tuple[str, ...]], list[Form]] = {}
+    for form in forms():
+        table.setdefault((form.mnemonic, tuple(t.signature for t in form.operands)), []).append(form)
+    return {key: tuple(group) for key, group in table.items()}
+
+
+# The forms by mnemonic and operand signatures: an instruction is tried against these first (the other forms of
+# its mnemonic only to say what is wrong).
+_BY_SIGNATURE = _by_signature()
