@@ -1,8 +1,10 @@
-"""Rewrite dot-product, matrix-multiply and BFloat16 instructions as `.inst 0x########` words.
+"""Rewrite dot-product, matrix-multiply, BFloat16, SME and SME2 instructions as `.inst 0x########` words.
 
-Old assemblers reject `sdot`, `smmla`, `bfmmla`, … even when the running CPU has them. This module encodes such
-instructions itself (bit layouts from the Arm ARM) and emits `.inst 0x########  // <original>` (`@` on arm), so an
-assembly kernel builds with any assembler; every other line is kept byte-for-byte and line numbers do not move.
+Old assemblers reject `sdot`, `smmla`, `bfmmla`, `fmopa`, `ld1w {z0.s-z3.s}, pn8/z, …` even when the running CPU
+has them (GNU as 2.40 knows SME but no SME2). This module encodes such instructions itself (bit layouts from the
+Arm ARM) and emits `.inst 0x########  // <original>` (`@` on arm), so an assembly kernel builds with any
+assembler; every other line is kept byte-for-byte and line numbers do not move. The forms are in inst_encoding.py
+(Advanced SIMD, SVE, A32) and inst_sme.py (SME, SME2; aarch64).
 
 Meson's generator() runs this file as a script from a bare source tree, so it uses the standard library only:
 
@@ -16,6 +18,12 @@ directives with their `\\` continuation lines, `#` comments) are left alone, so 
 An instruction with a supported mnemonic and malformed operands (wrong arrangement, register or lane index out of
 range, wrong register for the indexed operand, an operand that is not a register such as a macro argument) stops
 the rewrite with `file:line: what is wrong`. Unknown mnemonics pass untouched.
+
+SME shares mnemonics with ordinary instructions (`ld1w`, `mov`, `ldr`, `ptrue`, `whilelt`, `fmla`, `sdot`, …):
+an instruction goes to inst_sme.py when its mnemonic exists only in SME (`fmopa`, `mova`, `smstart`, …) or its
+operands are SME-shaped (ZA, ZT0, a `pn` register, a list of several Z registers), and must then fit an SME form or
+stop the rewrite; otherwise the forms of inst_encoding.py apply as before, and a line that none of them knows
+(`ld1w {z0.s}, p0/z, [x0]`, `mov x0, x1`, `ptrue p0.s`) passes untouched.
 
 A line with one rewritten instruction gets `.inst 0x########  // ` inserted in front of it, which turns the
 original (and whatever followed it on the line) into a comment. When more code follows on the same line
@@ -42,6 +50,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script by Meson: make `isaforge` importable from the source tree
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from isaforge import inst_sme
 from isaforge.inst_encoding import (
     ARCHES,
     ARM_BASES,
@@ -114,13 +123,16 @@ def _find(arch: str, code: str, start: int, end: int) -> _Found | None:
     if m is None:
         return None
     mnemonic = m.group().lower()
+    stop = start + len(code[start:end].rstrip())
+    operands = code[m.end() : stop]
+    if arch == "aarch64" and inst_sme.claims(mnemonic, operands):  # before TABLE: SME shares its mnemonics
+        return _Found(pos, stop, inst_sme.encode(mnemonic, operands))
     group = TABLE[arch].get(mnemonic)
     if group is None:
         if arch == "arm":
             _check_arm_mnemonic(mnemonic)
         return None
-    stop = start + len(code[start:end].rstrip())
-    return _Found(pos, stop, encode_instruction(mnemonic, group, code[m.end() : stop]))
+    return _Found(pos, stop, encode_instruction(mnemonic, group, operands))
 
 
 def _check_arm_mnemonic(mnemonic: str) -> None:

@@ -2,6 +2,10 @@
 instruction, its fixed bits and where each operand goes (bit layouts from the Arm ARM), and the encoding of one
 instruction's operands against them. The preprocessing of assembly files around it is in inst.py.
 
+The SME and SME2 forms (ZA tiles and array vectors, ZT0, `pn` predicates, multi-vector lists) are in inst_sme.py,
+which inst.py asks first: an SME-shaped `sdot za.s[w8, 0, vgx2], …` is encoded there, `sdot z0.s, z1.b, z2.b`
+here as before. This module's errors (InstError, Malformed) are shared by both.
+
 Standard library only: Meson runs inst.py, and so this module, from a bare source tree.
 """
 
