@@ -315,6 +315,11 @@ GENERATOR_FILES = (
     "catalogue_entries.py",
     "errors.py",
     "isa.toml",
+    # How gcc builds SME .S kernels (variant_route.py), and the .inst encoder its assembler wrapper runs.
+    "variant_route.py",
+    "inst.py",
+    "inst_encoding.py",
+    "inst_sme.py",
 )
 
 

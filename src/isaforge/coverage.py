@@ -197,6 +197,26 @@ def cap_walk(cat: Catalogue, arch: str, needed: Iterable[str] | None = None) -> 
     return kept
 
 
+# The streaming vector lengths (bytes) every SME kernel is proven at, each with the SVE vector length set apart from
+# it (a kernel that reads one for the other shows); FA64 off, as on cores without it (Apple M4).
+SVL_SWEEP = (16, 32, 64, 128, 256)
+
+
+def sme_runs(cat: Catalogue, arch: str, needed: Iterable[str]) -> list[Run]:
+    """When the build's kernels need SME: the SME QEMU's models at every SVL of the sweep, and with SME off (the
+    negative: no SME kernel may run). None when no kernel needs SME or the arch has no SME QEMU."""
+    sme = {f.name for f in cat.arch_features(arch) if "sme" in cat.implied_closure(arch, f.name)}
+    if not sme & set(needed):
+        return []
+    runs = []
+    for model in cat.sme_qemu_cpus(arch):
+        for svl in SVL_SWEEP:
+            vl = 32 if svl == 16 else 16
+            runs.append(Run(f"{model},sme_fa64=off,sme-default-vector-length={svl},sve-default-vector-length={vl}"))
+        runs.append(Run(f"{model},sme=off"))
+    return runs
+
+
 def active_features(cat: Catalogue, arch: str, run: Run) -> set[str]:
     """What dispatch may use in a run: the model's features minus the cap, and minus whatever needs a capped one."""
     have = set(cat.cpu_features(arch, run.model))

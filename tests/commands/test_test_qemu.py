@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from isaforge import coverage, projects, toolchains
+from isaforge import coverage, projects, qemu, toolchains
 from isaforge.catalogue import load
 from isaforge.cli import build_parser
-from isaforge.commands.test_qemu import run_files, selected_toolchains
+from isaforge.commands.test_qemu import _split_models, run_env, run_files, selected_models, selected_toolchains
 from isaforge.coverage import Kernel, Manifest, Run, Trace
 from isaforge.errors import IsaforgeError
 from tests.conftest import assert_one_line_error
@@ -806,3 +806,41 @@ def test_manifests_of_dependencies_are_left_out_and_broken_ones_are_one_line(tmp
     (tmp_path / "isaforge-kernels-eng.json").write_text("{")
     with pytest.raises(IsaforgeError, match=r"isaforge-kernels-eng.json: not a readable kernel manifest"):
         coverage.find_manifests(tmp_path)
+
+
+# -- SME runs -------------------------------------------------------------------------------------------------------
+
+
+def test_models_keep_their_qemu_properties():
+    assert _split_models(["cortex-a53,qemu-sme:max,sme=off,sve=off", "max"]) == [
+        "cortex-a53", "qemu-sme:max,sme=off,sve=off", "max"
+    ]  # fmt: skip
+
+
+def test_sme_models_are_asked_for_on_aarch64_only():
+    models = selected_models(CAT, ["cortex-a7", "qemu-sme:max,sme-default-vector-length=64"])
+    assert models == {"aarch64": ["qemu-sme:max,sme-default-vector-length=64"], "arm": ["cortex-a7"]}
+    with pytest.raises(IsaforgeError, match="unknown CPU model 'qemu-sme:neoverse-n1' for aarch64"):
+        selected_models(CAT, ["qemu-sme:neoverse-n1"])
+
+
+def test_the_svl_sweep_runs_only_for_sme_kernels():
+    assert coverage.sme_runs(CAT, "aarch64", {"neon", "sve", "dotprod"}) == []
+    assert coverage.sme_runs(CAT, "arm", {"neon"}) == []
+    runs = coverage.sme_runs(CAT, "aarch64", {"neon", "sme2"})
+    sweep = [r.model for r in runs[:-1]]
+    assert [int(m.split("sme-default-vector-length=")[1].split(",")[0]) for m in sweep] == [16, 32, 64, 128, 256]
+    for model in sweep:  # the SVE vector length apart from the SVL, FA64 off, SME2 there
+        assert "sme_fa64=off" in model and model.startswith("qemu-sme:max,")
+        svl, vl = (int(part.split("=")[1]) for part in model.split(",")[2:4])
+        assert svl != vl and "sme2" in CAT.cpu_features("aarch64", model)
+    assert runs[-1] == Run("qemu-sme:max,sme=off") and "sme" not in CAT.cpu_features("aarch64", runs[-1].model)
+
+
+def test_an_sme_run_finds_the_sme_qemu_first_on_path(tmp_path):
+    arch = CAT.arch("aarch64")
+    env = run_env(Run("qemu-sme:max,sme=off"), tmp_path / "t", [], arch)
+    assert env["QEMU_CPU"] == "max,sme=off"
+    assert env["PATH"].split(os.pathsep)[0] == str(qemu.sme_binary(arch).parent)
+    plain = run_env(Run("max"), tmp_path / "t", [], arch)
+    assert plain["QEMU_CPU"] == "max" and str(qemu.sme_binary(arch).parent) not in plain["PATH"].split(os.pathsep)

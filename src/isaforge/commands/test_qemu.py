@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from isaforge import builds, coverage, projects, ui
-from isaforge.catalogue import Catalogue, load
+from isaforge import builds, coverage, projects, qemu, ui
+from isaforge.catalogue import SME_QEMU_PREFIX, Arch, Catalogue, CpuSpec, load
 from isaforge.errors import IsaforgeError
 from isaforge.toolchains import Toolchain, probe, toolchains
 
@@ -58,8 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--qemu-cpu",
         action="append",
         default=[],
-        help="comma-separated CPU models (repeatable; default: every model of each arch); the cap walk "
-        "runs when max is among them",
+        help="comma-separated CPU models, QEMU properties after theirs (repeatable; default: every model of each "
+        "arch; qemu-sme:max,sme-default-vector-length=64 runs under the SME2-capable QEMU); on max the cap walk runs, "
+        "and the SVL sweep under the SME QEMU when a kernel needs SME",
     )
     parser.add_argument("--json", type=Path, help="write the coverage report to this file")
     parser.add_argument("--buildtype", choices=list(projects.BUILD_TYPES), default=projects.DEFAULT_BUILD_TYPE,
@@ -72,6 +74,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _split(values: list[str]) -> list[str]:
     return [v.strip() for value in values for v in value.split(",") if v.strip()]
+
+
+def _split_models(values: list[str]) -> list[str]:
+    """Comma-separated models, QEMU properties kept with theirs: `cortex-a53,qemu-sme:max,sme=off` is two."""
+    models: list[str] = []
+    for part in _split(values):
+        if "=" in part and models:
+            models[-1] += f",{part}"
+        else:
+            models.append(part)
+    return models
 
 
 def _declared(cat: Catalogue, declared: dict[Path, list[str]] | None) -> set[str] | None:
@@ -134,11 +147,18 @@ def build_options(values: list[str]) -> tuple[str, ...]:
 
 
 def selected_models(cat: Catalogue, wanted: list[str]) -> dict[str, list[str]]:
+    """The models per arch: the catalogue's, or those asked for (also `qemu-sme:<model>[,properties]`)."""
     known = {cpu for models in cat.cpus.values() for cpu in models}
-    unknown = [cpu for cpu in wanted if cpu not in known]
+    unknown = [cpu for cpu in wanted if cpu not in known and not cpu.startswith(SME_QEMU_PREFIX)]
     if unknown:
         raise IsaforgeError(f"unknown CPU model {unknown[0]!r}; choose from: {', '.join(sorted(known))}")
-    return {arch: [c for c in models if not wanted or c in wanted] for arch, models in cat.cpus.items()}
+    out = {}
+    for arch, models in cat.cpus.items():
+        out[arch] = [c for c in models if not wanted or c in wanted]
+        for spec in (w for w in wanted if w.startswith(SME_QEMU_PREFIX) and cat.sme_qemu_cpus(arch)):
+            cat.cpu_features(arch, spec)  # an unknown SME model: one line naming the valid ones
+            out[arch].append(spec)
+    return out
 
 
 def _shown(path: Path) -> str:
@@ -154,12 +174,16 @@ def run_files(logs: Path, run: coverage.Run) -> tuple[Path, Path]:
     return logs / f"trace-{slug}.txt", logs / f"test-{slug}.log"
 
 
-def run_env(run: coverage.Run, trace: Path, owners: list[str]) -> dict[str, str]:
+def run_env(run: coverage.Run, trace: Path, owners: list[str], arch: Arch) -> dict[str, str]:
     """The environment of one test run: the model, the cap and the trace file; nothing of the caller's caps (its own
-    ISAFORGE_DISABLE or an engine's <NAME>_DISABLE) leaks in."""
+    ISAFORGE_DISABLE or an engine's <NAME>_DISABLE) leaks in. A `qemu-sme:` model puts the SME QEMU first on PATH,
+    where the build's exe_wrapper (QEMU by its bare name) finds it."""
     caps = {f"{owner.upper()}_DISABLE" for owner in owners}
     env = {k: v for k, v in projects.tool_env().items() if k not in caps}
-    env.update({"QEMU_CPU": run.model, "ISAFORGE_TRACE": str(trace)})
+    spec = CpuSpec.parse(run.model)
+    env.update({"QEMU_CPU": spec.qemu_cpu, "ISAFORGE_TRACE": str(trace)})
+    if spec.sme_qemu:
+        env["PATH"] = f"{qemu.sme_binary(arch).parent}{os.pathsep}{env.get('PATH', os.defpath)}"
     if run.disabled:
         env["ISAFORGE_DISABLE"] = ",".join(run.disabled)
     return env
@@ -216,6 +240,8 @@ def _run_tests(
     models_runs = [coverage.Run(m) for m in models]
     needed = {f for m in manifests for k in m.kernels for f in k.requires}
     caps = coverage.cap_walk(cat, tc.arch.name, needed) if coverage.CAP_MODEL in models else []
+    if coverage.CAP_MODEL in models and not any(m.startswith(SME_QEMU_PREFIX) for m in models):
+        models_runs += [r for r in coverage.sme_runs(cat, tc.arch.name, needed) if r not in models_runs]
     owners = [m.owner for m in manifests]
     observed: list[tuple[coverage.Run, coverage.Trace]] = []
     pb.logs.mkdir(parents=True, exist_ok=True)
@@ -224,7 +250,7 @@ def _run_tests(
         status.step(tc.name, f"tests on {run.label}")
         trace, log = run_files(pb.logs, run)
         trace.unlink(missing_ok=True)
-        code = projects.run_tests(pb, run_env(run, trace, owners), log)
+        code = projects.run_tests(pb, run_env(run, trace, owners, tc.arch), log)
         if code != 0:
             cap = f" (ISAFORGE_DISABLE={','.join(run.disabled)})" if run.disabled else ""
             error = f"the tests failed on {run.model}{cap}: exit status {code}; full output in {_shown(log)}"
@@ -256,7 +282,7 @@ def _run(args: argparse.Namespace, reports: list[coverage.BuildReport]) -> int:
     # libisaforge's own tree has the examples' catalogues in it, and builds for every arch whatever they declare.
     declared = None if project.is_isaforge else projects.declared_arches(project.directory, root)
     todo = selected_toolchains(cat, args, declared)
-    models = selected_models(cat, _split(args.qemu_cpu))
+    models = selected_models(cat, _split_models(args.qemu_cpu))
     if not todo:
         raise IsaforgeError("no toolchain matches --targets / --compilers / --toolchains")
     started = time.monotonic()
