@@ -68,6 +68,8 @@ static void print_json(void) {
     printf(",\n  \"active\": ");
     print_feature_list(isf_active_features());
     printf(",\n  \"detect_source\": \"%s\",\n", isf_detect_source());
+    printf("  \"sve_vector_length\": %zu,\n  \"streaming_vector_length\": %zu,\n", isf_sve_vector_length(),
+           isf_streaming_vector_length());
     print_kernels();
     print_available();
     print_variants();

@@ -21,6 +21,12 @@ typedef enum {
 
 uint32_t isf_cpu_features(void);    /* detected on this CPU */
 uint32_t isf_active_features(void); /* detected & allowed */
+/* The calling thread's vector lengths in bytes, as Linux sets them per thread (prctl PR_SVE_SET_VL / PR_SME_SET_VL),
+ * read without executing an SVE or SME instruction; 0 where the feature is not detected. The streaming vector length
+ * (SVL, what SME's ZA and streaming-mode vectors have) and the SVE vector length are distinct: a core may have SME
+ * without SVE, and a thread may set either alone. */
+size_t isf_sve_vector_length(void);
+size_t isf_streaming_vector_length(void);
 /* Cap: only removes features, and re-selects kernels. Returns once every call that started before it has finished:
  * from then on no call runs a kernel the cap excludes. Active features and kernels are one snapshot per call.
  * ISF_ERR_WOULD_DEADLOCK, nothing changed: called on a thread that is inside a call of this library, which it would

@@ -19,6 +19,10 @@
 #define PR_SVE_GET_VL 51
 #define PR_SVE_VL_LEN_MASK 0xffff
 #endif
+#ifndef PR_SME_GET_VL /* Linux 5.19; bookworm's headers have it, older ones may not */
+#define PR_SME_GET_VL 64
+#define PR_SME_VL_LEN_MASK 0xffff
+#endif
 #endif
 
 /*
@@ -91,15 +95,32 @@ static void publish(void) {
     wait_for_readers(&slots[old]);
 }
 
-/* The SVE vector length of the calling thread, read without executing an SVE instruction (this file is compiled at
- * the baseline); used once, to decide whether scalable kernels can work at all. */
-static size_t prctl_vector_bytes(void) {
+/* A vector length of the calling thread, read without executing an SVE or SME instruction (this file is compiled at
+ * the baseline): `option` is PR_SVE_GET_VL or PR_SME_GET_VL. */
+static size_t prctl_vector_bytes(int option) {
 #if defined(__aarch64__) && defined(__linux__)
-    int vl = prctl(PR_SVE_GET_VL, 0, 0, 0, 0);
-    return vl < 0 ? 0 : (size_t)(vl & PR_SVE_VL_LEN_MASK);
+    int vl = prctl(option, 0, 0, 0, 0);
+    return vl < 0 ? 0 : (size_t)(vl & 0xffff); /* PR_SVE_VL_LEN_MASK and PR_SME_VL_LEN_MASK alike */
 #else
+    (void)option;
     return 0;
 #endif
+}
+
+#if defined(__aarch64__) && defined(__linux__)
+#define ISF_SVE_VL PR_SVE_GET_VL
+#define ISF_SME_VL PR_SME_GET_VL
+#else
+#define ISF_SVE_VL 0
+#define ISF_SME_VL 0
+#endif
+
+size_t isf_sve_vector_length(void) {
+    return (isf_cpu_features() & ISF_FEATURE_SVE) ? prctl_vector_bytes(ISF_SVE_VL) : 0;
+}
+
+size_t isf_streaming_vector_length(void) {
+    return (isf_cpu_features() & ISF_FEATURE_SME) ? prctl_vector_bytes(ISF_SME_VL) : 0;
 }
 
 /* The kernel of `op` named by the first len bytes of name, or NULL. */
@@ -191,10 +212,16 @@ uint32_t isf_active_features_without(const char *env_var) {
 static void initialise(void) {
     detected = isf_detect_features(&source);
     if (detected & ISF_FEATURE_SVE) {
-        size_t bytes = prctl_vector_bytes();
+        size_t bytes = prctl_vector_bytes(ISF_SVE_VL);
         if (bytes == 0 || bytes % 16 != 0 || isf_sve_vector_bytes == NULL) {
             /* Scalable kernels could not size their tiles: treat SVE as absent rather than guess. */
             detected = isf_close_features(detected & ~(uint32_t)ISF_FEATURE_SVE);
+        }
+    }
+    if (detected & ISF_FEATURE_SME) {
+        size_t bytes = prctl_vector_bytes(ISF_SME_VL);
+        if (bytes == 0 || bytes % 16 != 0) { /* a kernel that has SME has a streaming vector length */
+            detected = isf_close_features(detected & ~(uint32_t)ISF_FEATURE_SME);
         }
     }
     const char *disable = getenv("ISAFORGE_DISABLE");

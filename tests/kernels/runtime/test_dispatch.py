@@ -45,6 +45,19 @@ def test_detects_sme_from_both_sources(target_cpu: TargetCpu, info, model: str, 
     has_sme2 = model.startswith("qemu-sme:") and "sme=off" not in model
     assert ("sme2" in got["detected"]) == has_sme2 and ("sme_lutv2" in got["detected"]) == has_sme2
     assert ("sve" in got["detected"]) == ("sve=off" not in model)
+    for feature, length in (("sve", got["sve_vector_length"]), ("sme", got["streaming_vector_length"])):
+        assert (length > 0 and length % 16 == 0) if feature in got["detected"] else length == 0, (feature, length)
+
+
+@pytest.mark.cpus(["max"])
+@pytest.mark.arch("aarch64")
+@pytest.mark.parametrize("svl", [16, 32, 64, 128, 256])
+def test_the_streaming_vector_length_is_the_threads_own(target_cpu: TargetCpu, info, svl: int) -> None:
+    """The SVL is read apart from the SVE vector length, each as QEMU sets it."""
+    vl = 32 if svl == 16 else 16
+    model = f"qemu-sme:max,sme-default-vector-length={svl},sve-default-vector-length={vl}"
+    got = info(TargetCpu(target_cpu.build, model))
+    assert (got["streaming_vector_length"], got["sve_vector_length"]) == (svl, vl)
 
 
 def test_chooses_the_best_allowed_kernel(target_cpu: TargetCpu, info) -> None:
