@@ -139,3 +139,40 @@ def test_objects_without_sme_get_the_main_check_alone(tmp_path):
     found = needs(build(tmp_path, CLEAN, "neon"))
     assert ("smstart", "sme") in found and ("fmopa", "sme") in found and ("zero", "sme2") in found
     assert not [n for _, n in found if "smstart … smstop" in n]
+
+
+def test_sme_system_registers_are_read_in_either_mode(tmp_path):
+    """SVCR and TPIDR2_EL0 (a test's check of the call boundary) need SME, not streaming mode."""
+    body = "    .text\nstate:\n    mrs x0, S3_3_C4_C2_2\n    mrs x1, S3_3_C13_C0_5\n    rdsvl x2, #1\n    ret\n"
+    assert build(tmp_path, body, "sme") == []
+    assert needs(build(tmp_path, body, "neon")) == [("mrs", "sme"), ("mrs", "sme"), ("rdsvl", "sme")]
+
+
+VENDORED = Path(__file__).resolve().parents[1] / "examples" / "engine-vendored"
+SME2_KERNEL = "third_party/vuk/ukernels/dot/dot_s8_f16/vuk_dot_s8_f16_sme2.S"
+
+
+@pytest.mark.e2e
+def test_a_breach_planted_in_the_vendored_sme2_kernel_is_caught(tmp_path):
+    """The example engine built by gcc 12 (SME2 through the assembler wrapper) keeps the contract; NEON planted in
+    its SME2 kernel's streaming region is caught, named, in that kernel."""
+    from isaforge import builds  # noqa: PLC0415 - only this test builds libisaforge
+    from tests.test_isolation import cli, run_tool  # noqa: PLC0415
+
+    prefix = builds.ensure_installed(builds.build_for("aarch64-linux-gnu", "gcc"))
+    copy = tmp_path / "veng"
+    shutil.copytree(VENDORED, copy, ignore=shutil.ignore_patterns("subprojects", "build*"))
+    cross = VENDORED.parents[1] / "toolchains" / "meson" / "aarch64-linux-gnu-gcc.ini"
+    build = copy / "build"
+    run_tool("meson", "setup", "--cross-file", cross, f"-Dpkg_config_path={prefix}/lib/pkgconfig", build, copy)
+    run_tool("meson", "compile", "-C", build)
+    clean = cli(build)
+    assert clean.returncode == 0 and "no violations" in clean.stdout, clean.stdout + clean.stderr
+    kernel = copy / SME2_KERNEL
+    text = kernel.read_text()
+    kernel.write_text(text.replace("    smstart ", "    smstart\n    add v0.4s, v0.4s, v0.4s\n   ", 1))
+    run_tool("meson", "compile", "-C", build)
+    planted = cli(build)
+    assert planted.returncode == 1, planted.stdout + planted.stderr
+    [line] = [line for line in planted.stdout.splitlines() if "add v0.4s" in line]
+    assert "vuk_dot_s8_f16_sme2" in line and "needs sme_fa64 (NEON or non-streaming SVE inside" in line, line

@@ -37,8 +37,11 @@ LEGEND = "\n".join(
         f"{FAILED_RAN} ran without a feature it needs   {WRONGLY_REFUSED} refused with all its features present",
         f"caps on {CAP_MODEL}: {RAN} -X ran with X and every feature above it disabled (ISAFORGE_DISABLE; the deepest "
         f"such cap), {REFUSED} refused under every cap",
+        "columns: svl N / vl M the streaming / SVE vector length in bytes (sme-/sve-default-vector-length), -X X=off",
     ]
 )
+# Column titles for QEMU properties, which make long model names (the JSON keeps them whole).
+SHORT_PROPERTIES = (("sme-default-vector-length=", "svl "), ("sve-default-vector-length=", "vl "))
 
 
 # -- manifests ----------------------------------------------------------------------------------------------------
@@ -126,6 +129,18 @@ class Run:
     @property
     def label(self) -> str:
         return f"{self.model}:disable={','.join(self.disabled)}" if self.disabled else self.model
+
+    @property
+    def column(self) -> str:
+        """The model as a matrix column: `qemu-sme:max svl 16 vl 32 -sme_fa64`."""
+        model, *properties = self.model.split(",")
+        words = []
+        for prop in properties:
+            word = prop
+            for long, short in SHORT_PROPERTIES:
+                word = word.replace(long, short)
+            words.append(f"-{word.removesuffix('=off')}" if word.endswith("=off") else word)
+        return " ".join([model, *words])
 
     @property
     def capped(self) -> bool:
@@ -347,7 +362,7 @@ def matrix(
     cat: Catalogue, results: Sequence[KernelResult], models: Sequence[Run], caps: Sequence[Run], dropped: dict[str, str]
 ) -> str:
     """Kernel × CPU model (+ one column for the cap walk on max), and a row per variant that was not built."""
-    header = ["kernel", *[run.model for run in models], *([f"caps on {CAP_MODEL}"] if caps else [])]
+    header = ["kernel", *[run.column for run in models], *([f"caps on {CAP_MODEL}"] if caps else [])]
     rows: list[list[str]] = [header]
     shown: set[tuple[str, str]] = set()
     for result in _matrix_order(cat, results):

@@ -7,7 +7,8 @@ to a variant with SME, each function is read in layout order from its entry, wit
 
 * an instruction that needs SME (the judge rejects it once the SME features are taken away: outer products, ZA
   moves, streaming SVE) must be inside a streaming region; the ZA array's own loads, stores and zeroing (`ldr`,
-  `str`, `zero` of za or zt0) need only ZA on (`smstart za`), and `rdsvl`, `smstart` and `smstop` nothing more;
+  `str`, `zero` of za or zt0) need only ZA on (`smstart za`), and `rdsvl`, `smstart`, `smstop` and the SME system
+  registers' `mrs` and `msr` nothing more;
 * inside a streaming region there is no NEON and no non-streaming SVE (the judge rejects them under the variant's
   flags with `+nosimd` and without SVE), unless the object's variant requires `sme_fa64`: without FA64 they fault
   there (Apple M4 has no FA64);
@@ -29,7 +30,8 @@ from isaforge.catalogue import Arch, Catalogue
 SME = "sme"
 FA64 = "sme_fa64"
 CALLS = ("bl", "blr", "blraa", "blraaz", "blrab", "blrabz")
-CONTROL = ("smstart", "smstop", "rdsvl")
+# Legal in either mode: the mode switches, the SVL and the SME system registers (SVCR, TPIDR2_EL0, SMCR).
+CONTROL = ("smstart", "smstop", "rdsvl", "mrs", "msr")
 ZA_STORAGE = ("ldr", "str", "zero")
 REGION = "smstart … smstop"
 

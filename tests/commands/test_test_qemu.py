@@ -622,6 +622,19 @@ def assert_the_vendored_twin_is_chosen_on_its_core(data: dict, toolchains: list[
         assert {"cortex-a53", "max"} <= set(other["chosen"])
         both = data["kernels"][f"vuk_dot_s8_f16_16x4_dotprod_fp16@{tc}"]  # fp16 + dotprod
         assert both["variant"] == "fp16+dotprod" and "cortex-a53" in both["refused"] and "cortex-a55" in both["ran"]
+        assert_the_sme_kernels_ran_at_every_svl(data, tc)
+
+
+def assert_the_sme_kernels_ran_at_every_svl(data: dict, tc: str) -> None:
+    """The SME2 and SME1 kernels ran under the SME QEMU at every SVL of the sweep (FA64 off, the SVE length apart),
+    never where SME is off; the SME1 one also on QEMU 10's max, which has SME but not SME2."""
+    sweep = [r.model for r in coverage.sme_runs(CAT, "aarch64", {"sme2"})[:-1]]
+    for name, on_max in (("vuk_dot_s8_f16_sme2", False), ("vuk_dot_s8_f16_sme", True)):
+        kernel = data["kernels"][f"{name}@{tc}"]
+        assert kernel["variant"] == name.rsplit("_", 1)[1] and kernel["failures"] == []
+        assert [m for m in kernel["ran"] if m.startswith("qemu-sme:")] == sweep, kernel
+        assert {"qemu-sme:max,sme=off", "cortex-a53"} <= set(kernel["refused"])
+        assert ("max" in kernel["ran"]) == on_max and ("max" in kernel["refused"]) != on_max
 
 
 @pytest.mark.e2e
