@@ -20,8 +20,8 @@
  * after. Between them only SME and streaming SVE (no NEON, no gathers, no FFR: they fault without FA64, as on
  * Apple M4); the epilogue's fields are read into general registers before smstart so that nothing scalar FP
  * has to survive it. Two k steps per iteration with two register sets, so each step's loads are issued a step
- * ahead of its fmopa; an odd k_blocks enters at the second half. Only the 4 lanes of A that fmopa uses are
- * loaded (p1): nothing past the panels is read at any SVL.
+ * ahead of its fmopa; an odd k_blocks does its first step alone, the last two steps are peeled (no loads after
+ * them), and only the 4 lanes of A that fmopa uses are loaded (p1): nothing past the panels is read at any SVL.
  *
  * The store: ZA's rows go straight to C (st1w of a ZA slice) when there is neither accumulate nor an epilogue
  * step. Otherwise each row is moved to Z registers (mova), old C is added after the sums (accumulate, as the
@@ -57,14 +57,31 @@ isf_ukernel_gemm_f32_4x16_sme:
 	ptrue	p1.s, vl4
 	mov	x8, #4
 	cbz	x0, .Lstore
-	tbnz	x0, #0, .Lodd
+	tbz	x0, #0, 1f
+	// k_blocks odd: one step alone, leaving an even count for the pipelined loop
 	ld1w	{z0.s}, p1/z, [x1]
 	ld1w	{z4.s}, p0/z, [x2]
 	ld1w	{z5.s}, p0/z, [x2, #1, mul vl]
 	ld1w	{z6.s}, p0/z, [x2, #2, mul vl]
 	ld1w	{z7.s}, p0/z, [x2, #3, mul vl]
+	fmopa	za0.s, p1/m, p0/m, z0.s, z4.s
+	fmopa	za1.s, p1/m, p0/m, z0.s, z5.s
+	fmopa	za2.s, p1/m, p0/m, z0.s, z6.s
+	fmopa	za3.s, p1/m, p0/m, z0.s, z7.s
+	add	x1, x1, #16
+	addvl	x2, x2, #4
+	subs	x0, x0, #1
+	b.eq	.Lstore
+1:	ld1w	{z0.s}, p1/z, [x1]
+	ld1w	{z4.s}, p0/z, [x2]
+	ld1w	{z5.s}, p0/z, [x2, #1, mul vl]
+	ld1w	{z6.s}, p0/z, [x2, #2, mul vl]
+	ld1w	{z7.s}, p0/z, [x2, #3, mul vl]
+	subs	x0, x0, #2
+	b.eq	.Ltail
 	// isf-hot-loop-begin
-	// even step: compute with z0, z4-z7, load the odd step into z1, z8-z11
+	// two steps: the odd one's loads (z1, z8-z11) go out before the even one's fmopa, the next even one's
+	// (z0, z4-z7) before the odd one's fmopa
 .Lloop:
 	ld1w	{z1.s}, p1/z, [x1, x8, lsl #2]
 	ld1w	{z8.s}, p0/z, [x2, #4, mul vl]
@@ -77,40 +94,29 @@ isf_ukernel_gemm_f32_4x16_sme:
 	fmopa	za3.s, p1/m, p0/m, z0.s, z7.s
 	add	x1, x1, #32
 	addvl	x2, x2, #8
-	sub	x0, x0, #2
-	cbz	x0, .Llast
 	ld1w	{z0.s}, p1/z, [x1]
 	ld1w	{z4.s}, p0/z, [x2]
 	ld1w	{z5.s}, p0/z, [x2, #1, mul vl]
 	ld1w	{z6.s}, p0/z, [x2, #2, mul vl]
 	ld1w	{z7.s}, p0/z, [x2, #3, mul vl]
-	// odd step: compute with z1, z8-z11 while the next even step's loads land
-.Lmid:
 	fmopa	za0.s, p1/m, p0/m, z1.s, z8.s
 	fmopa	za1.s, p1/m, p0/m, z1.s, z9.s
 	fmopa	za2.s, p1/m, p0/m, z1.s, z10.s
 	fmopa	za3.s, p1/m, p0/m, z1.s, z11.s
-	b	.Lloop
+	subs	x0, x0, #2
+	b.ne	.Lloop
 	// isf-hot-loop-end
-	// k_blocks odd: the first step goes into the odd register set
-.Lodd:
-	ld1w	{z1.s}, p1/z, [x1]
-	ld1w	{z8.s}, p0/z, [x2]
-	ld1w	{z9.s}, p0/z, [x2, #1, mul vl]
-	ld1w	{z10.s}, p0/z, [x2, #2, mul vl]
-	ld1w	{z11.s}, p0/z, [x2, #3, mul vl]
-	add	x1, x1, #16
-	addvl	x2, x2, #4
-	sub	x0, x0, #1
-	cbz	x0, .Llast
-	ld1w	{z0.s}, p1/z, [x1]
-	ld1w	{z4.s}, p0/z, [x2]
-	ld1w	{z5.s}, p0/z, [x2, #1, mul vl]
-	ld1w	{z6.s}, p0/z, [x2, #2, mul vl]
-	ld1w	{z7.s}, p0/z, [x2, #3, mul vl]
-	b	.Lmid
-	// the last (odd) step: compute only, nothing past the panels is read
-.Llast:
+	// the last two steps: no loads beyond them, so nothing past the panels is read
+.Ltail:
+	ld1w	{z1.s}, p1/z, [x1, x8, lsl #2]
+	ld1w	{z8.s}, p0/z, [x2, #4, mul vl]
+	ld1w	{z9.s}, p0/z, [x2, #5, mul vl]
+	ld1w	{z10.s}, p0/z, [x2, #6, mul vl]
+	ld1w	{z11.s}, p0/z, [x2, #7, mul vl]
+	fmopa	za0.s, p1/m, p0/m, z0.s, z4.s
+	fmopa	za1.s, p1/m, p0/m, z0.s, z5.s
+	fmopa	za2.s, p1/m, p0/m, z0.s, z6.s
+	fmopa	za3.s, p1/m, p0/m, z0.s, z7.s
 	fmopa	za0.s, p1/m, p0/m, z1.s, z8.s
 	fmopa	za1.s, p1/m, p0/m, z1.s, z9.s
 	fmopa	za2.s, p1/m, p0/m, z1.s, z10.s
