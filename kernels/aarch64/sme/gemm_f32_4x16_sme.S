@@ -27,7 +27,7 @@
  * step. Otherwise each row is moved to Z registers (mova), old C is added after the sums (accumulate, as the
  * other kernels do), then bias, then FMAX/FMIN with the bounds (IEEE maximum/minimum: a NaN stays NaN, -0 < +0).
  * A missing step is applied as its identity rather than branched around per row: bias -0.0 (x + -0 = x for
- * every x, -0 included) and bounds -Inf/+Inf (fmax(x, -Inf) = fmin(x, +Inf) = x, NaN included; every value here
+ * every x, -0 included, in the FPCR's default rounding to nearest) and bounds -Inf/+Inf (fmax(x, -Inf) = fmin(x, +Inf) = x, NaN included; every value here
  * comes from arithmetic, so no signalling NaN is quietened that would not have been).
  */
 
@@ -43,6 +43,7 @@ isf_ukernel_gemm_f32_4x16_sme:
 	stp	d10, d11, [sp, #16]
 	stp	d12, d13, [sp, #32]
 	stp	d14, d15, [sp, #48]
+	// x4: ldc in bytes
 	lsl	x4, x4, #2
 	// w9 = steps; the bounds (w10 lo, w11 hi) and bias pointer (x14) in general registers, which smstart keeps
 	ldr	w9, [x6, #ISF_EP_STEPS]
@@ -52,9 +53,12 @@ isf_ukernel_gemm_f32_4x16_sme:
 	ldp	w10, w11, [x6, #ISF_EP_MIN]
 1:	ldr	x14, [x6, #ISF_EP_BIAS]
 	smstart
+	// smstart from ZA off already zeroes it; explicit, so the sums never depend on how the kernel was entered
 	zero	{za}
+	// p0: a whole vector (B, C, the store); p1: A's 4 rows, so no more of A is read at any SVL
 	ptrue	p0.s
 	ptrue	p1.s, vl4
+	// the odd step's A, 4 floats on: ld1w's immediate offsets count whole vectors
 	mov	x8, #4
 	cbz	x0, .Lstore
 	tbz	x0, #0, 1f
