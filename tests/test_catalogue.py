@@ -219,9 +219,11 @@ def test_layout_follows_from_the_name_widening_and_scaling() -> None:
 def test_layout_ids_are_fnv1a_of_the_canonical_string_not_positions() -> None:
     """Stored buffers carry the id: it must stay what it is today whatever else the catalogue gains."""
     assert fnv1a32("") == 0x811C9DC5 and fnv1a32("a") == 0xE40C292C  # the FNV-1a test vectors
-    assert Layout("s8", "s8", 8, 8, 8, False).id == fnv1a32("isaforge-layout-1:s8.8x8x8:align64") == 0x19A25118
-    ids = [Layout("f32", "f32", 8, 12, 1, s).id for s in (False, True)]
-    assert ids[0] != ids[1]  # scaling is part of the layout
+    assert Layout("s8", "s8", 8, 8, 8, "").id == fnv1a32("isaforge-layout-1:s8.8x8x8:align64") == 0x19A25118
+    assert Layout("s8", "s8", 8, 4, 8, "sve").id == fnv1a32("isaforge-layout-1:s8.8x4x8.vl:align64")
+    ids = {Layout("f32", "f32", 4, 16, 1, s).id for s in ("", "sve", "streaming")}
+    assert len(ids) == 3  # scaling, and with which vector length, is part of the layout
+    assert Layout("f32", "f32", 4, 16, 1, "streaming").name == "f32.4x16x1.svl"
 
 
 def test_a_kernel_with_an_unregistered_layout_is_refused_naming_it_and_the_fix() -> None:

@@ -56,7 +56,7 @@ typedef struct {
     const char *name;    /* e.g. "gemm_s8_8x8x8_i8mm": <op>_<dtype>_<MR>x<NR>[x<KR>]_<variant> */
     const char *variant; /* e.g. "i8mm" */
     unsigned mr, nr, kr; /* tile rows, columns (at 128-bit vectors when scalable) and k steps per block */
-    int scalable;        /* NR grows with the SVE vector length */
+    int scalable;        /* NR grows with the SVE vector length (1) or the streaming one, SME's SVL (2) */
     uint32_t required;   /* ISF_FEATURE_* bits it needs */
     int runnable;        /* its features are all active now */
 } isf_kernel_desc;

@@ -357,7 +357,16 @@ const char *isf_kernel_name(isf_op op) {
     return k != NULL ? k->name : NULL;
 }
 
-size_t isf_kernel_vector_bytes(const isf_kernel *k) { return k->scalable ? isf_sve_vector_bytes() : 0; }
+size_t isf_kernel_vector_bytes(const isf_kernel *k) {
+    switch (k->scalable) {
+    case ISF_SCALES_WITH_SVE:
+        return isf_sve_vector_bytes();
+    case ISF_SCALES_WITH_SVL:
+        return isf_streaming_vector_length();
+    default:
+        return 0;
+    }
+}
 
 unsigned isf_kernel_nr(const isf_kernel *k, size_t vector_bytes) {
     return k->scalable ? k->nr * (unsigned)(vector_bytes / 16) : k->nr;

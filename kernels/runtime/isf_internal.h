@@ -42,7 +42,11 @@
  * vector length and scales with it: NR = name's NR × VL / 128. The kernel reads VL itself (svcntb()); the driver
  * reads the calling thread's VL (isf_sve_vector_bytes, compiled with SVE flags and called only to run a scalable
  * kernel, so only when SVE is active) once per call, and plans, packs and sizes its scratch for that width.
+ * Streaming variants (`scalable = "streaming"`, SME) scale the same way with the streaming vector length SVL
+ * (isf_streaming_vector_length), which is the thread's own and apart from VL; packed weights record the length
+ * they were packed at, so a thread at another SVL is refused them as one at another VL is.
  */
+enum { ISF_SCALES_NOT = 0, ISF_SCALES_WITH_SVE = 1, ISF_SCALES_WITH_SVL = 2 }; /* isf_kernel.scalable */
 
 /*
  * The epilogue: what a kernel does to its tile on the last k block before storing it, on registers, so C is
@@ -243,7 +247,7 @@ typedef struct {
     const char *name;
     isf_op op;
     unsigned mr, nr, kr; /* nr at 128-bit vectors when scalable */
-    int scalable;
+    int scalable;        /* ISF_SCALES_*: with nothing, the SVE vector length or the streaming one */
     int widened; /* runs a gemm_f32 kernel on panels the driver widened to fp32 (fp16/bf16 without the extension) */
     uint32_t required;
     unsigned rank; /* higher is preferred: by variant, then the variant's `prefer` list */

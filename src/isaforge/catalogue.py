@@ -28,6 +28,7 @@ from isaforge.catalogue_entries import (
     PREFERENCE_SLOTS,
     RANK_STEP,
     REFERENCE,
+    SCALABLE_KINDS,
     SME_QEMU_PREFIX,
     VARIANT_DEFINE,
     Arch,
@@ -67,6 +68,7 @@ __all__ = [
     "PREFERENCE_SLOTS",
     "RANK_STEP",
     "REFERENCE",
+    "SCALABLE_KINDS",
     "SME_QEMU_PREFIX",
     "VARIANT_DEFINE",
     "Arch",
@@ -228,7 +230,7 @@ class Catalogue:
             arches=arches,
             probe="\n".join(probes),
             rank=top.rank + sum(name not in top.requires for name in names),
-            scalable=any(p.scalable for p in parts),
+            scalable=next((p.scalable for p in parts if p.scalable), ""),
             asm_probe={},
         )
 
@@ -502,7 +504,7 @@ def load(path: Path = CATALOGUE_PATH) -> Catalogue:
             arches=tuple(v["arches"]),
             probe=v.get("probe", ""),
             rank=rank * RANK_STEP,
-            scalable=bool(v.get("scalable", False)),
+            scalable=_scalable(name, v.get("scalable", False)),
             asm_probe=dict(v.get("asm_probe", {})),
             prefer=tuple(v.get("prefer", ())),
         )
@@ -560,6 +562,14 @@ def _op(name: str, raw: dict, dtypes: dict[str, DType], signatures: dict[str, Si
         widened=dict(raw.get("widened", {})),
         kernels_of=raw.get("kernels", ""),
     )
+
+
+def _scalable(variant: str, raw: bool | str) -> str:
+    """`scalable = true` (SVE's vector length) or "streaming" (SME's)."""
+    kind = "sve" if raw is True else "" if raw is False else raw
+    if kind not in SCALABLE_KINDS:
+        raise CatalogueError(f'variant {variant}: scalable is true, false or "streaming", not {raw!r}')
+    return kind
 
 
 def _cpu_tables(raw: dict[str, dict[str, list[str]]]) -> dict[str, dict[str, tuple[str, ...]]]:

@@ -108,7 +108,7 @@ class Variant:
     arches: tuple[str, ...]
     probe: str
     rank: int
-    scalable: bool
+    scalable: str  # "" fixed, "sve": NR scales with the SVE vector length, "streaming": with SME's SVL
     asm_probe: dict[str, str] = field(compare=False)
     prefer: tuple[str, ...] = ()  # kernels of one op in this variant, most preferred first
 
@@ -239,6 +239,12 @@ class KernelName:
         return f"isf_ukernel_{self.runs or self.name}"
 
 
+# How a scalable variant's NR grows: with nothing, the SVE vector length (VL) or the streaming one (SVL, SME). The
+# numbers are the runtime's (isf_kernel.scalable, isf_kernel_desc.scalable); the suffixes name layouts.
+SCALABLE_KINDS = {"": 0, "sve": 1, "streaming": 2}
+SCALING_SUFFIX = {"": "", "sve": ".vl", "streaming": ".svl"}
+
+
 @dataclass(frozen=True)
 class Layout:
     """The panels a kernel reads (kernels/runtime/isf_internal.h): element types, tile, scaling, alignment."""
@@ -248,14 +254,14 @@ class Layout:
     mr: int
     nr: int  # at 128-bit vectors when scalable
     kr: int
-    scalable: bool
+    scalable: str  # a variant's kind: "", "sve" or "streaming"
     align: int = PANEL_ALIGN
 
     @property
     def name(self) -> str:
-        """The registry key of [layout] in isa.toml: <in>[><panel>].<MR>x<NR>x<KR>[.vl]."""
+        """The registry key of [layout] in isa.toml: <in>[><panel>].<MR>x<NR>x<KR>[.vl|.svl]."""
         elements = self.source if self.panel == self.source else f"{self.source}>{self.panel}"
-        return f"{elements}.{self.mr}x{self.nr}x{self.kr}{'.vl' if self.scalable else ''}"
+        return f"{elements}.{self.mr}x{self.nr}x{self.kr}{SCALING_SUFFIX[self.scalable]}"
 
     @property
     def symbol(self) -> str:
@@ -271,7 +277,7 @@ class Layout:
         return fnv1a32(self.canonical)
 
     def describe(self) -> str:
-        scaling = " × VL/128" if self.scalable else ""
+        scaling = {"": "", "sve": " × VL/128", "streaming": " × SVL/128"}[self.scalable]
         return (
             f"{self.name} ({self.panel} panels from {self.source} input, MR {self.mr}, NR {self.nr}{scaling}, "
             f"KR {self.kr}, {self.align}-byte aligned)"

@@ -20,6 +20,7 @@ from isaforge.catalogue import (
     CATALOGUE_PATH,
     HOST_ARCH,
     REFERENCE,
+    SCALABLE_KINDS,
     VARIANT_DEFINE,
     Catalogue,
     CatalogueError,
@@ -152,7 +153,7 @@ def _kernel_row(cat: Catalogue, arch: str, k: KernelName) -> str:
     op = f"ISF_OP_{k.op.upper()}"
     rank = cat.preference(k)
     req = _required_mask(cat, arch, k.variant)
-    scalable = int(cat.variant(k.variant).scalable)
+    scalable = SCALABLE_KINDS[cat.variant(k.variant).scalable]
     widened = int(bool(k.runs))
     fields = f"{op}, {k.mr}, {k.nr}, {k.kr}, {scalable}, {widened}, 0x{req:x}u, {rank}, {k.symbol}, "
     fields += f"{c_string(k.variant)}, {_layout_row(cat, k)}"
@@ -299,7 +300,7 @@ def render_c(cat: Catalogue, source_root: Path, arch: str, variants: list[str]) 
     out += _table("isf_op_info", "isf_ops", op_rows)
     out += [*_typed_functions(cat), ""]
     # meson.build compiles kernels/runtime/sve_vl.c when a scalable variant is built.
-    scalable = any(cat.variant(v).scalable for v in variants)
+    scalable = any(cat.variant(v).scalable == "sve" for v in variants)
     out.append(f"size_t (*const isf_sve_vector_bytes)(void) = {'isf_sve_read_vector_bytes' if scalable else '0'};")
     return "\n".join(out) + "\n"
 
@@ -357,7 +358,7 @@ def _kernel_features(cat: Catalogue, arch: str, k: KernelName) -> set[str]:
 # What meson.build needs at configure time, in one run (a Python start per question made up half of a configure):
 # one line per item, fields separated by "|", lists by spaces.
 #   baseline|<flags>
-#   variant|<name>|<flags>|<required features>|<scalable 0/1>|<sources>|<probe>|<asm probe>|<packers>
+#   variant|<name>|<flags>|<required features>|<scalable>|<sources>|<probe>|<asm probe>|<packers>
 #   reference|<sources>
 #   cpus|<QEMU CPU models>
 #   generator-files|<files an install carries for engines>
@@ -376,7 +377,15 @@ def configure_answer(cat: Catalogue, root: Path, arch: str, compiler: str) -> st
         sources = _sources(cat, root, arch, v.name)
         probe = v.probe.replace("\n", NEWLINE)
         packers = _packers_state(cat, root, arch, v.name)
-        fields = [v.name, flags, " ".join(v.requires), str(int(v.scalable)), sources, probe, v.asm_probe.get(arch, "")]
+        fields = [
+            v.name,
+            flags,
+            " ".join(v.requires),
+            str(SCALABLE_KINDS[v.scalable]),
+            sources,
+            probe,
+            v.asm_probe.get(arch, ""),
+        ]
         lines.append(_line("variant", *fields, packers))
     lines += [
         _line("reference", _sources(cat, root, arch, REFERENCE)),

@@ -38,6 +38,7 @@ from isaforge.catalogue import (
     HOST_ARCH,
     KERNEL_SUFFIXES,
     REFERENCE,
+    SCALABLE_KINDS,
     VARIANT_DEFINE,
     Catalogue,
     CatalogueError,
@@ -927,7 +928,7 @@ def _interface(e: Engine, op: EngineOp, k: Kernel, i: int) -> str:
 
 def _kernel_row(cat: Catalogue, p: Plan, op: EngineOp, k: Kernel, i: int) -> str:
     req = 0 if p.arch == HOST_ARCH else cat.mask(cat.variant_features(p.arch, k.variant))
-    scalable = int(cat.variant(k.variant).scalable)
+    scalable = SCALABLE_KINDS[cat.variant(k.variant).scalable]
     cores = [cat.cpu_part(core) for core in k.tuned_for]
     tuned = ", ".join(f"ISF_CORE(0x{c.implementer:x}, 0x{c.part:x})" for c in cores) or "0"
     names = [r.name for r in op.roles]

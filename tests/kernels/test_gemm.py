@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from isaforge import gemmjob
+from isaforge import coverage, gemmjob
 from isaforge.catalogue import KernelName, load
 from isaforge.gemmjob import NO_EPILOGUE, Case, Epilogue, Oracle
 from isaforge.pytest_plugin import QemuRunner, TargetCpu
@@ -26,6 +26,15 @@ LARGE = [Case(70, 400, 300, 301, 403, 405), Case(33, 29, 1000, 1000, 29, 29), Ca
 # The shortest and the longest; 64 bytes is `max`'s default in qemu-user, where every kernel runs by name with the
 # full sweep (and the real cores' test below runs each SVE kernel at its core's length).
 SVE_VECTOR_BYTES = (16, 256)
+
+
+def _ops_with_streaming_kernels() -> list[str]:
+    cat = load()
+    every = cat.kernels(ROOT, "aarch64", [v.name for v in cat.arch_variants("aarch64")])
+    return sorted({k.op for k in every if cat.variant(k.variant).scalable == "streaming"})
+
+
+STREAMING_OPS = _ops_with_streaming_kernels()  # the ops with an SME kernel in the tree
 ROW_KERNEL_MACS = 1_000_000
 ROW_KERNEL_ROWS = 3
 # (main thread, worker thread) SVE vector lengths in bytes: growing and shrinking, each across the whole range.
@@ -123,17 +132,22 @@ def every_kernel(
     tmp: Path,
     op: str,
     cases: list[Case],
-    scalable_only: bool = False,
+    scalable_only: bool | str = False,
     row_kernels: bool = True,
     **kw,
 ) -> list[str]:
     """Every kernel of the op this model can run, most preferred first, each selected by name
-    (isf_select_kernel): the runner must report that kernel, and its results must be right."""
+    (isf_select_kernel): the runner must report that kernel, and its results must be right. `scalable_only`: the
+    scalable kernels only, or (a catalogue kind, "sve" or "streaming") those of that kind."""
     cat = load()
     seen = []
     oracles: dict[tuple[Case, ...], Oracle] = {}  # one per distinct batch, whatever the number of kernels
     for kernel in kernels_of(tc, op):
-        if (scalable_only and not cat.variant(kernel.variant).scalable) or (kernel.mr == 1 and not row_kernels):
+        scaling = cat.variant(kernel.variant).scalable
+        kind = scalable_only if isinstance(scalable_only, str) else scaling
+        if (scalable_only and not scaling) or scaling != kind:
+            continue
+        if kernel.mr == 1 and not row_kernels:
             continue
         # A job of a few chosen shapes, none of them a row kernel's, runs whole.
         batch = [c for c in cases if kernel.mr > 1 or row_kernel_case(c)] or cases
@@ -199,6 +213,20 @@ def test_scalable_kernels_at_every_vector_length(
     cases = full_sweep(19) + LARGE[1:]
     # Row kernels too: their NR spans 8..128 at these lengths.
     every_kernel(qemu_run, tc, tmp_path, op, cases, scalable_only=True)
+
+
+@pytest.mark.arch("aarch64")
+@pytest.mark.cpus(["max"])
+@pytest.mark.parametrize("svl", coverage.SVL_SWEEP)
+@pytest.mark.parametrize("op", STREAMING_OPS)
+def test_streaming_kernels_at_every_svl(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op, svl) -> None:
+    """Every SME kernel under the SME QEMU with FA64 off, its NR following the streaming vector length while the SVE
+    one is set apart (16 or 32 bytes): a kernel reading one for the other fails here."""
+    vl = 32 if svl == 16 else 16
+    model = f"qemu-sme:max,sme_fa64=off,sme-default-vector-length={svl},sve-default-vector-length={vl}"
+    seen = every_kernel(qemu_run, TargetCpu(target_cpu.build, model), tmp_path, op, full_sweep(19) + LARGE[1:],
+                        scalable_only="streaming")  # fmt: skip
+    assert all(name.endswith(("_sme", "_sme2")) for name in seen)
 
 
 @pytest.mark.cpus(["max"])

@@ -92,9 +92,19 @@ def test_neon_i8mm_weights_need_i8mm_and_not_the_kernel_selected(
 def test_scalable_weights_need_the_same_vector_length(
     target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op
 ) -> None:
+    """Weights packed by a kernel whose NR follows a vector length are refused at another length of that kind (SVE's,
+    or SME's streaming one), and not at another length of the other kind."""
     path = tmp_path / f"{op}.bin"
-    at = {vl: f"max,sve-default-vector-length={vl}" for vl in (32, 64)}
-    packed_for = pack(qemu_run, target_cpu, at[32], path, op)
-    assert load().variant(packed_for.rsplit("_", 1)[1]).scalable, packed_for
-    use(qemu_run, target_cpu, at[32], path, op, "ok")
-    use(qemu_run, target_cpu, at[64], path, op, "unsupported")
+    packed_for = pack(qemu_run, target_cpu, at_lengths("sve", 32, 32), path, op)
+    kind = load().variant(packed_for.rsplit("_", 1)[1]).scalable
+    assert kind, packed_for
+    own = "sme" if kind == "streaming" else "sve"
+    use(qemu_run, target_cpu, at_lengths(own, 32, 32), path, op, "ok")
+    use(qemu_run, target_cpu, at_lengths(own, 32, 64), path, op, "ok")  # the other kind's length does not matter
+    use(qemu_run, target_cpu, at_lengths(own, 64, 32), path, op, "unsupported")
+
+
+def at_lengths(own: str, own_bytes: int, other_bytes: int) -> str:
+    """`max` with the vector length of `own` ("sve" or "sme") and of the other kind set."""
+    other = "sve" if own == "sme" else "sme"
+    return f"max,{own}-default-vector-length={own_bytes},{other}-default-vector-length={other_bytes}"

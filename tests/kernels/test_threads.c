@@ -4,7 +4,8 @@
  *    (not only the selected one), and a buffer no such kernel reads is refused with C untouched;
  *  - during calls: when isf_set_feature_mask returns, every call that started before it has finished, calls that
  *    start later use the new selection, and no reader ever sees features and kernels of two different caps;
- *  - (SVE) threads with other vector lengths: exact results, or a refusal of weights packed for another length;
+ *  - (SVE, SME) threads with other vector lengths: exact results, or a refusal of weights packed for another
+ *    length; the SVE length and the streaming one (SVL) apart: a kernel scaling with one ignores the other;
  *  - from inside a run (parallel_for of isf_gemm_run_parallel on the calling thread): isf_set_feature_mask and
  *    isf_select_kernel would wait for that run, so they refuse (ISF_ERR_WOULD_DEADLOCK) and change nothing; a
  *    watchdog turns a hang into a failure.
@@ -20,6 +21,9 @@
 #include <sys/prctl.h>
 #ifndef PR_SVE_SET_VL
 #define PR_SVE_SET_VL 50
+#endif
+#ifndef PR_SME_SET_VL
+#define PR_SME_SET_VL 63
 #endif
 #endif
 
@@ -368,11 +372,12 @@ static void caps_during_calls(void) {
     free(a), free(b), free(packed);
 }
 
-/* ---- SVE: weights packed at one vector length, used from a thread at another ------------------------------------ */
+/* ---- SVE and SME: weights packed at one vector length, used from a thread at another ----------------------------- */
 
 #if defined(__aarch64__) && defined(__linux__)
 typedef struct {
     int vector_bytes;
+    int set_option; /* PR_SVE_SET_VL or PR_SME_SET_VL: which length the thread changes */
     isf_op op;
     const void *packed;
     size_t packed_bytes;
@@ -382,14 +387,14 @@ typedef struct {
 } vl_job;
 
 /* Asks for a vector length; the kernel gives the largest the CPU has up to it (a64fx: 64 bytes at most). */
-static int set_vector_length(int bytes) {
-    int got = prctl(PR_SVE_SET_VL, bytes, 0, 0, 0);
+static int set_vector_length(int option, int bytes) {
+    int got = prctl(option, bytes, 0, 0, 0);
     return got < 0 ? got : got & 0xffff;
 }
 
 static void *at_vector_length(void *arg) {
     vl_job *j = arg;
-    j->vector_bytes = set_vector_length(j->vector_bytes);
+    j->vector_bytes = set_vector_length(j->set_option, j->vector_bytes);
     if (j->vector_bytes < 0) {
         j->packed_status = j->direct_status = (isf_status)-1;
         return NULL;
@@ -406,7 +411,9 @@ static void *at_vector_length(void *arg) {
     return NULL;
 }
 
-static void packed_weights_across_vector_lengths(void) {
+/* `option` sets the length that kernels of `scaling` (ISF_SCALES_WITH_SVE or _SVL) read; every other kernel must
+ * run the buffer whatever that length. */
+static void packed_weights_across_vector_lengths(int option, int scaling) {
     static const int lengths[] = {16, 32, 64, 256};
     isf_set_feature_mask(UINT32_MAX);
     for (int op = 0; op < (int)isf_op_count; op++) {
@@ -417,10 +424,10 @@ static void packed_weights_across_vector_lengths(void) {
         operands o;
         CHECK(operands_init(&o, (isf_op)op));
         for (size_t from = 0; from < 4; from++) {
-            vl_job pack_side = {lengths[from], (isf_op)op, NULL, 0, &o, 0, 0, 0, 0, 0};
+            vl_job pack_side = {lengths[from], option, (isf_op)op, NULL, 0, &o, 0, 0, 0, 0, 0};
             size_t size = isf_packed_b_size((isf_op)op, N, K) * 16; /* room for any length */
             void *packed = malloc(size);
-            int packed_at = set_vector_length(lengths[from]);
+            int packed_at = set_vector_length(option, lengths[from]);
             CHECK(packed_at > 0);
             CHECK(isf_pack_b((isf_op)op, N, K, o.b, N, packed, size) == ISF_OK);
             for (size_t to = 0; to < 4; to++) {
@@ -429,7 +436,7 @@ static void packed_weights_across_vector_lengths(void) {
                 pthread_t t;
                 pthread_create(&t, NULL, at_vector_length, &use);
                 pthread_join(t, NULL);
-                int same = !kern->scalable || packed_at == use.vector_bytes;
+                int same = kern->scalable != scaling || packed_at == use.vector_bytes;
                 CHECK(use.direct_status == ISF_OK && use.direct_exact);
                 CHECK(same ? use.packed_exact : use.packed_status == ISF_ERR_UNSUPPORTED && use.untouched);
             }
@@ -510,7 +517,10 @@ int main(void) {
     caps_during_calls();
 #if defined(__aarch64__) && defined(__linux__)
     if (isf_cpu_features() & ISF_FEATURE_SVE) {
-        packed_weights_across_vector_lengths();
+        packed_weights_across_vector_lengths(PR_SVE_SET_VL, ISF_SCALES_WITH_SVE);
+    }
+    if (isf_cpu_features() & ISF_FEATURE_SME) {
+        packed_weights_across_vector_lengths(PR_SME_SET_VL, ISF_SCALES_WITH_SVL);
     }
 #endif
     waiting_calls_inside_a_run_watched();

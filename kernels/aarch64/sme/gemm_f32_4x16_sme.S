@@ -27,8 +27,9 @@
  * step. Otherwise each row is moved to Z registers (mova), old C is added after the sums (accumulate, as the
  * other kernels do), then bias, then FMAX/FMIN with the bounds (IEEE maximum/minimum: a NaN stays NaN, -0 < +0).
  * A missing step is applied as its identity rather than branched around per row: bias -0.0 (x + -0 = x for
- * every x, -0 included, in the FPCR's default rounding to nearest) and bounds -Inf/+Inf (fmax(x, -Inf) = fmin(x, +Inf) = x, NaN included; every value here
- * comes from arithmetic, so no signalling NaN is quietened that would not have been).
+ * every x, -0 included, in the FPCR's default rounding to nearest) and bounds -Inf/+Inf (fmax(x, -Inf) =
+ * fmin(x, +Inf) = x, NaN included; every value here comes from arithmetic, so no signalling NaN is quietened that
+ * would not have been).
  */
 
 #include "isf_epilogue_offsets.h"

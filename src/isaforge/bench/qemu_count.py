@@ -575,7 +575,12 @@ def select(
     cat = load()
     best: dict[tuple[str, str], KernelName] = {}
     for k in kernels:
-        if (not ops or k.op in ops) and (k.variant in variants if variants else k.variant != REFERENCE):
+        streaming = cat.variant(k.variant).scalable == "streaming"  # priced apart: no llvm-mca model, no SVL here
+        if (
+            (not ops or k.op in ops)
+            and not streaming
+            and (k.variant in variants if variants else k.variant != REFERENCE)
+        ):
             key = (k.op, k.variant)
             if key not in best or cat.preference(k) > cat.preference(best[key]):
                 best[key] = k

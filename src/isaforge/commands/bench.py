@@ -195,7 +195,11 @@ def choose(args: argparse.Namespace) -> Choice:
         _choose("compiler", _split(args.compiler), list(cat.compilers)),
         cores.check_cores(_split(args.cores)),
         _ops(args.ops),
-        _choose("variant", _split(args.variants), [v.name for v in cat.arch_variants(ARCH)]),
+        _choose(
+            "variant",
+            _split(args.variants),
+            [v.name for v in cat.arch_variants(ARCH) if v.scalable != "streaming"],  # llvm-mca has no SME model
+        ),
         qemu_count.parse_shapes(args.shapes),
         _plan_runs(args),
         plans.load_before(args.before) if args.before else None,

@@ -130,6 +130,7 @@ def find_kernels(
         kernel = parse_kernel_name(name.removeprefix(KERNEL_PREFIX), cat.ops)
         if (
             kernel.variant == REFERENCE
+            or cat.variant(kernel.variant).scalable == "streaming"  # llvm-mca has no SME model
             or (ops and kernel.op not in ops)
             or (variants and kernel.variant not in variants)
         ):
