@@ -540,7 +540,8 @@ def test_every_cross_build_of_the_library_is_isolated(cross_build, isaforge_buil
     assert {"neon", "dotprod"} <= variants, "the build's variant libraries do not carry their variant define"
     for obj in report.objects:
         # Every object of a variant library (isf_pack_<variant>.c and the SVE vector-length helper included) is marked.
-        in_variant_lib = obj.object.startswith(f"libisf_{cross_build.arch_name}_")
+        # The test programs' reader of SME state (tests/kernels/sme_state.c) is declared sme as well.
+        in_variant_lib = obj.object.startswith((f"libisf_{cross_build.arch_name}_", "tests/kernels/libisf_test_sme"))
         assert (obj.held.variant is not None) == in_variant_lib, obj.object
         if obj.held.variant and obj.held.variant != "neon":
             assert "-march=armv8.2-a+" in " ".join(obj.flags)

@@ -63,6 +63,8 @@ _SOURCES = (
     "src/isaforge/engine_dispatch.c",
     "src/isaforge/inst.py",
     "src/isaforge/inst_encoding.py",
+    "src/isaforge/inst_sme.py",
+    "src/isaforge/variant_route.py",
     "src/isaforge/errors.py",
 )
 

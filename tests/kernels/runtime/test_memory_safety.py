@@ -34,3 +34,12 @@ def test_sizes_near_the_top_of_size_t(target_cpu: TargetCpu, qemu_run: QemuRunne
 def test_one_by_one_results_over_k_of_half_a_gibibyte(target_cpu: TargetCpu, qemu_run: QemuRunner) -> None:
     """2^28 binary16 values of A and B for a 1×1 C: once a 128-byte work buffer on arm, and SIGSEGV."""
     run_self_checking(qemu_run, target_cpu, "test_size_edges", "long")
+
+
+@pytest.mark.arch("aarch64")
+def test_every_kernel_keeps_the_call_boundary(target_cpu: TargetCpu, qemu_run: QemuRunner) -> None:
+    """Callee-saved x19-x28, d8-d15 and sp kept by every kernel the model runs; with SME, streaming mode and ZA off
+    and TPIDR2_EL0 0 after each (tests/kernels/test_call_boundary.c)."""
+    out = run_self_checking(qemu_run, target_cpu, "test_call_boundary")
+    checked = int(out.split(" kernels called", 1)[0].split()[-1])
+    assert checked >= 2 and ("SVCR" in out) == ("sme" in target_cpu.expected_features), out
