@@ -153,6 +153,7 @@ SME2_KERNEL = "third_party/vuk/ukernels/dot/dot_s8_f16/vuk_dot_s8_f16_sme2.S"
 
 
 @pytest.mark.e2e
+@pytest.mark.slow  # a whole engine build of its own; the planted breaches above are caught in make test's slice
 def test_a_breach_planted_in_the_vendored_sme2_kernel_is_caught(tmp_path):
     """The example engine built by gcc 12 (SME2 through the assembler wrapper) keeps the contract; NEON planted in
     its SME2 kernel's streaming region is caught, named, in that kernel."""
