@@ -33,10 +33,13 @@ GAS_SME1 = ["-march=armv9-a+sme+sme-i64+sme-f64"]  # GNU as 2.40's names for FEA
 GAS_OLD = ["-march=armv8-a"]
 SAMPLES = 8
 
-pytestmark = pytest.mark.skipif(
-    any(shutil.which(t) is None for t in (LLVM_MC, LLVM_OBJDUMP, GAS)),
-    reason="llvm-mc-19 / aarch64 binutils missing (ci/install-toolchains.sh)",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        any(shutil.which(t) is None for t in (LLVM_MC, LLVM_OBJDUMP, GAS)),
+        reason="llvm-mc-19 / aarch64 binutils missing (ci/install-toolchains.sh)",
+    ),
+    pytest.mark.xdist_group("inst-sme"),  # one worker computes the module's cases once
+]
 
 
 # -- the cases ------------------------------------------------------------------------------------------------

@@ -332,8 +332,27 @@ def is_aarch32(arch: Arch) -> bool:
 # -- disassembly ------------------------------------------------------------------------------------------------
 def disassemble(obj: Path, arch: Arch) -> tuple[list[Instruction], int]:
     """The instructions of every executable section of `obj`, and the number of data / undecodable words."""
-    proc = process.run([_judge(arch).objdump, "-d", "-w", str(obj)], what=f"disassembly of {obj} (rebuild the object)")
-    return parse_objdump(proc.stdout, arm=is_aarch32(arch))
+    return disassemble_all([obj], arch)[0]
+
+
+# Where objdump's output for one of several files starts: `path:     file format elf64-littleaarch64`.
+_FILE_HEADER = re.compile(r"^(?P<path>.+):\s+file format ", re.M)
+OBJDUMP_BATCH = 200  # files per objdump run: one run per build, not per object
+
+
+def disassemble_all(objs: Sequence[Path], arch: Arch) -> list[tuple[list[Instruction], int]]:
+    """disassemble() of each object, with one objdump run per OBJDUMP_BATCH of them."""
+    out: list[tuple[list[Instruction], int]] = []
+    for start in range(0, len(objs), OBJDUMP_BATCH):
+        batch = [str(o) for o in objs[start : start + OBJDUMP_BATCH]]
+        what = f"disassembly of {batch[0]}{' and others' if len(batch) > 1 else ''} (rebuild the objects)"
+        text = process.run([_judge(arch).objdump, "-d", "-w", *batch], what=what).stdout
+        heads = list(_FILE_HEADER.finditer(text))
+        if len(heads) != len(batch):
+            raise IsaforgeError(f"{_judge(arch).objdump} printed {len(heads)} files for {len(batch)} objects")
+        ends = [h.start() for h in heads[1:]] + [len(text)]
+        out += [parse_objdump(text[h.end() : end], arm=is_aarch32(arch)) for h, end in zip(heads, ends, strict=True)]
+    return out
 
 
 def parse_objdump(text: str, *, arm: bool) -> tuple[list[Instruction], int]:
@@ -490,6 +509,8 @@ def _candidates(cat: Catalogue, arch: Arch) -> list[tuple[str, list[str]]]:
 
 def name_needs(cat: Catalogue, arch: Arch, insns: Sequence[Instruction], workdir: Path) -> list[str]:
     """For each instruction (each rejected by its object's flags, accepted by assembler_all), what it needs."""
+    if not insns:  # a clean object: the candidate sets (hundreds) are not worth building
+        return []
     todo = set(range(len(insns)))
     needs = ["an extension outside the catalogue"] * len(insns)
     every = feature_set_flags(cat, arch, [f.name for f in cat.arch_features(arch.name)])
@@ -543,8 +564,10 @@ def check_object(
     cat: Catalogue | None = None,
     label: str | None = None,
     source: str = "",
+    judged: tuple[tuple[list[Instruction], int], set[int]] | None = None,
 ) -> ObjectReport:
-    """Check one object against what the compile command that produced it holds it to (held_to)."""
+    """Check one object against what the compile command that produced it holds it to (held_to). `judged`: its
+    disassembly and the instructions its flags reject, when a whole build is judged at once (check_builddir)."""
     cat = cat or load()
     held = held_to(cat, arch, compile_args, file=source or str(obj))
     shown = built_with(compile_args)
@@ -556,10 +579,10 @@ def check_object(
     else:
         beyond = " ".join(f for f in shown if not _is_define(f)) if own else "no -march (the compiler's default)"
     label = label or str(obj)
-    insns, data = disassemble(obj, arch)
+    (insns, data), rejects = judged or (disassemble(obj, arch), None)
     with tempfile.TemporaryDirectory(prefix="isaforge-iso-") as tmp:
         work = Path(tmp)
-        suspects = sorted(rejected(arch, insns, held.flags, work))
+        suspects = sorted(rejects if rejects is not None else rejected(arch, insns, held.flags, work))
         bad_all = rejected(arch, [insns[i] for i in suspects], arch.assembler_all, work)
         unparseable = [insns[i] for k, i in enumerate(suspects) if k in bad_all]
         violating = [insns[i] for k, i in enumerate(suspects) if k not in bad_all]
@@ -627,15 +650,45 @@ def check_builddir(builddir: Path, *, cat: Catalogue | None = None, jobs: int | 
             f"build first (`meson compile -C {builddir}` or `cmake --build {builddir}`)"
         )
 
+    judged = _judge_together(cat, work)
+
     def one(item: tuple[CompileEntry, Arch]) -> ObjectReport:
         entry, arch = item
+        label = _label(entry.output, builddir)
         return check_object(
-            entry.output, arch, entry.args, cat=cat, label=_label(entry.output, builddir), source=entry.file
+            entry.output, arch, entry.args, cat=cat, label=label, source=entry.file, judged=judged[entry.output]
         )
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         objects = tuple(pool.map(one, work))
     return Report(objects, tuple(notes))
+
+
+def _judge_together(
+    cat: Catalogue, work: Sequence[tuple[CompileEntry, Arch]]
+) -> dict[Path, tuple[tuple[list[Instruction], int], set[int]]]:
+    """Every object's disassembly and the instructions its flags reject, with one objdump run per arch and one
+    assembler run per set of flags objects are held to (each object's instructions in their order, so that
+    movprfx keeps its partner): a build's few dozen runs instead of two per object."""
+    listings: dict[Path, tuple[list[Instruction], int]] = {}
+    for arch in {a.name: a for _, a in work}.values():
+        objs = [entry.output for entry, a in work if a.name == arch.name]
+        listings.update(zip(objs, disassemble_all(objs, arch), strict=True))
+    groups: dict[tuple[str, tuple[str, ...]], list[tuple[Path, Arch]]] = {}
+    for entry, arch in work:
+        flags = held_to(cat, arch, entry.args, file=entry.file).flags
+        groups.setdefault((arch.name, flags), []).append((entry.output, arch))
+    judged: dict[Path, tuple[tuple[list[Instruction], int], set[int]]] = {}
+    with tempfile.TemporaryDirectory(prefix="isaforge-iso-") as tmp:
+        for (_, flags), members in groups.items():
+            together = [insn for obj, _ in members for insn in listings[obj][0]]
+            bad = rejected(members[0][1], together, flags, Path(tmp))
+            start = 0
+            for obj, _ in members:
+                count = len(listings[obj][0])
+                judged[obj] = (listings[obj], {i - start for i in bad if start <= i < start + count})
+                start += count
+    return judged
 
 
 def _label(path: Path, builddir: Path) -> str:
