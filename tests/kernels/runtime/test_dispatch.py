@@ -51,7 +51,7 @@ def test_detects_sme_from_both_sources(target_cpu: TargetCpu, info, model: str, 
 
 @pytest.mark.cpus(["max"])
 @pytest.mark.arch("aarch64")
-@pytest.mark.parametrize("svl", [16, 32, 64, 128, 256])
+@pytest.mark.parametrize("svl", [16, 256])  # a prctl read: the ends show it (the kernels run at every SVL)
 def test_the_streaming_vector_length_is_the_threads_own(target_cpu: TargetCpu, info, svl: int) -> None:
     """The SVL is read apart from the SVE vector length, each as QEMU sets it."""
     vl = 32 if svl == 16 else 16
