@@ -528,15 +528,21 @@ def name_needs(cat: Catalogue, arch: Arch, insns: Sequence[Instruction], workdir
     return _alternatives(cat, arch, insns, needs, workdir)
 
 
+SHARING_FAMILIES = {"sve", streaming.SME}  # streaming SVE is in both
+
+
 def _alternatives(cat: Catalogue, arch: Arch, insns: Sequence[Instruction], needs: list[str], work: Path) -> list[str]:
     """An instruction one feature names may have another that is no more nor less than it: streaming SVE (`ptrue`)
-    is `sve or sme`. Features that imply the named one (sve for an fp16 instruction) add nothing and are left out."""
-    named = [i for i, need in enumerate(needs) if need in cat.features]
+    is `sve or sme`. Features that imply the named one (sve for an fp16 instruction) add nothing and are left out.
+    Only SVE's and SME's families share instructions that way (an assembler run per feature tried, so only those
+    are tried)."""
+    ordered = sorted(cat.arch_features(arch.name), key=lambda f: f.bit)
+    closure = {f.name: cat.implied_closure(arch.name, f.name) for f in ordered}
+    closure = {name: reach for name, reach in closure.items() if reach & SHARING_FAMILIES}
+    named = [i for i, need in enumerate(needs) if need in closure]
     if not named:
         return needs
     out = list(needs)
-    ordered = sorted(cat.arch_features(arch.name), key=lambda f: f.bit)
-    closure = {f.name: cat.implied_closure(arch.name, f.name) for f in ordered}
     found = {i: [needs[i]] for i in named}
     for other, reach in closure.items():
         # Neither more nor less than any feature already found for the instruction (sme2 adds nothing to sme).
