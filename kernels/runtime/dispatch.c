@@ -21,7 +21,6 @@
 #endif
 #ifndef PR_SME_GET_VL /* Linux 5.19; bookworm's headers have it, older ones may not */
 #define PR_SME_GET_VL 64
-#define PR_SME_VL_LEN_MASK 0xffff
 #endif
 #endif
 
@@ -220,7 +219,7 @@ static void initialise(void) {
     }
     if (detected & ISF_FEATURE_SME) {
         size_t bytes = prctl_vector_bytes(ISF_SME_VL);
-        if (bytes == 0 || bytes % 16 != 0) { /* a kernel that has SME has a streaming vector length */
+        if (bytes == 0 || bytes % 16 != 0) { /* Linux gives every thread of an SME CPU a streaming length */
             detected = isf_close_features(detected & ~(uint32_t)ISF_FEATURE_SME);
         }
     }

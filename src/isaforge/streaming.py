@@ -16,7 +16,7 @@ to a variant with SME, each function is read in layout order from its entry, wit
 
 Layout order is a straight reading: a kernel that enters streaming mode on one path and not on another is read as its
 code is laid out. The AAPCS64's callee-saved registers and ZA at the call boundary are proven at run time instead
-(the engines' tests under QEMU).
+(tests/kernels/test_call_boundary.c for libisaforge's kernels; an engine's own tests, as the example's do).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from isaforge.catalogue import Arch, Catalogue
 
-# The features that enter or need streaming mode: SME and everything that implies it.
+# SME, which every feature that needs streaming mode implies, and FA64, which lifts the NEON ban inside it.
 SME = "sme"
 FA64 = "sme_fa64"
 CALLS = ("bl", "blr", "blraa", "blraaz", "blrab", "blrabz")
