@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cache
 from itertools import combinations
 from pathlib import Path
 
@@ -444,6 +445,7 @@ class Judge:
     assembler: tuple[str, ...]  # followed by the flags, -o and the source
 
 
+@cache  # asked for on every assembler and objdump run; the tools are looked up on PATH once
 def _judge(arch: Arch) -> Judge:
     if arch.judge == "llvm":
         clang = load().compiler("clang")
