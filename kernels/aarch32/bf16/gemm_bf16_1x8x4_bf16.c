@@ -48,7 +48,6 @@ ISF_UKERNEL(gemm_bf16_1x8x4_bf16) {
     float32x4_t e0 = zero, e1 = zero, e2 = zero, e3 = zero, o0 = zero, o1 = zero, o2 = zero, o3 = zero;
 
     for (size_t n = k_blocks / 2; n != 0; n--) {
-        // isf-hot-loop-begin
         const bfloat16x8_t av = load(pa);
         e0 = vbfmmlaq_f32(e0, av, load(pb));
         e1 = vbfmmlaq_f32(e1, av, load(pb + 8));
@@ -60,7 +59,6 @@ ISF_UKERNEL(gemm_bf16_1x8x4_bf16) {
         o3 = vbfmmlaq_f32(o3, av, load(pb + 56));
         pa += 8;
         pb += 64;
-        // isf-hot-loop-end
     }
     if (k_blocks % 2) { /* the last block, in row 0 (and row 1: never read) */
         const uint16x4_t a4 = vld1_u16(pa);

@@ -55,7 +55,6 @@ isf_ukernel_gemm_bf16_4x8x4_bf16:
 	vld1.16	{d8-d11}, [r2:256]!
 	lsrs	r0, r0, #1
 	beq	.Lfinal
-@ isf-hot-loop-begin
 	@ E: compute the block in the first register set, load the next block
 .Lloop:
 	vld1.16	{d12-d15}, [r1:256]!
@@ -84,7 +83,6 @@ isf_ukernel_gemm_bf16_4x8x4_bf16:
 	vld1.16	{d8-d11}, [r2:256]!
 	subs	r0, r0, #1
 	bne	.Lloop
-@ isf-hot-loop-end
 	@ last block: compute only, nothing past the panels is read
 .Lfinal:
 	vmmla.bf16	q8, q0, q2

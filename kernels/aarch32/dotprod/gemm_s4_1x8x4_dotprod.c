@@ -30,7 +30,6 @@ ISF_UKERNEL(gemm_s4_1x8x4_dotprod) {
     int32x4_t c0e = zero, c0o = zero, c1e = zero, c1o = zero;
 
     for (size_t n = k_blocks / 4; n != 0; n--) {
-        // isf-hot-loop-begin
         /* VLD2.32: d02 = blocks 0 and 2 of A, d13 = blocks 1 and 3, so the lanes come from D registers */
         const int32x2x2_t av = vld2_s32((const int32_t *)pa);
         const int8x8_t a02 = vreinterpret_s8_s32(av.val[0]), a13 = vreinterpret_s8_s32(av.val[1]);
@@ -42,7 +41,6 @@ ISF_UKERNEL(gemm_s4_1x8x4_dotprod) {
         ISF_DOT_ROW8(c1e, c1o, HI(b23.val[0]), HI(b23.val[1]), a13, 1);
         pa += 16;
         pb += 16;
-        // isf-hot-loop-end
     }
     if (k_blocks % 4) { /* the last pair: A's 8 bytes */
         const int8x8_t a01 = vld1_s8(pa);

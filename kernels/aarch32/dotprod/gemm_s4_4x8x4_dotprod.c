@@ -63,7 +63,6 @@ ISF_UKERNEL(gemm_s4_4x8x4_dotprod) {
     int32x4_t c20 = c00, c21 = c00, c30 = c00, c31 = c00;
 
     for (size_t n = k_blocks / 2; n != 0; n--) {
-        // isf-hot-loop-begin
         const int32x2x4_t av = vld4_s32(pa);
         const int8x16_t b0 = vld1q_s8(pb), b1 = vld1q_s8(pb + 16);
         const int8x16_t lo0 = vshlq_n_s8(b0, 4), lo1 = vshlq_n_s8(b1, 4);
@@ -74,7 +73,6 @@ ISF_UKERNEL(gemm_s4_4x8x4_dotprod) {
         DOT_ROW(c30, c31, vreinterpret_s8_s32(av.val[3]));
         pa += 8;
         pb += 32;
-        // isf-hot-loop-end
     }
 
     /* the true sums */

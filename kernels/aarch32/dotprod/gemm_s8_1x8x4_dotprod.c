@@ -25,7 +25,6 @@ ISF_UKERNEL(gemm_s8_1x8x4_dotprod) {
     int32x4_t c0e = zero, c0o = zero, c1e = zero, c1o = zero;
 
     for (size_t n = k_blocks / 4; n != 0; n--) {
-        // isf-hot-loop-begin
         const int8x16_t av = vld1q_s8(pa);
         const int8x8_t a01 = vget_low_s8(av), a23 = vget_high_s8(av);
         const int32x4x2_t b0 = vld2q_s32(pb);
@@ -38,7 +37,6 @@ ISF_UKERNEL(gemm_s8_1x8x4_dotprod) {
         ISF_DOT_ROW8(c1e, c1o, s8(b3.val[0]), s8(b3.val[1]), a23, 1);
         pa += 16;
         pb += 32;
-        // isf-hot-loop-end
     }
     for (size_t n = k_blocks % 4; n != 0; n--) { /* the last 0–3 blocks: A's 4 bytes by a core load */
         uint32_t a4;

@@ -67,7 +67,6 @@ isf_ukernel_gemm_s8_4x8x4_dotprod:
 	vld1.8	{d4-d7}, [r2:256]!
 	lsrs	r0, r0, #1
 	beq	.Lfinal
-@ isf-hot-loop-begin
 	@ E: compute the block in the first register set, load the next block
 .Lloop:
 	vld1.8	{d2, d3}, [r1:128]!
@@ -94,7 +93,6 @@ isf_ukernel_gemm_s8_4x8x4_dotprod:
 	vsdot.s8	q15, q5, d3[1]
 	subs	r0, r0, #1
 	bne	.Lloop
-@ isf-hot-loop-end
 	@ last block: compute only, nothing past the panels is read
 .Lfinal:
 	vsdot.s8	q8, q2, d0[0]

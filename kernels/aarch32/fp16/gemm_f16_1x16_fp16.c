@@ -52,7 +52,6 @@ ISF_UKERNEL(gemm_f16_1x16_fp16) {
     float16x8_t c0e = zero, c0o = zero, c1e = zero, c1o = zero, c2e = zero, c2o = zero, c3e = zero, c3o = zero;
 
     for (size_t n = k_blocks / 4; n != 0; n--) {
-        // isf-hot-loop-begin
         const float16x8_t a0 = load_dup(pa);
         const uint16x8x2_t b0 = vld2q_u16(pb);
         c0e = vfmaq_f16(c0e, a0, half(b0, 0));
@@ -71,7 +70,6 @@ ISF_UKERNEL(gemm_f16_1x16_fp16) {
         c3o = vfmaq_f16(c3o, a3, half(b3, 1));
         pa += 4;
         pb += 64;
-        // isf-hot-loop-end
     }
     for (size_t n = k_blocks % 4; n != 0; n--) { /* the last 0–3 k steps */
         const float16x8_t a0 = load_dup(pa++);

@@ -89,7 +89,6 @@ ISF_UKERNEL(gemm_f16_4x16_fp16) {
     float16x8_t c20 = c00, c21 = c00, c30 = c00, c31 = c00;
 
     for (; k_blocks != 0; k_blocks--) {
-        // isf-hot-loop-begin
         const float16x8_t b0 = vreinterpretq_f16_u16(vld1q_u16(pb));
         const float16x8_t b1 = vreinterpretq_f16_u16(vld1q_u16(pb + 8));
         const float16x8_t a0 = load_dup(pa);
@@ -106,7 +105,6 @@ ISF_UKERNEL(gemm_f16_4x16_fp16) {
         c31 = vfmaq_f16(c31, a3, b1);
         pa += 4;
         pb += 16;
-        // isf-hot-loop-end
     }
 
     /* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch, laid out as

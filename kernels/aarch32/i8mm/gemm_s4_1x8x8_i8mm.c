@@ -32,15 +32,13 @@ ISF_UKERNEL(gemm_s4_1x8x8_i8mm) {
     (void)ldc; /* one row */
 
     for (size_t n = k_blocks / 2; n != 0; n--) { /* k_blocks is even */
-        // isf-hot-loop-begin
-        const int8x16_t av = vld1q_s8(pa); /* block 2t in row 0, block 2t+1 in row 1 */
+        const int8x16_t av = vld1q_s8(pa);       /* block 2t in row 0, block 2t+1 in row 1 */
         COLS(0, vld1q_s8(pb));
         COLS(1, vld1q_s8(pb + 16));
         COLS(2, vld1q_s8(pb + 32));
         COLS(3, vld1q_s8(pb + 48));
         pa += 16;
         pb += 64;
-        // isf-hot-loop-end
     }
 
     row_store(ep, c, accumulate, vshrq_n_s32(fold(e0, o0, e1, o1), 4), vshrq_n_s32(fold(e2, o2, e3, o3), 4));

@@ -69,8 +69,7 @@ ISF_UKERNEL(gemm_s4_4x8x8_i8mm) {
     const int32x4_t z = vdupq_n_s32(0);
     int32x4_t c00 = z, c01 = z, c02 = z, c03 = z, c10 = z, c11 = z, c12 = z, c13 = z;
 
-    for (size_t n = k_blocks / 2; n != 0; n--) { /* k_blocks is even */
-        // isf-hot-loop-begin
+    for (size_t n = k_blocks / 2; n != 0; n--) {                        /* k_blocks is even */
         const int8x16_t x0 = vld1q_s8(pa), x1 = vld1q_s8(pa + 16);      /* block 2t */
         const int8x16_t y0 = vld1q_s8(pa + 32), y1 = vld1q_s8(pa + 48); /* block 2t+1 */
         COLUMN(0, vld1q_s8(pb));
@@ -79,7 +78,6 @@ ISF_UKERNEL(gemm_s4_4x8x8_i8mm) {
         COLUMN(3, vld1q_s8(pb + 48));
         pa += 64;
         pb += 64;
-        // isf-hot-loop-end
     }
 
     int32x4_t r[8];

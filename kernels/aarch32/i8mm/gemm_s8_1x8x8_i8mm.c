@@ -22,7 +22,6 @@ ISF_UKERNEL(gemm_s8_1x8x8_i8mm) {
     int32x4_t e0 = zero, e1 = zero, e2 = zero, e3 = zero, o0 = zero, o1 = zero, o2 = zero, o3 = zero;
 
     for (size_t n = k_blocks / 2; n != 0; n--) {
-        // isf-hot-loop-begin
         const int8x16_t av = vld1q_s8(pa);
         e0 = vmmlaq_s32(e0, av, vld1q_s8(pb));
         e1 = vmmlaq_s32(e1, av, vld1q_s8(pb + 16));
@@ -34,7 +33,6 @@ ISF_UKERNEL(gemm_s8_1x8x8_i8mm) {
         o3 = vmmlaq_s32(o3, av, vld1q_s8(pb + 112));
         pa += 16;
         pb += 128;
-        // isf-hot-loop-end
     }
     if (k_blocks % 2) { /* the last block, in row 0 (and row 1: never read) */
         const int8x8_t a8 = vld1_s8(pa);

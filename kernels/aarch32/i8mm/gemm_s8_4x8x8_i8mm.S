@@ -85,7 +85,6 @@ isf_ukernel_gemm_s8_4x8x8_i8mm:
 	vld1.8	{d8-d11}, [r2:256]!
 	lsrs	r0, r0, #1
 	beq	.Lfinal
-@ isf-hot-loop-begin
 	@ E: compute the block in the first register set, load the next block
 .Lloop:
 	vld1.8	{d12-d15}, [r1:256]!
@@ -114,7 +113,6 @@ isf_ukernel_gemm_s8_4x8x8_i8mm:
 	vld1.8	{d8-d11}, [r2:256]!
 	subs	r0, r0, #1
 	bne	.Lloop
-@ isf-hot-loop-end
 	@ last block: compute only, nothing past the panels is read
 .Lfinal:
 	vsmmla.s8	q8, q0, q2

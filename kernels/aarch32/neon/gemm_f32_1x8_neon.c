@@ -47,7 +47,6 @@ ISF_UKERNEL(gemm_f32_1x8_neon) {
     float32x4_t c0e = zero, c0o = zero, c1e = zero, c1o = zero, c2e = zero, c2o = zero, c3e = zero, c3o = zero;
 
     for (size_t n = k_blocks / 4; n != 0; n--) {
-        // isf-hot-loop-begin
         const float32x4_t a0 = vld1q_dup_f32(pa);
         const float32x4x2_t b0 = vld2q_f32(pb);
         c0e = vfmaq_f32(c0e, a0, b0.val[0]);
@@ -66,7 +65,6 @@ ISF_UKERNEL(gemm_f32_1x8_neon) {
         c3o = vfmaq_f32(c3o, a3, b3.val[1]);
         pa += 4;
         pb += 32;
-        // isf-hot-loop-end
     }
     for (size_t n = k_blocks % 4; n != 0; n--) { /* the last 0–3 k steps */
         const float32x4_t a0 = vld1q_dup_f32(pa++);

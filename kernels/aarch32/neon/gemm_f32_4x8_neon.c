@@ -84,7 +84,6 @@ ISF_UKERNEL(gemm_f32_4x8_neon) {
     float32x4_t c20 = c00, c21 = c00, c30 = c00, c31 = c00;
 
     for (; k_blocks != 0; k_blocks--) {
-        // isf-hot-loop-begin
         const float32x4_t b0 = vld1q_f32(pb);
         const float32x4_t b1 = vld1q_f32(pb + 4);
         /* A32 VFMA has no by-scalar form, so broadcast A while loading instead of a VDUP per row. */
@@ -102,7 +101,6 @@ ISF_UKERNEL(gemm_f32_4x8_neon) {
         c31 = vfmaq_f32(c31, a3, b1);
         pa += 4;
         pb += 8;
-        // isf-hot-loop-end
     }
 
     /* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch, laid out as

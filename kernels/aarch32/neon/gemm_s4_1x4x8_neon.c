@@ -18,12 +18,10 @@ ISF_UKERNEL(gemm_s4_1x4x8_neon) {
     int32x4_t acc = vdupq_n_s32(0);
 
     for (size_t n = k_blocks / 2; n != 0; n--) {
-        // isf-hot-loop-begin
         const isf_s4_x4x8_b bv = isf_s4_x4x8_load_b(pb);
         acc = isf_s4_x4x8_row(acc, &bv, pa, pa + 4);
         pa += 8;
         pb += 16;
-        // isf-hot-loop-end
     }
 
     (void)ldc; /* one row */

@@ -17,7 +17,6 @@ ISF_UKERNEL(gemm_s4_2x4x8_neon) {
     int32x4_t c0 = vdupq_n_s32(0), c1 = c0;
 
     for (size_t n = k_blocks / 2; n != 0; n--) {
-        // isf-hot-loop-begin
         const isf_s4_x4x8_b bv = isf_s4_x4x8_load_b(pb);
         c0 = isf_s4_x4x8_row(c0, &bv, pa, pa + 8);
         /* no A load of row 1 above this point, so GCC does not spill (all 4 blocks' A, 8 q, with B and 4 product
@@ -26,7 +25,6 @@ ISF_UKERNEL(gemm_s4_2x4x8_neon) {
         c1 = isf_s4_x4x8_row(c1, &bv, pa + 4, pa + 12);
         pa += 16;
         pb += 16;
-        // isf-hot-loop-end
     }
 
     isf_x4x8_store_2rows(ep, c, ldc, accumulate, c0, c1);

@@ -34,12 +34,10 @@ ISF_UKERNEL(gemm_s8_1x4x8_neon) {
     int32x4_t acc[4] = {vdupq_n_s32(0), vdupq_n_s32(0), vdupq_n_s32(0), vdupq_n_s32(0)};
 
     for (size_t n = k_blocks / 2; n != 0; n--) {
-        // isf-hot-loop-begin
         block(acc, pa, pb);
         block(acc, pa + 4, pb + 16);
         pa += 8;
         pb += 32;
-        // isf-hot-loop-end
     }
     if (k_blocks % 2) {
         block(acc, pa, pb);

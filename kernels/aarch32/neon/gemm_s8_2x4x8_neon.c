@@ -12,7 +12,6 @@ ISF_UKERNEL(gemm_s8_2x4x8_neon) {
     int32x4_t c10 = c00, c11 = c00, c12 = c00, c13 = c00;
 
     for (; k_blocks != 0; k_blocks--) {
-        // isf-hot-loop-begin
         /* 8 accumulators + 8 products already fill the 16 q registers, so A and B are loaded as D registers
          * that the products can overwrite. The statement order is one with which neither GCC 12 nor clang 19
          * spills (q loads, or plain row/column order, make one of them spill inside the loop). */
@@ -29,7 +28,6 @@ ISF_UKERNEL(gemm_s8_2x4x8_neon) {
         c03 = vpadalq_s16(c03, vmull_s8(a0, b3));
         pa += 16;
         pb += 32;
-        // isf-hot-loop-end
     }
 
     isf_x4x8_store_2rows(ep, c, ldc, accumulate, isf_x4x8_reduce_row(c00, c01, c02, c03),

@@ -102,9 +102,7 @@ ISF_UKERNEL(gemm_bf16_1x10x4_bf16) {
     ACC_DECL(1);
 
     for (size_t n = k_blocks / 4; n > 0; n--) {
-        // isf-hot-loop-begin
         FOUR_BLOCKS();
-        // isf-hot-loop-end
     }
     /* Up to 3 blocks left: one at a time, into set 0. */
     for (size_t kb = k_blocks % 4; kb > 0; kb--) {

@@ -66,7 +66,6 @@ isf_ukernel_gemm_bf16_8x10x4_bf16:
 	ldr	q8, [x2], #16
 	lsr	x0, x0, #1
 	cbz	x0, .Lfinal
-	// isf-hot-loop-begin
 	// E: compute the block in the first register set, load the next block
 .Lloop:
 	bfmmla	v12.4s, v0.8h, v4.8h
@@ -123,7 +122,6 @@ isf_ukernel_gemm_bf16_8x10x4_bf16:
 	ldp	q7, q8, [x2, #-32]
 	subs	x0, x0, #1
 	b.ne	.Lloop
-	// isf-hot-loop-end
 	// last block: compute only, nothing past the panels is read
 .Lfinal:
 	bfmmla	v12.4s, v0.8h, v4.8h

@@ -81,11 +81,9 @@ ISF_UKERNEL(gemm_s4_1x12x4_dotprod) {
     ACC_DECL(3);
 
     for (size_t n = k_blocks / 8; n > 0; n--) {
-        // isf-hot-loop-begin
         int8x16_t a0 = vld1q_s8(pa), a1 = vld1q_s8(pa + 16);
         NEXT(pa, 32);
         FOUR_PAIRS(a0, a1);
-        // isf-hot-loop-end
     }
     /* k_blocks is even, so 0, 2, 4 or 6 blocks are left: two pairs as in the loop, then one whose 8 A bytes are
      * read alone (the caller's row ends there when k is a multiple of 8). */

@@ -125,12 +125,10 @@ isf_ukernel_gemm_s4_8x12x4_dotprod:
 	ldr	q6, [x2], #16
 	subs	x0, x0, #1
 	b.eq	.Lfinal
-	// isf-hot-loop-begin
 .Lloop:
 	pair	0
 	subs	x0, x0, #1
 	b.ne	.Lloop
-	// isf-hot-loop-end
 .Lfinal:
 	pair	1
 	// the sums were 16 times the true ones

@@ -43,12 +43,10 @@ ISF_UKERNEL(gemm_s8_1x12x4_dotprod) {
     ACC_DECL(3);
 
     for (size_t n = k_blocks / 8; n > 0; n--) {
-        // isf-hot-loop-begin
         int8x16_t a0 = vld1q_s8(pa), a1 = vld1q_s8(pa + 16);
         NEXT(pa, 32);
         FOUR_BLOCKS(a0);
         FOUR_BLOCKS(a1);
-        // isf-hot-loop-end
     }
     /* Up to 7 blocks left (a Kc block of 816 leaves 4): 4 as in the loop, the rest one at a time, their 4 A values
      * broadcast (ld1r). */

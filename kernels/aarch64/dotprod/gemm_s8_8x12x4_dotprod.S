@@ -76,7 +76,6 @@ isf_ukernel_gemm_s8_8x12x4_dotprod:
 	ld1	{v0.16b, v1.16b}, [x1], #32
 	lsr	x0, x0, #1
 	cbz	x0, .Lfinal
-	// isf-hot-loop-begin
 	// E: compute the block in the first register set, load the next block
 .Lloop:
 	ld1	{v5.16b, v6.16b}, [x1], #32
@@ -137,7 +136,6 @@ isf_ukernel_gemm_s8_8x12x4_dotprod:
 	ldur	q4, [x2, #-16]
 	subs	x0, x0, #1
 	b.ne	.Lloop
-	// isf-hot-loop-end
 	// last block: compute only, nothing past the panels is read
 .Lfinal:
 	sdot	v8.4s, v2.16b, v0.4b[0]

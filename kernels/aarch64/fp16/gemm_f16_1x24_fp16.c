@@ -131,12 +131,10 @@ ISF_UKERNEL(gemm_f16_1x24_fp16) {
     ACC_DECL(3);
 
     for (size_t n = k_blocks / 8; n > 0; n--) {
-        // isf-hot-loop-begin
         pa += 8;
         A_LOAD();
         FOUR_STEPS(0);
         FOUR_STEPS(4);
-        // isf-hot-loop-end
     }
     /* Up to 7 steps left: one at a time, A broadcast, into set 0. */
     for (size_t kb = k_blocks % 8; kb > 0; kb--) {

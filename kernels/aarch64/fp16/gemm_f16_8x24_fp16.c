@@ -145,7 +145,6 @@ ISF_UKERNEL(gemm_f16_8x24_fp16) {
     ACC_DECL(7);
 
     for (size_t kb = 0; kb < k_blocks; kb++) {
-        // isf-hot-loop-begin
         float16x8_t b0 = load_f16(pb), b1 = load_f16(pb + 8), b2 = load_f16(pb + 16);
         pa += 8; /* A of this step is pa[-8..-1] */
         pb += 24;
@@ -158,7 +157,6 @@ ISF_UKERNEL(gemm_f16_8x24_fp16) {
         ACC_FMA(5);
         ACC_FMA(6);
         ACC_FMA(7);
-        // isf-hot-loop-end
     }
 
     /* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch, laid out as

@@ -30,8 +30,7 @@ ISF_UKERNEL(gemm_s4_1x8x8_i8mm) {
     ACC_DECL(o);
 
     for (size_t n = k_blocks / 2; n > 0; n--) { /* k_blocks is even */
-        // isf-hot-loop-begin
-        const int8x16_t av = vld1q_s8(pa); /* block 2t in row 0, block 2t+1 in row 1 */
+        const int8x16_t av = vld1q_s8(pa);      /* block 2t in row 0, block 2t+1 in row 1 */
         NEXT(pa, 16);
         const int8x16x4_t g = vld1q_s8_x4(pb);
         NEXT(pb, 64);
@@ -39,7 +38,6 @@ ISF_UKERNEL(gemm_s4_1x8x8_i8mm) {
         COLS(1, av, g);
         COLS(2, av, g);
         COLS(3, av, g);
-        // isf-hot-loop-end
     }
 
     row_store(ep, c, accumulate, vshrq_n_s32(gather(e0, e1, o0, o1), 4), vshrq_n_s32(gather(e2, e3, o2, o3), 4));

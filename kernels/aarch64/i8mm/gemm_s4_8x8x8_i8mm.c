@@ -104,11 +104,9 @@ ISF_UKERNEL(gemm_s4_8x8x8_i8mm) {
     int32x4_t c20 = z, c21 = z, c22 = z, c23 = z, c30 = z, c31 = z, c32 = z, c33 = z;
 
     for (size_t n = k_blocks / 2; n > 0; n--) { /* k_blocks is even */
-        // isf-hot-loop-begin
         LOAD4(pb, g0, g1, g2, g3);
         BLOCK(vshlq_n_s8(g0, 4), vshlq_n_s8(g1, 4), vshlq_n_s8(g2, 4), vshlq_n_s8(g3, 4));     /* block 2t */
         BLOCK(vandq_s8(g0, mask), vandq_s8(g1, mask), vandq_s8(g2, mask), vandq_s8(g3, mask)); /* 2t+1 */
-        // isf-hot-loop-end
     }
 
     int32x4_t r[16];

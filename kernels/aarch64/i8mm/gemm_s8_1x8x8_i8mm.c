@@ -38,12 +38,10 @@ ISF_UKERNEL(gemm_s8_1x8x8_i8mm) {
     ACC_DECL(o);
 
     for (size_t n = k_blocks / 4; n > 0; n--) {
-        // isf-hot-loop-begin
         int8x16_t a0 = vld1q_s8(pa), a1 = vld1q_s8(pa + 16);
         NEXT(pa, 32);
         TWO_BLOCKS(e, o, a0);
         TWO_BLOCKS(e, o, a1);
-        // isf-hot-loop-end
     }
     if (k_blocks & 2) {
         int8x16_t av = vld1q_s8(pa);

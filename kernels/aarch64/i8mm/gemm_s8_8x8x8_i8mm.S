@@ -194,7 +194,6 @@ isf_ukernel_gemm_s8_8x8x8_i8mm:
 	ld1	{v4.16b, v5.16b, v6.16b, v7.16b}, [x2], #64
 	lsr	x0, x0, #1
 	cbz	x0, .Lfinal
-	// isf-hot-loop-begin
 	// E: compute the block in the first register set, load the next block
 .Lloop:
 	ld1	{v24.16b, v25.16b, v26.16b, v27.16b}, [x1], #64
@@ -237,7 +236,6 @@ isf_ukernel_gemm_s8_8x8x8_i8mm:
 	smmla	v23.4s, v27.16b, v31.16b
 	subs	x0, x0, #1
 	b.ne	.Lloop
-	// isf-hot-loop-end
 	// last block: compute only, nothing past the panels is read
 .Lfinal:
 	smmla	v8.4s, v0.16b, v4.16b

@@ -98,12 +98,10 @@ ISF_UKERNEL(gemm_f32_1x12_neon) {
     ACC_DECL(3);
 
     for (size_t n = k_blocks / 8; n > 0; n--) {
-        // isf-hot-loop-begin
         float32x4_t a0 = vld1q_f32(pa), a1 = vld1q_f32(pa + 4);
         NEXT(pa, 8);
         FOUR_STEPS(a0);
         FOUR_STEPS(a1);
-        // isf-hot-loop-end
     }
     /* Up to 7 steps left (a Kc block of 204 leaves 4): 4 as in the loop, the rest one at a time, A broadcast. */
     if (k_blocks & 4) {

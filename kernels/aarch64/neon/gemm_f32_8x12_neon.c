@@ -104,7 +104,6 @@ ISF_UKERNEL(gemm_f32_8x12_neon) {
     ACC_DECL(7);
 
     for (size_t kb = 0; kb < k_blocks; kb++) {
-        // isf-hot-loop-begin
         float32x4_t a0 = vld1q_f32(pa), a1 = vld1q_f32(pa + 4);
         float32x4_t b0 = vld1q_f32(pb), b1 = vld1q_f32(pb + 4), b2 = vld1q_f32(pb + 8);
         pa += 8;
@@ -117,7 +116,6 @@ ISF_UKERNEL(gemm_f32_8x12_neon) {
         ACC_FMA(5, a1, 1);
         ACC_FMA(6, a1, 2);
         ACC_FMA(7, a1, 3);
-        // isf-hot-loop-end
     }
 
     /* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch, laid out as

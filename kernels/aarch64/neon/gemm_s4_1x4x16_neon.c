@@ -35,7 +35,6 @@ ISF_NO_PRE_RA_SCHED ISF_UKERNEL(gemm_s4_1x4x16_neon) {
     int32x4_t c0 = vdupq_n_s32(0), c1 = c0, c2 = c0, c3 = c0;
 
     for (size_t n = k_blocks / 2; n > 0; n--) {
-        // isf-hot-loop-begin
         int8x16_t av0 = vld1q_s8(pa), av1 = vld1q_s8(pa + 16);
         int8x16x4_t g = vld1q_s8_x4(pb);
         NEXT(pa, 32);
@@ -44,7 +43,6 @@ ISF_NO_PRE_RA_SCHED ISF_UKERNEL(gemm_s4_1x4x16_neon) {
         COLUMN(1, av0, av1, g.val[1]);
         COLUMN(2, av0, av1, g.val[2]);
         COLUMN(3, av0, av1, g.val[3]);
-        // isf-hot-loop-end
     }
     isf_1x4_store(ep, c, accumulate, c0, c1, c2, c3);
 }

@@ -42,7 +42,6 @@ ISF_NO_PRE_RA_SCHED ISF_UKERNEL(gemm_s4_4x4x16_neon) {
     ACC_DECL(3);
 
     for (size_t n = k_blocks / 2; n > 0; n--) {
-        // isf-hot-loop-begin
         const int8x16_t p0 = vld1q_s8(pb), p1 = vld1q_s8(pb + 16), p2 = vld1q_s8(pb + 32), p3 = vld1q_s8(pb + 48);
         pb += 64;
         UNPACK(0);
@@ -54,7 +53,6 @@ ISF_NO_PRE_RA_SCHED ISF_UKERNEL(gemm_s4_4x4x16_neon) {
         ROW(2);
         ROW(3);
         pa += 128;
-        // isf-hot-loop-end
     }
     ISF_4X4_FINISH();
 }

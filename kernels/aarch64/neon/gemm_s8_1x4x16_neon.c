@@ -43,10 +43,8 @@ ISF_NO_PRE_RA_SCHED ISF_UKERNEL(gemm_s8_1x4x16_neon) {
     int32x4_t hi0 = lo0, hi1 = lo0, hi2 = lo0, hi3 = lo0;
 
     for (size_t n = k_blocks / 2; n > 0; n--) {
-        // isf-hot-loop-begin
         BLOCK();
         BLOCK();
-        // isf-hot-loop-end
     }
     if (k_blocks % 2) {
         BLOCK();

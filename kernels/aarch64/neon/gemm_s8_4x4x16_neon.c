@@ -26,7 +26,6 @@ ISF_NO_PRE_RA_SCHED ISF_UKERNEL(gemm_s8_4x4x16_neon) {
     ACC_DECL(3);
 
     for (size_t kb = 0; kb < k_blocks; kb++) {
-        // isf-hot-loop-begin
         int8x16_t a0 = vld1q_s8(pa), a1 = vld1q_s8(pa + 16), a2 = vld1q_s8(pa + 32), a3 = vld1q_s8(pa + 48);
         int8x16_t b0 = vld1q_s8(pb), b1 = vld1q_s8(pb + 16), b2 = vld1q_s8(pb + 32), b3 = vld1q_s8(pb + 48);
         pa += 64;
@@ -35,7 +34,6 @@ ISF_NO_PRE_RA_SCHED ISF_UKERNEL(gemm_s8_4x4x16_neon) {
         MAC_ROW(1);
         MAC_ROW(2);
         MAC_ROW(3);
-        // isf-hot-loop-end
     }
 
     ISF_4X4_FINISH();

@@ -84,7 +84,6 @@ isf_ukernel_gemm_f32_4x16_sme:
 	ld1w	{z7.s}, p0/z, [x2, #3, mul vl]
 	subs	x0, x0, #2
 	b.eq	.Ltail
-	// isf-hot-loop-begin
 	// two steps: the odd one's loads (z1, z8-z11) go out before the even one's fmopa, the next even one's
 	// (z0, z4-z7) before the odd one's fmopa
 .Lloop:
@@ -110,7 +109,6 @@ isf_ukernel_gemm_f32_4x16_sme:
 	fmopa	za3.s, p1/m, p0/m, z1.s, z11.s
 	subs	x0, x0, #2
 	b.ne	.Lloop
-	// isf-hot-loop-end
 	// the last two steps: no loads beyond them, so nothing past the panels is read
 .Ltail:
 	ld1w	{z1.s}, p1/z, [x1, x8, lsl #2]

@@ -72,7 +72,6 @@ ISF_UKERNEL(gemm_f16_1x16_sve) {
     ACC_DECL(7);
 
     for (size_t kt = k_blocks / 8; kt > 0; kt--) {
-        // isf-hot-loop-begin
         svfloat16_t a0 = svreinterpret_f16_u16(svld1rq_u16(pg, pa));
         ACC_FMA(0);
         ACC_FMA(1);
@@ -84,7 +83,6 @@ ISF_UKERNEL(gemm_f16_1x16_sve) {
         ACC_FMA(7);
         pa += 8;
         pb += 8 * nr;
-        // isf-hot-loop-end
     }
     /* The last k_blocks % 8 steps one at a time: a wider load of A could cross the end of the caller's row. */
     for (size_t kr = k_blocks % 8; kr > 0; kr--) {

@@ -95,7 +95,6 @@ ISF_UKERNEL(gemm_f16_8x16_sve) {
     ACC_DECL(7);
 
     for (size_t kb = 0; kb < k_blocks; kb++) {
-        // isf-hot-loop-begin
         svfloat16_t a0 = svreinterpret_f16_u16(svld1rq_u16(pg, pa));
         svfloat16_t b0 = svreinterpret_f16_u16(svld1_u16(pg, pb));
         svfloat16_t b1 = svreinterpret_f16_u16(svld1_vnum_u16(pg, pb, 1));
@@ -109,7 +108,6 @@ ISF_UKERNEL(gemm_f16_8x16_sve) {
         ACC_FMA(5);
         ACC_FMA(6);
         ACC_FMA(7);
-        // isf-hot-loop-end
     }
 
     /* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch, laid out as

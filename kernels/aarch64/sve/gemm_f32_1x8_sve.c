@@ -65,7 +65,6 @@ ISF_UKERNEL(gemm_f32_1x8_sve) {
     ACC_DECL(7);
 
     for (size_t kt = k_blocks / 8; kt > 0; kt--) {
-        // isf-hot-loop-begin
         svfloat32_t a0 = svld1rq_f32(pg, pa), a1 = svld1rq_f32(pg, pa + 4);
         ACC_FMA(0, a0, 0);
         ACC_FMA(1, a0, 1);
@@ -77,7 +76,6 @@ ISF_UKERNEL(gemm_f32_1x8_sve) {
         ACC_FMA(7, a1, 3);
         pa += 8;
         pb += 8 * nr;
-        // isf-hot-loop-end
     }
     /* The last k_blocks % 8 steps one at a time: a wider load of A could cross the end of the caller's row. */
     for (size_t kr = k_blocks % 8; kr > 0; kr--) {

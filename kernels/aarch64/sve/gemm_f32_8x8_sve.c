@@ -97,7 +97,6 @@ ISF_UKERNEL(gemm_f32_8x8_sve) {
     ACC_DECL(7);
 
     for (size_t kb = 0; kb < k_blocks; kb++) {
-        // isf-hot-loop-begin
         svfloat32_t a0 = svld1rq_f32(pg, pa), a1 = svld1rq_f32(pg, pa + 4);
         svfloat32_t b0 = svld1_f32(pg, pb), b1 = svld1_vnum_f32(pg, pb, 1);
         pa += 8;
@@ -110,7 +109,6 @@ ISF_UKERNEL(gemm_f32_8x8_sve) {
         ACC_FMA(5, a1, 1);
         ACC_FMA(6, a1, 2);
         ACC_FMA(7, a1, 3);
-        // isf-hot-loop-end
     }
 
     /* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch, laid out as

@@ -30,7 +30,6 @@ ISF_UKERNEL(gemm_s4_1x8x4_sve) {
     ISF_ROW_ACC_DECL;
 
     for (size_t kt = k_blocks / 8; kt > 0; kt--) {
-        // isf-hot-loop-begin
         svint8_t a0 = svld1rq_s8(pg, pa), a1 = svld1rq_s8(pg, pa + 16);
         ACC_PAIR(0, 0, 1, a0, 0, 1);
         ACC_PAIR(1, 2, 3, a0, 2, 3);
@@ -38,7 +37,6 @@ ISF_UKERNEL(gemm_s4_1x8x4_sve) {
         ACC_PAIR(3, 6, 7, a1, 2, 3);
         pa += 32;
         pb += 4 * nb;
-        // isf-hot-loop-end
     }
     /*
      * The last (k_blocks % 8) / 2 pairs one at a time: 8 bytes of A (ld1rd) put the pair's blocks in lanes 0 and 1

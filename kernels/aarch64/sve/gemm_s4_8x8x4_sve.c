@@ -28,7 +28,6 @@ ISF_UKERNEL(gemm_s4_8x8x4_sve) {
      * 2 packed B + 2 A + 2 B = 22 of 32 Z registers.
      */
     for (size_t kp = k_blocks / 2; kp > 0; kp--) {
-        // isf-hot-loop-begin
         const svint8_t v0 = svld1_s8(pg, pb), v1 = svld1_vnum_s8(pg, pb, 1);
         svint8_t a0 = svld1rq_s8(pg, pa), a1 = svld1rq_s8(pg, pa + 16);
         svint8_t b0 = svlsl_n_s8_x(pg, v0, 4), b1 = svlsl_n_s8_x(pg, v1, 4);
@@ -38,7 +37,6 @@ ISF_UKERNEL(gemm_s4_8x8x4_sve) {
         ISF_DOT8;
         pa += 64;
         pb += nb;
-        // isf-hot-loop-end
     }
 
     ACC_FIX(0);

@@ -25,7 +25,6 @@ ISF_UKERNEL(gemm_s8_1x8x4_sve) {
     ISF_ROW_ACC_DECL;
 
     for (size_t kt = k_blocks / 8; kt > 0; kt--) {
-        // isf-hot-loop-begin
         svint8_t a0 = svld1rq_s8(pg, pa), a1 = svld1rq_s8(pg, pa + 16);
         ACC_DOT(0, a0, 0);
         ACC_DOT(1, a0, 1);
@@ -37,7 +36,6 @@ ISF_UKERNEL(gemm_s8_1x8x4_sve) {
         ACC_DOT(7, a1, 3);
         pa += 32;
         pb += 8 * nb;
-        // isf-hot-loop-end
     }
     /* The last k_blocks % 8 blocks one at a time: a wider load of A could cross the end of the caller's row. */
     for (size_t kr = k_blocks % 8; kr > 0; kr--) {

@@ -22,13 +22,11 @@ ISF_UKERNEL(gemm_s8_8x8x4_sve) {
     ISF_ACC_DECL(seed0, seed1);
 
     for (size_t kb = 0; kb < k_blocks; kb++) {
-        // isf-hot-loop-begin
         svint8_t a0 = svld1rq_s8(pg, pa), a1 = svld1rq_s8(pg, pa + 16);
         svint8_t b0 = svld1_s8(pg, pb), b1 = svld1_vnum_s8(pg, pb, 1);
         pa += 32;
         pb += nb;
         ISF_DOT8;
-        // isf-hot-loop-end
     }
 
     ISF_TILE_FINISH;

@@ -84,7 +84,6 @@ ISF_UKERNEL(gemm_bf16_1x4x4_svebf16) {
     ACC_DECL(7);
 
     for (size_t kt = k_blocks / 8; kt > 0; kt--) {
-        // isf-hot-loop-begin
         ACC_DOT(0);
         ACC_DOT(1);
         ACC_DOT(2);
@@ -95,7 +94,6 @@ ISF_UKERNEL(gemm_bf16_1x4x4_svebf16) {
         ACC_DOT(7);
         pa += 32;
         pb += 8 * nh;
-        // isf-hot-loop-end
     }
     for (size_t kr = k_blocks % 8; kr > 0; kr--) {
         ACC_DOT(0);

@@ -116,13 +116,11 @@ ISF_UKERNEL(gemm_bf16_8x4x4_svebf16) {
 
     size_t kt = k_blocks / 3;
     for (; kt > 0; kt--) {
-        // isf-hot-loop-begin
         BLOCK(c, pa, pb);
         BLOCK(d, pa + 32, pb + nh);
         BLOCK(e, pa + 64, pb + 2 * nh);
         pa += 96;
         pb += 3 * nh;
-        // isf-hot-loop-end
     }
     for (size_t kr = k_blocks % 3; kr > 0; kr--) {
         BLOCK(c, pa, pb);

@@ -30,14 +30,12 @@ ISF_UKERNEL(gemm_s4_1x4x8_svei8mm) {
     ISF_ROW_ACC_DECL;
 
     for (size_t kt = k_blocks / 8; kt > 0; kt--) {
-        // isf-hot-loop-begin
         ACC_PAIR(0, 0, 1);
         ACC_PAIR(1, 2, 3);
         ACC_PAIR(2, 4, 5);
         ACC_PAIR(3, 6, 7);
         pa += 64;
         pb += 4 * nb;
-        // isf-hot-loop-end
     }
     for (size_t kr = (k_blocks % 8) / 2; kr > 0; kr--) {
         ACC_PAIR(0, 0, 1);

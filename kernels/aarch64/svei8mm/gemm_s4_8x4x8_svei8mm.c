@@ -30,7 +30,6 @@ ISF_UKERNEL(gemm_s4_8x4x8_svei8mm) {
      * ALU instruction per block and vector for half the B loads: 4 B unpacks + 10 loads per 16 smmla.
      */
     for (size_t kp = k_blocks / 2; kp > 0; kp--) {
-        // isf-hot-loop-begin
         const svint8_t v0 = svld1_s8(pg, pb), v1 = svld1_vnum_s8(pg, pb, 1);
         ISF_LOAD_A(pa);
         b0 = svlsl_n_s8_x(pg, v0, 4), b1 = svlsl_n_s8_x(pg, v1, 4);
@@ -40,7 +39,6 @@ ISF_UKERNEL(gemm_s4_8x4x8_svei8mm) {
         ISF_MMLA4(d);
         pa += 128;
         pb += nb;
-        // isf-hot-loop-end
     }
 
     ACC_MERGE(0);

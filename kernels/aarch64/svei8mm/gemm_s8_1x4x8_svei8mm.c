@@ -24,7 +24,6 @@ ISF_UKERNEL(gemm_s8_1x4x8_svei8mm) {
     ISF_ROW_ACC_DECL;
 
     for (size_t kt = k_blocks / 8; kt > 0; kt--) {
-        // isf-hot-loop-begin
         ACC_DOT(0);
         ACC_DOT(1);
         ACC_DOT(2);
@@ -35,7 +34,6 @@ ISF_UKERNEL(gemm_s8_1x4x8_svei8mm) {
         ACC_DOT(7);
         pa += 64;
         pb += 8 * nb;
-        // isf-hot-loop-end
     }
     for (size_t kr = k_blocks % 8; kr > 0; kr--) {
         ACC_DOT(0);

@@ -30,12 +30,10 @@ ISF_UKERNEL(gemm_s8_8x4x8_svei8mm) {
     ISF_ACC_DECL(d, zero, zero);
 
     for (size_t kp = k_blocks / 2; kp > 0; kp--) {
-        // isf-hot-loop-begin
         BLOCK(c, pa, pb);
         BLOCK(d, pa + 64, pb + nb);
         pa += 128;
         pb += 2 * nb;
-        // isf-hot-loop-end
     }
     if (k_blocks & 1) {
         BLOCK(c, pa, pb);
