@@ -1,7 +1,7 @@
 """Rewrite sdot/smmla/bfmmla/… in an assembly source as `.inst` words, so it builds with assemblers lacking them.
 
 Every other line is kept byte-for-byte and line numbers do not move; the output is written atomically (nothing is
-written when an instruction is malformed). Meson's generator() runs the same code as `python3 src/isaforge/inst.py`.
+written when an instruction is malformed).
 """
 
 from __future__ import annotations

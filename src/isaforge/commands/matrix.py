@@ -8,8 +8,10 @@ cell running this same runner in it.
 
 --only EXPR selects: space-separated conditions, all of which must hold; each is `key=v1,v2` (any of the values;
 globs allowed) with key one of cell, target, compiler, build, toolchain, cpu, or a bare cell name. `cpu=` also
-narrows the CPU models of the chosen cells (the host cell, which has none, drops out).
-Examples: --only host-gcc-release   --only 'compiler=clang build=debug-ubsan'   --only 'target=arm-* cpu=max'
+narrows the CPU models of the chosen cells (the host cell, which has none, drops out). Examples:
+  --only host-gcc-release
+  --only 'compiler=clang build=debug-ubsan'
+  --only 'target=arm-* cpu=max'
 """
 
 from __future__ import annotations
