@@ -1,4 +1,8 @@
-"""Run isaforge-info of one cross build under one QEMU CPU model and print its JSON."""
+"""Show what libisaforge detects on one QEMU CPU model and which kernel it runs for each op.
+
+Builds libisaforge for the target and compiler if needed, runs its isaforge-info under the model and prints its JSON:
+the detected and active features, where they came from, the kernel chosen per op and every kernel each op can run.
+"""
 
 from __future__ import annotations
 
