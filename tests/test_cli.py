@@ -60,3 +60,14 @@ def test_version_is_the_one_in_VERSION() -> None:
 def test_unknown_subcommand_is_a_usage_error() -> None:
     proc = isaforge("frobnicate")
     assert proc.returncode == 2 and "invalid choice" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_help_and_version_load_no_subcommand_module() -> None:
+    probe = (
+        "import sys\nfrom isaforge import cli\n"
+        "for argv in (['--help'], ['--version']):\n"
+        "    try: cli.main(argv)\n    except SystemExit: pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('isaforge.commands.')), file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert proc.stderr.strip() == "[]"

@@ -71,7 +71,8 @@ class _PrintVersion(argparse.Action):
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The parser; with `only`, just that subcommand's module is imported (the others stay unloaded)."""
+    """The parser; with `only`, just that subcommand's module is imported (the others stay unloaded; with "", none:
+    the summaries are enough for `--help` and `--version`)."""
     parser = argparse.ArgumentParser(
         prog="isaforge", description=__doc__, epilog=EPILOG, formatter_class=_ParagraphFormatter
     )
@@ -88,9 +89,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _chosen(argv: Sequence[str]) -> str | None:
-    first = next((a for a in argv if not a.startswith("-")), None)
-    return first if first in SUBCOMMANDS else None
+def _chosen(argv: Sequence[str]) -> str:
+    first = next((a for a in argv if not a.startswith("-")), "")
+    return first if first in SUBCOMMANDS else ""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
