@@ -67,6 +67,7 @@ _SOURCES = (
     "src/isaforge/inst.py",
     "src/isaforge/inst_encoding.py",
     "src/isaforge/inst_sme.py",
+    "src/isaforge/inst_sme_table.py",
     "src/isaforge/variant_route.py",
     "src/isaforge/errors.py",
 )

@@ -324,6 +324,7 @@ GENERATOR_FILES = (
     "inst.py",
     "inst_encoding.py",
     "inst_sme.py",
+    "inst_sme_table.py",
 )
 
 

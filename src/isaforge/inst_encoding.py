@@ -4,7 +4,8 @@ instruction's operands against them. The preprocessing of assembly files around 
 
 The SME and SME2 forms (ZA tiles and array vectors, ZT0, `pn` predicates, multi-vector lists) are in inst_sme.py,
 which inst.py asks first: an SME-shaped `sdot za.s[w8, 0, vgx2], …` is encoded there, `sdot z0.s, z1.b, z2.b`
-here as before. This module's errors (InstError, Malformed) are shared by both.
+here as before. This module's errors (InstError, Malformed) and its checks of an instruction's operands against a
+mnemonic's forms (their count, none empty, the first that fits no form) are shared by both.
 
 Standard library only: Meson runs inst.py, and so this module, from a bare source tree.
 """
@@ -12,7 +13,7 @@ Standard library only: Meson runs inst.py, and so this module, from a bare sourc
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from isaforge.errors import IsaforgeError
@@ -272,6 +273,28 @@ class Malformed(Exception):
     """What is wrong with one instruction; the caller adds the file and line."""
 
 
+def check_count(mnemonic: str, counts: Iterable[int], texts: Sequence[str], operand_text: str) -> None:
+    """Malformed unless some form of the mnemonic (`counts`: their operand counts) takes as many operands."""
+    wanted = sorted(set(counts))
+    if len(texts) not in wanted:
+        shown = " or ".join(map(str, wanted))
+        raise Malformed(f"{mnemonic} takes {shown} operands, got {len(texts)} in `{operand_text.strip()}`")
+
+
+def check_not_empty(mnemonic: str, texts: Sequence[str]) -> None:
+    for position, text in enumerate(texts, 1):
+        if not text:
+            raise Malformed(f"{mnemonic}: operand {position} is empty")
+
+
+def mismatch(mnemonic: str, texts: Sequence[str], best: int, shapes: Iterable[str]) -> Malformed:
+    """The error of operands no form takes: the first operand that fits none of the forms that got furthest, and
+    what those expect there."""
+    expected = " or ".join(dict.fromkeys(shapes))
+    after = f" after `{', '.join(texts[:best])}`" if best else ""
+    return Malformed(f"{mnemonic}: operand {best + 1} is `{texts[best]}`, expected {expected}{after}")
+
+
 @dataclass(frozen=True)
 class _Operand:
     text: str
@@ -302,13 +325,8 @@ def _parse_operand(mnemonic: str, position: int, text: str) -> _Operand:
 
 def encode_instruction(mnemonic: str, group: tuple[Form, ...], operand_text: str) -> int:
     texts = [t.strip() for t in operand_text.split(",")] if operand_text.strip() else []
-    counts = sorted({len(f.operands) for f in group})
-    if len(texts) not in counts:
-        wanted = " or ".join(map(str, counts))
-        raise Malformed(f"{mnemonic} takes {wanted} operands, got {len(texts)} in `{operand_text.strip()}`")
-    for position, text in enumerate(texts, 1):
-        if not text:
-            raise Malformed(f"{mnemonic}: operand {position} is empty")
+    check_count(mnemonic, [len(f.operands) for f in group], texts, operand_text)
+    check_not_empty(mnemonic, texts)
     ops = [_parse_operand(mnemonic, position, text) for position, text in enumerate(texts, 1)]
     candidates = [f for f in group if len(f.operands) == len(ops)]
 
@@ -319,9 +337,7 @@ def encode_instruction(mnemonic: str, group: tuple[Form, ...], operand_text: str
         if matched(form) == -1:
             return form.encode(_check_ranges(mnemonic, form, ops))
     best = max(matched(f) for f in candidates)
-    shapes = list(dict.fromkeys(f.operands[best].shape() for f in candidates if matched(f) == best))
-    after = f" after `{', '.join(op.text for op in ops[:best])}`" if best else ""
-    raise Malformed(f"{mnemonic}: operand {best + 1} is `{ops[best].text}`, expected {' or '.join(shapes)}{after}")
+    raise mismatch(mnemonic, texts, best, [f.operands[best].shape() for f in candidates if matched(f) == best])
 
 
 def _check_ranges(mnemonic: str, form: Form, ops: list[_Operand]) -> list[tuple[int, int | None]]:

@@ -32,6 +32,8 @@ MESON_SCRIPTS = (
     "errors",
     "inst",
     "inst_encoding",
+    "inst_sme",
+    "inst_sme_table",
 )
 
 
