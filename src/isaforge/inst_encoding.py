@@ -13,7 +13,7 @@ Standard library only: Meson runs inst.py, and so this module, from a bare sourc
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from isaforge.errors import IsaforgeError
@@ -37,7 +37,8 @@ class InstError(IsaforgeError):
 # One row per form: mnemonic, fixed bits (hex), then one spec per operand: `kind[.arrangement]=field[index]`.
 # A field names the instruction bits that hold the register number (or, for an index, the lane number), most
 # significant bit first; the number of bits is also the range check (`m3` holds z0-z7, `HL` holds lanes 0..3).
-# arm Q registers are encoded as the D register 2*q in the same D:Vd / N:Vn / M:Vm fields.
+# arm Q registers are encoded as the D register 2*q in the same D:Vd / N:Vn / M:Vm fields. A row with `dq` operands
+# stands for two forms: on D registers, and on Q registers with the Q bit set (A32_Q).
 
 _FIELDS = {
     "aarch64": {
@@ -130,30 +131,21 @@ _TABLE_TEXT = {
     """,
     "arm": """
     # A32 dot products (FEAT_DotProd, FEAT_AA32I8MM)
-    vsdot.s8     fc200d00  d=D  d=N  d=M
-    vsdot.s8     fc200d40  q=D  q=N  q=M
-    vsdot.s8     fe200d00  d=D  d=N  d=M4[x1]
-    vsdot.s8     fe200d40  q=D  q=N  d=M4[x1]
-    vudot.u8     fc200d10  d=D  d=N  d=M
-    vudot.u8     fc200d50  q=D  q=N  q=M
-    vudot.u8     fe200d10  d=D  d=N  d=M4[x1]
-    vudot.u8     fe200d50  q=D  q=N  d=M4[x1]
-    vusdot.s8    fca00d00  d=D  d=N  d=M
-    vusdot.s8    fca00d40  q=D  q=N  q=M
-    vusdot.s8    fe800d00  d=D  d=N  d=M4[x1]
-    vusdot.s8    fe800d40  q=D  q=N  d=M4[x1]
-    vsudot.u8    fe800d10  d=D  d=N  d=M4[x1]
-    vsudot.u8    fe800d50  q=D  q=N  d=M4[x1]
+    vsdot.s8     fc200d00  dq=D  dq=N  dq=M
+    vsdot.s8     fe200d00  dq=D  dq=N  d=M4[x1]
+    vudot.u8     fc200d10  dq=D  dq=N  dq=M
+    vudot.u8     fe200d10  dq=D  dq=N  d=M4[x1]
+    vusdot.s8    fca00d00  dq=D  dq=N  dq=M
+    vusdot.s8    fe800d00  dq=D  dq=N  d=M4[x1]
+    vsudot.u8    fe800d10  dq=D  dq=N  d=M4[x1]
     # A32 matrix multiply (FEAT_AA32I8MM, FEAT_AA32BF16)
     vsmmla.s8    fc200c40  q=D  q=N  q=M
     vummla.u8    fc200c50  q=D  q=N  q=M
     vusmmla.s8   fca00c40  q=D  q=N  q=M
     vmmla.bf16   fc000c40  q=D  q=N  q=M
     # A32 BFloat16 (FEAT_AA32BF16)
-    vdot.bf16    fc000d00  d=D  d=N  d=M
-    vdot.bf16    fc000d40  q=D  q=N  q=M
-    vdot.bf16    fe000d00  d=D  d=N  d=M4[x1]
-    vdot.bf16    fe000d40  q=D  q=N  d=M4[x1]
+    vdot.bf16    fc000d00  dq=D  dq=N  dq=M
+    vdot.bf16    fe000d00  dq=D  dq=N  d=M4[x1]
     vfmab.bf16   fc300810  q=D  q=N  q=M
     vfmat.bf16   fc300850  q=D  q=N  q=M
     vfmab.bf16   fe300810  q=D  q=N  d=M3[x2]
@@ -229,10 +221,24 @@ def _place(value: int, bits: tuple[int, ...]) -> int:
 _SPEC = re.compile(r"(?P<kind>[a-z])(?:\.(?P<arr>\w+))?=(?P<field>\w+)(?:\[(?P<index>\w+)\])?")
 
 
-def _load_table(arch: str) -> dict[str, tuple[Form, ...]]:
-    forms: dict[str, list[Form]] = {}
+A32_Q = 1 << 6
+
+
+def _rows(arch: str) -> Iterator[tuple[str, list[str]]]:
+    """The table's rows (the line, its words), each `dq` row as its D and its Q form."""
     for raw in _TABLE_TEXT[arch].splitlines():
         row = raw.split("#", 1)[0].split()
+        if not any(op.startswith("dq=") for op in row):
+            yield raw, row
+            continue
+        mnemonic, base, *ops = row
+        yield raw, [mnemonic, base, *(op.replace("dq=", "d=") for op in ops)]
+        yield raw, [mnemonic, f"{int(base, 16) | A32_Q:08x}", *(op.replace("dq=", "q=") for op in ops)]
+
+
+def _load_table(arch: str) -> dict[str, tuple[Form, ...]]:
+    forms: dict[str, list[Form]] = {}
+    for raw, row in _rows(arch):
         if not row:
             continue
         mnemonic, base, *ops = row
