@@ -36,6 +36,7 @@ SOURCE_TREE = (
     "src/isaforge/__init__.py",
     "src/isaforge/errors.py",
     "src/isaforge/catalogue*.py",
+    "src/isaforge/kernel_inventory.py",
     "src/isaforge/codegen.py",
     "src/isaforge/inst*.py",
     "src/isaforge/engine*",  # enginegen.py and engine_dispatch.c

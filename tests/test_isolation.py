@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import isaforge
-from isaforge import isolation
+from isaforge import compile_commands, isolation, isolation_judge
 from isaforge.catalogue import VARIANT_DEFINE, load
 from isaforge.commands.check_isolation import summary
 from isaforge.errors import IsaforgeError
@@ -170,7 +170,7 @@ def test_planted_dotprod_in_the_declared_variant_is_allowed(tmp_path, arch):
     [obj] = report.objects
     assert obj.held.variant == "dotprod"
     assert "dotprod" in obj.allowed
-    assert obj.flags == tuple(isolation.assembler_flags(CAT.variant_flags(arch, "gcc", "dotprod")))
+    assert obj.flags == tuple(compile_commands.assembler_flags(CAT.variant_flags(arch, "gcc", "dotprod")))
 
     result = cli(tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -191,7 +191,7 @@ def test_global_march_vectorising_a_plain_loop_is_a_violation(tmp_path, arch):
     }
     [obj] = report.objects
     assert obj.held.variant is None
-    assert obj.flags == tuple(isolation.assembler_flags(CAT.baseline_flags(arch, "gcc")))
+    assert obj.flags == tuple(compile_commands.assembler_flags(CAT.baseline_flags(arch, "gcc")))
     assert obj.built_with == tuple(DOTPROD_MARCH[arch])
 
     result = cli(tmp_path, "-v")
@@ -208,7 +208,7 @@ def test_global_march_vectorising_a_plain_loop_is_a_violation(tmp_path, arch):
 def test_the_same_loop_declared_as_the_dotprod_variant_is_clean(tmp_path, arch):
     flags = [*DOTPROD_MARCH[arch], DOTPROD_DEFINE]
     write_commands(tmp_path, [compile_entry(tmp_path, arch, "gcc", flags, PLAIN_DOT, name="plain", opt="-O3")])
-    mnemonics = {i.text.split()[0] for i in isolation.disassemble(tmp_path / "plain.o", CAT.arch(arch))[0]}
+    mnemonics = {i.text.split()[0] for i in isolation_judge.disassemble(tmp_path / "plain.o", CAT.arch(arch))[0]}
     assert DOT_MNEMONIC[arch] in mnemonics
 
     report = isolation.check_builddir(tmp_path)
@@ -352,7 +352,7 @@ def test_clean_baseline_code_has_no_violations(tmp_path):
     assert report.unparseable == 0, [(o.object, u.text) for o in report.objects for u in o.unparseable]
     for obj in report.objects:
         assert obj.checked > 10, obj
-    functions = {insn.function for insn in isolation.disassemble(tmp_path / "arm-gcc.o", CAT.arch("arm"))[0]}
+    functions = {insn.function for insn in isolation_judge.disassemble(tmp_path / "arm-gcc.o", CAT.arch("arm"))[0]}
     assert {"clean", "scale", "pick"} <= functions
 
     result = cli(tmp_path)
@@ -393,7 +393,7 @@ def test_missing_builddir(tmp_path):
 def test_missing_compile_commands(tmp_path):
     line = one_line_error(cli(tmp_path))
     assert "compile_commands.json not found" in line
-    assert line.endswith(f"; give a {isolation.BUILD_DIRECTORY}")
+    assert line.endswith(f"; give a {compile_commands.BUILD_DIRECTORY}")
 
 
 def test_broken_compile_commands(tmp_path):
@@ -434,50 +434,6 @@ def test_unknown_cross_target(tmp_path):
     write_commands(tmp_path, [{"directory": str(tmp_path), "command": cmd, "file": "a.c"}])
     with pytest.raises(IsaforgeError, match="unknown target 'riscv64-linux-gnu'"):
         isolation.check_builddir(tmp_path)
-
-
-# -- pieces ---------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    ("command", "triple"),
-    [
-        ("clang-19 --target=arm-linux-gnueabihf -c a.c", "arm-linux-gnueabihf"),
-        ("clang-19 -target aarch64-linux-gnu -c a.c", "aarch64-linux-gnu"),
-        ("/usr/bin/aarch64-linux-gnu-gcc -c a.c", "aarch64-linux-gnu"),
-        ("ccache arm-linux-gnueabihf-gcc-12 -c a.c", "arm-linux-gnueabihf"),
-        ("cc -c a.c", None),
-        ("clang-19 -c a.c", None),
-        ("gcc -c x86_64-linux-gnu-gcc.c", None),
-    ],
-)
-def test_target_triple(command, triple):
-    assert isolation.target_triple(shlex.split(command)) == triple
-
-
-def test_assembler_flags_last_wins():
-    args = ["gcc", "-march=armv7-a", "-mfpu=neon", "-O2", "-march=armv8.2-a+dotprod", "-mfpu=neon-fp-armv8", "-mthumb"]
-    assert isolation.assembler_flags(args) == ["-march=armv8.2-a+dotprod", "-mfpu=neon-fp-armv8"]
-    assert isolation.assembler_flags(["gcc", "-O2", "-mfpu=auto"]) == []
-
-
-@pytest.mark.parametrize(
-    ("command", "variant"),
-    [
-        ("gcc -march=armv8.2-a+dotprod -DISAFORGE_VARIANT=dotprod -c a.c", "dotprod"),
-        ("gcc -D ISAFORGE_VARIANT=i8mm -c a.c", "i8mm"),
-        ("gcc -DISAFORGE_VARIANT=neon -DISAFORGE_VARIANT=fp16 -c a.c", "fp16"),
-        ("gcc -DISAFORGE_VARIANT=dotprod -UISAFORGE_VARIANT -c a.c", None),
-        ("gcc -DISAFORGE_VARIANT=dotprod -U ISAFORGE_VARIANT -DISAFORGE_VARIANT=sve -c a.c", "sve"),
-        ("gcc -DISAFORGE_VARIANT_X=dotprod -DOTHER=ISAFORGE_VARIANT -c a.c", None),
-        ("gcc -march=armv8.2-a+dotprod -c a.c", None),
-    ],
-)
-def test_declared_variant(command, variant):
-    assert isolation.declared_variant(shlex.split(command)) == variant
-
-
-def test_built_with_keeps_command_order_once_each():
-    args = shlex.split("gcc -march=armv8-a -O2 -march=armv8-a -mthumb -march=armv8.2-a -D ISAFORGE_VARIANT=x -DFOO")
-    assert isolation.built_with(args) == ["-march=armv8-a", "-mthumb", "-march=armv8.2-a", "-DISAFORGE_VARIANT=x"]
 
 
 def test_needed_feature_sets_are_named_from_the_catalogue(tmp_path):

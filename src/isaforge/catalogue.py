@@ -1,6 +1,7 @@
-"""The ISA catalogue (isa.toml) and everything derived from it: loading, checking, and the questions that span entries
-(flags of a variant, kernels of a tree, dispatch preference, packers of a layout). The entries are in
-catalogue_entries.py.
+"""The ISA catalogue (isa.toml) and the facts derived from it: features and what they imply, the flags of a variant
+per compiler and arch, feature sets, CPU models and parts. load() reads the file (catalogue_reading.py) and checks
+it (catalogue_checks.py); the entries are in catalogue_entries.py, and the questions about a source tree's kernels
+(which exist, their order, layouts and packers) in kernel_inventory.py, which Catalogue mixes in.
 
 Standard library only: Meson reaches it through codegen.py from a bare source tree, with nothing installed.
 """
@@ -12,11 +13,10 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
 
+from isaforge.catalogue_checks import validate
 from isaforge.catalogue_entries import (
     CATALOGUE_PATH,
-    COMPILERS,
     DTYPE_KINDS,
     FEATURE_SET_JOIN,
     GENERIC_PACKER,
@@ -53,10 +53,24 @@ from isaforge.catalogue_entries import (
     parse_packer,
     preference_rank,
 )
+from isaforge.catalogue_reading import (
+    read_arches,
+    read_compilers,
+    read_cpu_parts,
+    read_cpu_tables,
+    read_dtypes,
+    read_features,
+    read_layouts,
+    read_ops,
+    read_property_table,
+    read_qemu_sme,
+    read_signatures,
+    read_variants,
+)
+from isaforge.kernel_inventory import KernelInventory
 
 __all__ = [
     "CATALOGUE_PATH",
-    "COMPILERS",
     "DTYPE_KINDS",
     "FEATURE_SET_JOIN",
     "GENERIC_PACKER",
@@ -99,7 +113,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Catalogue:
+class Catalogue(KernelInventory):
     arches: dict[str, Arch]
     compilers: dict[str, Compiler]
     features: dict[str, Feature]
@@ -321,125 +335,10 @@ class Catalogue:
         spec = self.features[name].per_arch[arch]
         return not spec.ext and bool(spec.implies)
 
-    # -- kernels ----------------------------------------------------------------------------------------------
-    def kernel_dir(self, source_root: Path, arch: str, variant: str) -> Path:
-        if variant == REFERENCE:
-            return source_root / "kernels" / "reference"
-        return source_root / "kernels" / self.arch(arch).kernel_dir / variant
-
-    def kernel_sources(self, source_root: Path, arch: str, variant: str) -> list[Path]:
-        folder = self.kernel_dir(source_root, arch, variant)
-        if not folder.is_dir():
-            return []
-        return sorted(p for p in folder.iterdir() if p.suffix in KERNEL_SUFFIXES)
-
-    def kernels(self, source_root: Path, arch: str, variants: list[str]) -> list[KernelName]:
-        out = []
-        for variant in variants:
-            for path in self.kernel_sources(source_root, arch, variant):
-                kernel = parse_kernel_name(path.stem, self.ops)
-                if kernel.variant != variant:
-                    raise CatalogueError(f"{path}: kernel variant {kernel.variant!r} is not its folder's {variant!r}")
-                out.append(kernel)
-        self._check_preferences(out)
-        widened = out + self._widened_kernels(out)
-        return widened + self._shared_kernels(widened)
-
-    def _shared_kernels(self, files: list[KernelName]) -> list[KernelName]:
-        """Ops that run another op's kernels as they are, under the same names (`kernels` in [op.*])."""
-        return [
-            KernelName(k.name, op.name, k.mr, k.nr, k.kr, k.variant, shares=k.op)
-            for op in self.ops.values()
-            if op.kernels_of
-            for k in files
-            if k.op == op.kernels_of
-        ]
-
+    # -- ops --------------------------------------------------------------------------------------------------
     def plain_ops(self) -> list[str]:
         """The ops with a typed one-call function (the others run through plans only)."""
         return [name for name, op in self.ops.items() if op.plain]
-
-    def _check_preferences(self, files: list[KernelName]) -> None:
-        """Several kernels of one op in one variant need a declared order (`prefer`): dispatch must not guess."""
-        groups: dict[tuple[str, str], list[str]] = {}
-        for k in files:
-            groups.setdefault((k.op, k.variant), []).append(k.name)
-        for (op, variant), names in groups.items():
-            unordered = [n for n in names if n not in self.variant(variant).prefer]
-            if len(names) > 1 and unordered:
-                raise CatalogueError(
-                    f"variant {variant} has {len(names)} {op} kernels ({', '.join(sorted(names))}): list them, most "
-                    f"preferred first, in `prefer` of [variant.{variant}] in isa.toml"
-                )
-
-    def preference(self, kernel: KernelName) -> int:
-        """Dispatch's order: by variant, then by the variant's `prefer` list (higher is preferred)."""
-        variant = self.variant(kernel.variant)
-        return preference_rank(variant.rank, variant.prefer, kernel.runs or kernel.name)
-
-    def _widened_kernels(self, files: list[KernelName]) -> list[KernelName]:
-        """Ops that a variant runs through another op's kernels on widened panels (`widened` in [op.*])."""
-        out = []
-        for op in self.ops.values():
-            for k in files:
-                if op.widened.get(k.variant) == k.op:
-                    name = f"{op.name}_{k.mr}x{k.nr}{f'x{k.kr}' if k.kr > 1 else ''}_{k.variant}"
-                    out.append(KernelName(name, op.name, k.mr, k.nr, k.kr, k.variant, runs=k.name))
-        return out
-
-    # -- packing layouts ---------------------------------------------------------------------------------------
-    def layout(self, k: KernelName) -> Layout:
-        """The layout a kernel reads, from its name and catalogue entries (the `runs` kernel's op for widened)."""
-        if k.shares:
-            return self.layout(KernelName(k.name, k.shares, k.mr, k.nr, k.kr, k.variant))
-        source = self.ops[k.op].panel_source
-        panel = self.ops[parse_kernel_name(k.runs).op].panel_source if k.runs else source
-        return Layout(source, panel, k.mr, k.nr, k.kr, self.variant(k.variant).scalable)
-
-    def packers(self, k: KernelName) -> LayoutPackers:
-        """The registry's packers of the kernel's layout; a missing entry names the kernel, the layout and the fix."""
-        layout = self.layout(k)
-        entry = self.layouts.get(layout.name)
-        if entry is None:
-            raise CatalogueError(
-                f"kernel {k.name} reads layout {layout.describe()}, which has no packer: add "
-                f'"{layout.name}" = {{ a = "<packer>", b = "<packer>" }} under [layout] in src/isaforge/isa.toml, '
-                f'each packer "generic" (kernels/runtime/pack.c only) or "<variant>:<family>" of '
-                f"kernels/pack/<variant>/ (a new family there if none fits)"
-            )
-        return entry
-
-    def check_packers(self, arch: str, k: KernelName) -> LayoutPackers:
-        """The kernel's packers, which must run wherever the kernel runs: their variant's features are the
-        kernel's variant's or fewer, and the variant exists on `arch`."""
-        entry = self.packers(k)
-        for side, packer in (("a", entry.a), ("b", entry.b)):
-            if packer.generic:
-                continue
-            if arch not in self.variant(packer.variant).arches:
-                raise CatalogueError(
-                    f"kernel {k.name}: layout {entry.name}'s {side} packer {packer.variant}:{packer.family} is of a "
-                    f"variant not built for {arch}"
-                )
-            if arch != HOST_ARCH and not self.variant_features(arch, packer.variant) <= self.variant_features(
-                arch, k.variant
-            ):
-                raise CatalogueError(
-                    f"kernel {k.name}: layout {entry.name}'s {side} packer {packer.variant}:{packer.family} needs "
-                    f"features the {k.variant} variant does not have"
-                )
-        return entry
-
-    def best_kernel(
-        self, source_root: Path, arch: str, built_variants: list[str], active: set[str], op: str
-    ) -> str | None:
-        """What dispatch must choose: the most preferred built kernel of `op` whose features are all active."""
-        fits = [
-            k
-            for k in self.kernels(source_root, arch, built_variants)
-            if k.op == op and self.variant_features(arch, k.variant) <= active
-        ]
-        return max(fits, key=self.preference).name if fits else None
 
 
 def march_key(march: str) -> tuple[int, int]:
@@ -451,228 +350,20 @@ def march_key(march: str) -> tuple[int, int]:
 @cache
 def load(path: Path = CATALOGUE_PATH) -> Catalogue:
     raw = tomllib.loads(path.read_text())
-    arches = {
-        name: Arch(
-            name=name,
-            triple=a["triple"],
-            kernel_dir=a["kernel_dir"],
-            meson_cpu_family=a["meson_cpu_family"],
-            meson_cpu=a["meson_cpu"],
-            qemu=a["qemu"],
-            sysroot=a["sysroot"],
-            baseline=tuple(a["baseline"]),
-            baseline_extra={k: tuple(v) for k, v in a.get("baseline_extra", {}).items()},
-            variant_extra=tuple(a["variant_extra"]),
-            assembler_all=tuple(a["assembler_all"]),
-            debian_packages=tuple(a["debian_packages"]),
-            judge=a.get("judge", "gnu"),
-        )
-        for name, a in raw["arch"].items()
-    }
-    compilers = {
-        name: Compiler(
-            name=name,
-            c=tuple(c["c"]),
-            ar=c["ar"],
-            strip=c["strip"],
-            link_args=tuple(c.get("link_args", ())),
-            linker=c.get("linker"),
-            debian_packages=tuple(c["debian_packages"]),
-            objdump=c.get("objdump", ""),
-        )
-        for name, c in raw["compiler"].items()
-    }
-    features = {}
-    for name, f in raw["feature"].items():
-        per_arch = {
-            arch: FeatureOnArch(
-                march=spec["march"],
-                ext=spec["ext"],
-                extra={k: tuple(v) for k, v in spec.get("extra", {}).items()},
-                hwcap=tuple((int(w), int(b)) for w, b in spec["hwcap"]),
-                cpuinfo=tuple(spec["cpuinfo"]),
-                implies=tuple(spec["implies"]),
-            )
-            for arch, spec in f.items()
-            if arch in arches
-        }
-        features[name] = Feature(name=name, bit=f["bit"], title=f["title"], per_arch=per_arch)
-    variants = {
-        name: Variant(
-            name=name,
-            requires=tuple(v["requires"]),
-            arches=tuple(v["arches"]),
-            probe=v.get("probe", ""),
-            rank=rank * RANK_STEP,
-            scalable=_scalable(name, v.get("scalable", False)),
-            asm_probe=dict(v.get("asm_probe", {})),
-            prefer=tuple(v.get("prefer", ())),
-        )
-        for rank, (name, v) in enumerate(raw["variant"].items())
-    }
-    dtypes = {
-        name: DType(name, d["c"], d["bytes"], d["numpy"], d["kind"], d.get("bits", 0))
-        for name, d in raw["dtype"].items()
-    }
-    signatures = {name: Signature(name, **sig) for name, sig in raw["signature"].items()}
-    ops = {name: _op(name, o, dtypes, signatures) for name, o in sorted(raw["op"].items(), key=lambda i: i[1]["index"])}
-    cpus = _cpu_tables(raw["cpu"])
-    cpu_parts = _load_cpu_parts(raw.get("cpu_part", {}))
-    layouts = {
-        name: LayoutPackers(name, parse_packer(name, "a", e["a"]), parse_packer(name, "b", e["b"]))
-        for name, e in raw.get("layout", {}).items()
-    }
-    sme = raw["qemu_sme"]
-    qemu_sme = QemuSme(Path(sme["dir"]), tuple(int(p) for p in sme["min_version"].split(".")), sme["suite"],
-                       sme["package"], tuple(sme["binaries"]), _cpu_tables(sme.get("cpu", {})),
-                       _property_table(sme.get("property_off", {})))  # fmt: skip
+    arches = read_arches(raw["arch"])
+    dtypes = read_dtypes(raw["dtype"])
     cat = Catalogue(
         arches,
-        compilers,
-        features,
-        variants,
+        read_compilers(raw["compiler"]),
+        read_features(raw["feature"], arches),
+        read_variants(raw["variant"]),
         dtypes,
-        ops,
-        cpus,
-        cpu_parts=cpu_parts,
-        layouts=layouts,
-        qemu_sme=qemu_sme,
-        cpu_property_off=_property_table(raw.get("cpu_property_off", {})),
+        read_ops(raw["op"], dtypes, read_signatures(raw["signature"])),
+        read_cpu_tables(raw["cpu"]),
+        cpu_parts=read_cpu_parts(raw.get("cpu_part", {})),
+        layouts=read_layouts(raw.get("layout", {})),
+        qemu_sme=read_qemu_sme(raw["qemu_sme"]),
+        cpu_property_off=read_property_table(raw.get("cpu_property_off", {})),
     )
-    _validate(cat)
+    validate(cat)
     return cat
-
-
-def _op(name: str, raw: dict, dtypes: dict[str, DType], signatures: dict[str, Signature]) -> Op:
-    def known(table: dict, key: str, what: str) -> Any:
-        if raw[key] not in table:
-            raise CatalogueError(f"op {name}: unknown {what} {raw[key]!r} for {key!r} (known: {', '.join(table)})")
-        return table[raw[key]]
-
-    return Op(
-        name=name,
-        index=raw["index"],
-        signature=known(signatures, "signature", "signature"),
-        a=known(dtypes, "a", "dtype"),
-        b=known(dtypes, "b", "dtype"),
-        c=known(dtypes, "c", "dtype"),
-        acc=known(dtypes, "acc", "dtype"),
-        doc=raw["doc"],
-        narrow_accumulation=tuple(raw.get("narrow_accumulation", ())),
-        widened=dict(raw.get("widened", {})),
-        kernels_of=raw.get("kernels", ""),
-    )
-
-
-def _scalable(variant: str, raw: bool | str) -> str:
-    """`scalable = true` (SVE's vector length) or "streaming" (SME's)."""
-    kind = "sve" if raw is True else "" if raw is False else raw
-    if kind not in SCALABLE_KINDS:
-        raise CatalogueError(f'variant {variant}: scalable is true, false or "streaming", not {raw!r}')
-    return kind
-
-
-def _cpu_tables(raw: dict[str, dict[str, list[str]]]) -> dict[str, dict[str, tuple[str, ...]]]:
-    return {arch: {cpu: tuple(feats) for cpu, feats in models.items()} for arch, models in raw.items()}
-
-
-def _property_table(raw: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:
-    return {prop: tuple(feats) for prop, feats in raw.items()}
-
-
-# "<implementer>:<part>" as Linux prints them: "0x%02x" and "0x%03x".
-CPU_PART_KEY = re.compile(r"^0x(?P<implementer>[0-9a-f]{2}):0x(?P<part>[0-9a-f]{3})$")
-
-
-def _load_cpu_parts(raw: dict[str, dict]) -> dict[tuple[int, int], CpuPart]:
-    parts: dict[tuple[int, int], CpuPart] = {}
-    for key, entry in raw.items():
-        m = CPU_PART_KEY.match(key)
-        if not m:
-            raise CatalogueError(f'cpu_part {key!r}: the key must be <implementer>:<part> like "0x41:0xd05"')
-        part = CpuPart(int(m["implementer"], 16), int(m["part"], 16), entry["name"], tuple(entry["features"]))
-        parts[(part.implementer, part.part)] = part
-    return parts
-
-
-def _validate_cpu_parts(cat: Catalogue) -> None:
-    names = [p.name for p in cat.cpu_parts.values()]
-    if len(set(names)) != len(names):
-        raise CatalogueError("two cpu_part entries share a name")
-    for part in cat.cpu_parts.values():
-        for feat in part.features:
-            if feat not in cat.features:
-                raise CatalogueError(f"cpu_part {part.key} ({part.name}) lists unknown feature {feat}")
-        # The runtime drops a feature whose implied ones are missing: a part listing sve without fp16 would lose it
-        # silently. Refuse it here instead.
-        for arch in cat.arches:
-            listed = set(cat.cpu_part_features(arch, part))
-            for feat in listed:
-                missing = cat.implied_closure(arch, feat) - listed
-                if missing:
-                    raise CatalogueError(
-                        f"cpu_part {part.key} ({part.name}) lists {feat} without {', '.join(sorted(missing))} ({arch})"
-                    )
-
-
-def _validate(cat: Catalogue) -> None:
-    bits = [f.bit for f in cat.features.values()]
-    if len(set(bits)) != len(bits):
-        raise CatalogueError("two features share a bit")
-    for arch in cat.arches.values():
-        if arch.judge not in ("gnu", "llvm"):
-            raise CatalogueError(f"arch {arch.name}: judge {arch.judge!r} is neither gnu nor llvm")
-    for v in cat.variants.values():
-        for feat in v.requires:
-            if feat not in cat.features:
-                raise CatalogueError(f"variant {v.name} requires unknown feature {feat}")
-            for arch in v.arches:
-                if arch != HOST_ARCH and arch not in cat.features[feat].per_arch:
-                    raise CatalogueError(f"variant {v.name} is built for {arch}, which lacks {feat}")
-    _validate_ops(cat)
-    _validate_layouts(cat)
-    _validate_cpus(cat)
-    _validate_cpu_parts(cat)
-
-
-def _validate_cpus(cat: Catalogue) -> None:
-    sme = cat.qemu_sme or QemuSme(Path(), (), "", "", ())
-    for prefix, tables in (("", cat.cpus), (SME_QEMU_PREFIX, sme.cpus)):
-        for arch, models in tables.items():
-            for cpu, feats in models.items():
-                for feat in feats:
-                    if arch not in cat.features.get(feat, Feature("", 0, "", {})).per_arch:
-                        raise CatalogueError(f"cpu {prefix}{cpu} ({arch}) lists unknown feature {feat}")
-    for where, table in (("cpu_property_off", cat.cpu_property_off), ("qemu_sme.property_off", sme.property_off)):
-        for prop, feats in table.items():
-            if unknown := set(feats) - set(cat.features):
-                raise CatalogueError(f"[{where}] {prop} lists unknown feature {', '.join(sorted(unknown))}")
-    for f in cat.features.values():
-        for arch, spec in f.per_arch.items():
-            # AT_HWCAP/AT_HWCAP2 are unsigned long: 64 bits on aarch64, 32 on arm.
-            width = 64 if arch == "aarch64" else 32
-            if any(word not in (1, 2) or not 0 <= bit < width for word, bit in spec.hwcap):
-                raise CatalogueError(f"feature {f.name} ({arch}): hwcap needs [1|2, bit] with bit < {width}")
-
-
-def _validate_ops(cat: Catalogue) -> None:
-    if sorted(o.index for o in cat.ops.values()) != list(range(len(cat.ops))):
-        raise CatalogueError("op indices must be 0, 1, … without gaps (they are isf_op values)")
-    for o in cat.ops.values():
-        if o.kernels_of and (o.kernels_of not in cat.ops or cat.ops[o.kernels_of].acc.kind != "int" or o.plain):
-            raise CatalogueError(f"op {o.name}: `kernels` must name an int32-summing op, and the op run through plans")
-        if o.a.bytes != o.b.bytes and not o.kernels_of and o.b.element_bits >= 8:
-            raise CatalogueError(f"op {o.name}: A and B elements differ in size, which the driver's packing cannot")
-    for d in cat.dtypes.values():
-        if d.kind not in DTYPE_KINDS:
-            raise CatalogueError(f"dtype {d.name}: kind {d.kind!r} is not one of {', '.join(DTYPE_KINDS)}")
-    for v in cat.variants.values():
-        if len(v.prefer) >= PREFERENCE_SLOTS:
-            raise CatalogueError(f"variant {v.name}: `prefer` lists more than {PREFERENCE_SLOTS - 1} kernels")
-
-
-def _validate_layouts(cat: Catalogue) -> None:
-    for entry in cat.layouts.values():
-        for packer in (entry.a, entry.b):
-            if not packer.generic and packer.variant not in cat.variants:
-                raise CatalogueError(f"[layout] {entry.name!r}: packer of unknown variant {packer.variant!r}")

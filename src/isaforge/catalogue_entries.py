@@ -1,6 +1,7 @@
 """The entries of the ISA catalogue (isa.toml): one frozen dataclass per kind of entry, the names and constants they
-share, and the parsers of the strings the catalogue and the kernel file names hold. catalogue.py loads and checks the
-file and answers questions across entries.
+share, and the parsers of the strings the catalogue and the kernel file names hold. catalogue.py loads the file
+(catalogue_reading.py, catalogue_checks.py) and answers questions across entries; kernel_inventory.py those about a
+source tree's kernels.
 
 Standard library only: Meson reaches it through codegen.py from a bare source tree, with nothing installed.
 """
@@ -16,7 +17,6 @@ from isaforge.errors import IsaforgeError  # stdlib-only, like this module (Meso
 CATALOGUE_PATH = Path(__file__).with_name("isa.toml")
 HOST_ARCH = "host"
 REFERENCE = "ref"
-COMPILERS = ("gcc", "clang")
 
 # <op>_<dtype>_<MR>x<NR>[x<KR>]_<variant>: docs/kernel_names.md is the written grammar.
 KERNEL_NAME = re.compile(

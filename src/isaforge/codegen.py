@@ -314,6 +314,9 @@ GENERATOR_FILES = (
     "engine_dispatch.c",
     "catalogue.py",
     "catalogue_entries.py",
+    "catalogue_reading.py",
+    "catalogue_checks.py",
+    "kernel_inventory.py",
     "errors.py",
     "isa.toml",
     # How gcc builds SME .S kernels (variant_route.py), and the .inst encoder its assembler wrapper runs.
@@ -321,6 +324,7 @@ GENERATOR_FILES = (
     "inst.py",
     "inst_encoding.py",
     "inst_sme.py",
+    "inst_sme_table.py",
 )
 
 

@@ -4,7 +4,8 @@ instruction's operands against them. The preprocessing of assembly files around 
 
 The SME and SME2 forms (ZA tiles and array vectors, ZT0, `pn` predicates, multi-vector lists) are in inst_sme.py,
 which inst.py asks first: an SME-shaped `sdot za.s[w8, 0, vgx2], …` is encoded there, `sdot z0.s, z1.b, z2.b`
-here as before. This module's errors (InstError, Malformed) are shared by both.
+here as before. This module's errors (InstError, Malformed) and its checks of an instruction's operands against a
+mnemonic's forms (their count, none empty, the first that fits no form) are shared by both.
 
 Standard library only: Meson runs inst.py, and so this module, from a bare source tree.
 """
@@ -12,7 +13,7 @@ Standard library only: Meson runs inst.py, and so this module, from a bare sourc
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from isaforge.errors import IsaforgeError
@@ -36,7 +37,8 @@ class InstError(IsaforgeError):
 # One row per form: mnemonic, fixed bits (hex), then one spec per operand: `kind[.arrangement]=field[index]`.
 # A field names the instruction bits that hold the register number (or, for an index, the lane number), most
 # significant bit first; the number of bits is also the range check (`m3` holds z0-z7, `HL` holds lanes 0..3).
-# arm Q registers are encoded as the D register 2*q in the same D:Vd / N:Vn / M:Vm fields.
+# arm Q registers are encoded as the D register 2*q in the same D:Vd / N:Vn / M:Vm fields. A row with `dq` operands
+# stands for two forms: on D registers, and on Q registers with the Q bit set (A32_Q).
 
 _FIELDS = {
     "aarch64": {
@@ -129,30 +131,21 @@ _TABLE_TEXT = {
     """,
     "arm": """
     # A32 dot products (FEAT_DotProd, FEAT_AA32I8MM)
-    vsdot.s8     fc200d00  d=D  d=N  d=M
-    vsdot.s8     fc200d40  q=D  q=N  q=M
-    vsdot.s8     fe200d00  d=D  d=N  d=M4[x1]
-    vsdot.s8     fe200d40  q=D  q=N  d=M4[x1]
-    vudot.u8     fc200d10  d=D  d=N  d=M
-    vudot.u8     fc200d50  q=D  q=N  q=M
-    vudot.u8     fe200d10  d=D  d=N  d=M4[x1]
-    vudot.u8     fe200d50  q=D  q=N  d=M4[x1]
-    vusdot.s8    fca00d00  d=D  d=N  d=M
-    vusdot.s8    fca00d40  q=D  q=N  q=M
-    vusdot.s8    fe800d00  d=D  d=N  d=M4[x1]
-    vusdot.s8    fe800d40  q=D  q=N  d=M4[x1]
-    vsudot.u8    fe800d10  d=D  d=N  d=M4[x1]
-    vsudot.u8    fe800d50  q=D  q=N  d=M4[x1]
+    vsdot.s8     fc200d00  dq=D  dq=N  dq=M
+    vsdot.s8     fe200d00  dq=D  dq=N  d=M4[x1]
+    vudot.u8     fc200d10  dq=D  dq=N  dq=M
+    vudot.u8     fe200d10  dq=D  dq=N  d=M4[x1]
+    vusdot.s8    fca00d00  dq=D  dq=N  dq=M
+    vusdot.s8    fe800d00  dq=D  dq=N  d=M4[x1]
+    vsudot.u8    fe800d10  dq=D  dq=N  d=M4[x1]
     # A32 matrix multiply (FEAT_AA32I8MM, FEAT_AA32BF16)
     vsmmla.s8    fc200c40  q=D  q=N  q=M
     vummla.u8    fc200c50  q=D  q=N  q=M
     vusmmla.s8   fca00c40  q=D  q=N  q=M
     vmmla.bf16   fc000c40  q=D  q=N  q=M
     # A32 BFloat16 (FEAT_AA32BF16)
-    vdot.bf16    fc000d00  d=D  d=N  d=M
-    vdot.bf16    fc000d40  q=D  q=N  q=M
-    vdot.bf16    fe000d00  d=D  d=N  d=M4[x1]
-    vdot.bf16    fe000d40  q=D  q=N  d=M4[x1]
+    vdot.bf16    fc000d00  dq=D  dq=N  dq=M
+    vdot.bf16    fe000d00  dq=D  dq=N  d=M4[x1]
     vfmab.bf16   fc300810  q=D  q=N  q=M
     vfmat.bf16   fc300850  q=D  q=N  q=M
     vfmab.bf16   fe300810  q=D  q=N  d=M3[x2]
@@ -228,10 +221,24 @@ def _place(value: int, bits: tuple[int, ...]) -> int:
 _SPEC = re.compile(r"(?P<kind>[a-z])(?:\.(?P<arr>\w+))?=(?P<field>\w+)(?:\[(?P<index>\w+)\])?")
 
 
-def _load_table(arch: str) -> dict[str, tuple[Form, ...]]:
-    forms: dict[str, list[Form]] = {}
+A32_Q = 1 << 6
+
+
+def _rows(arch: str) -> Iterator[tuple[str, list[str]]]:
+    """The table's rows (the line, its words), each `dq` row as its D and its Q form."""
     for raw in _TABLE_TEXT[arch].splitlines():
         row = raw.split("#", 1)[0].split()
+        if not any(op.startswith("dq=") for op in row):
+            yield raw, row
+            continue
+        mnemonic, base, *ops = row
+        yield raw, [mnemonic, base, *(op.replace("dq=", "d=") for op in ops)]
+        yield raw, [mnemonic, f"{int(base, 16) | A32_Q:08x}", *(op.replace("dq=", "q=") for op in ops)]
+
+
+def _load_table(arch: str) -> dict[str, tuple[Form, ...]]:
+    forms: dict[str, list[Form]] = {}
+    for raw, row in _rows(arch):
         if not row:
             continue
         mnemonic, base, *ops = row
@@ -272,6 +279,28 @@ class Malformed(Exception):
     """What is wrong with one instruction; the caller adds the file and line."""
 
 
+def check_count(mnemonic: str, counts: Iterable[int], texts: Sequence[str], operand_text: str) -> None:
+    """Malformed unless some form of the mnemonic (`counts`: their operand counts) takes as many operands."""
+    wanted = sorted(set(counts))
+    if len(texts) not in wanted:
+        shown = " or ".join(map(str, wanted))
+        raise Malformed(f"{mnemonic} takes {shown} operands, got {len(texts)} in `{operand_text.strip()}`")
+
+
+def check_not_empty(mnemonic: str, texts: Sequence[str]) -> None:
+    for position, text in enumerate(texts, 1):
+        if not text:
+            raise Malformed(f"{mnemonic}: operand {position} is empty")
+
+
+def mismatch(mnemonic: str, texts: Sequence[str], best: int, shapes: Iterable[str]) -> Malformed:
+    """The error of operands no form takes: the first operand that fits none of the forms that got furthest, and
+    what those expect there."""
+    expected = " or ".join(dict.fromkeys(shapes))
+    after = f" after `{', '.join(texts[:best])}`" if best else ""
+    return Malformed(f"{mnemonic}: operand {best + 1} is `{texts[best]}`, expected {expected}{after}")
+
+
 @dataclass(frozen=True)
 class _Operand:
     text: str
@@ -302,13 +331,8 @@ def _parse_operand(mnemonic: str, position: int, text: str) -> _Operand:
 
 def encode_instruction(mnemonic: str, group: tuple[Form, ...], operand_text: str) -> int:
     texts = [t.strip() for t in operand_text.split(",")] if operand_text.strip() else []
-    counts = sorted({len(f.operands) for f in group})
-    if len(texts) not in counts:
-        wanted = " or ".join(map(str, counts))
-        raise Malformed(f"{mnemonic} takes {wanted} operands, got {len(texts)} in `{operand_text.strip()}`")
-    for position, text in enumerate(texts, 1):
-        if not text:
-            raise Malformed(f"{mnemonic}: operand {position} is empty")
+    check_count(mnemonic, [len(f.operands) for f in group], texts, operand_text)
+    check_not_empty(mnemonic, texts)
     ops = [_parse_operand(mnemonic, position, text) for position, text in enumerate(texts, 1)]
     candidates = [f for f in group if len(f.operands) == len(ops)]
 
@@ -319,9 +343,7 @@ def encode_instruction(mnemonic: str, group: tuple[Form, ...], operand_text: str
         if matched(form) == -1:
             return form.encode(_check_ranges(mnemonic, form, ops))
     best = max(matched(f) for f in candidates)
-    shapes = list(dict.fromkeys(f.operands[best].shape() for f in candidates if matched(f) == best))
-    after = f" after `{', '.join(op.text for op in ops[:best])}`" if best else ""
-    raise Malformed(f"{mnemonic}: operand {best + 1} is `{ops[best].text}`, expected {' or '.join(shapes)}{after}")
+    raise mismatch(mnemonic, texts, best, [f.operands[best].shape() for f in candidates if matched(f) == best])
 
 
 def _check_ranges(mnemonic: str, form: Form, ops: list[_Operand]) -> list[tuple[int, int | None]]:

@@ -21,7 +21,20 @@ TARGET, COMPILER = "aarch64-linux-gnu", "gcc"
 BUILD_NAME = f"{TARGET}-{COMPILER}"
 PACKED = "isaforge/_source/"
 # meson.build runs these with a bare python3 (no isaforge installed): they must be in the packed tree.
-MESON_SCRIPTS = ("__init__", "codegen", "catalogue", "catalogue_entries", "errors", "inst", "inst_encoding")
+MESON_SCRIPTS = (
+    "__init__",
+    "codegen",
+    "catalogue",
+    "catalogue_entries",
+    "catalogue_reading",
+    "catalogue_checks",
+    "kernel_inventory",
+    "errors",
+    "inst",
+    "inst_encoding",
+    "inst_sme",
+    "inst_sme_table",
+)
 
 
 def wheel_files(wheel: Path) -> set[str]:

@@ -12,7 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from isaforge.isolation import BUILD_DIRECTORY, ObjectReport, Report, Violation, check_builddir
+from isaforge.compile_commands import BUILD_DIRECTORY
+from isaforge.isolation import ObjectReport, Report, Violation, check_builddir
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
