@@ -9,8 +9,8 @@ from typing import Any
 
 from isaforge import ui
 from isaforge.bench import plans, qreport
-from isaforge.bench.mca.analyse import GOAL_PERCENT, CoreResult, KernelLoop, Peak
-from isaforge.bench.mca.cores import CORES, SVE_BITS
+from isaforge.bench.mca.analyse import GOAL_PERCENT, NO_HOT_LOOP, NO_ISA, OK, CoreResult, KernelLoop, Peak
+from isaforge.bench.mca.cores import CORES, SHORT_CORE, SVE_BITS
 from isaforge.bench.qemu_count import PLAIN, RunCount
 from isaforge.bench.qplans import QuantResult
 from isaforge.errors import IsaforgeError
@@ -20,7 +20,6 @@ IDEAL_TOLERANCE = 0.10
 GOAL_SHAPE = "128x128x128"
 S8_GOAL_SHAPE = "256x256x64"  # issue 17 set the i8mm-vs-dotprod goal at this shape
 IDEAL_SHAPE = "256x256x64"
-SHORT_CORE = {"neoverse-n1": "N1", "neoverse-n2": "N2", "neoverse-v1": "V1", "neoverse-v2": "V2"}
 
 
 @dataclass
@@ -207,10 +206,12 @@ def _plan_goals(result: BenchResult, compiler: str) -> list[Goal]:
 def _pct_cell(r: CoreResult | None) -> str:
     if r is None:
         return ""
-    if r.status == "no ISA":
+    if r.status == NO_ISA:
         return "—"
-    if r.status != "ok":
+    if r.status == NO_HOT_LOOP:
         return "hot loop not found"
+    if r.status != OK:
+        return f"{r.cycles_per_iteration:.2f} cycles/iter, no peak"
     mark = "" if r.meets_goal else " ✗"
     return f"{r.percent_of_peak:.1f}% ({r.macs_per_cycle:.1f}){mark}"
 

@@ -7,6 +7,9 @@ libisaforge, and (3) counts plan runs (isf_gemm_run alone, the weights packed at
 bias and clamp (--epilogue-shape), and at small M (--plan-shapes), next to the plain API's figures of an earlier
 run (--before). Prints a markdown report (or writes it with --markdown), checks the performance goals, and can
 write the figures as JSON (--json) and a bar chart (--plot). Only aarch64 is benchmarked.
+
+With --project DIR, an engine's kernels instead: the project is built for aarch64 as `isaforge test-qemu` builds it,
+and every kernel its manifests declare has its hot loop priced on every core, as libisaforge's are.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from isaforge import builds, process, ui
-from isaforge.bench import require
+from isaforge.bench import engine, engine_report, require
 from isaforge.bench.mca import analyse, cores, llvm_mca, objcode
 from isaforge.catalogue import REFERENCE, load
 from isaforge.errors import IsaforgeError
@@ -49,6 +52,12 @@ DEFAULT_PRECISIONS = "fp32,fp16,bf16,int8,qs8"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--project",
+        type=Path,
+        help="an engine's folder (meson.build or CMakeLists.txt): price its kernels' hot loops per core instead of "
+        "libisaforge's (--compiler, --cores, --markdown, --json and --jobs apply)",
+    )
     parser.add_argument("--compiler", default="clang", help="clang, gcc or both, comma-separated (default: clang)")
     parser.add_argument(
         "--cores", default=DEFAULT_CORES, help=f"llvm-mca cores, comma-separated (default: {DEFAULT_CORES})"
@@ -145,7 +154,7 @@ def command_line(args: argparse.Namespace) -> str:
     for flag in ("no_qemu", "no_mca", "no_plans", "no_decode", "peers"):
         if getattr(args, flag):
             parts.append(f"--{flag.replace('_', '-')}")
-    for name in ("before", "markdown", "json", "plot"):
+    for name in ("project", "before", "markdown", "json", "plot"):
         if getattr(args, name):
             parts += [f"--{name}", str(getattr(args, name))]
     return " ".join(parts)
@@ -184,6 +193,17 @@ def _plan_runs(args: argparse.Namespace) -> list[tuple[Shape, str]]:
         raise IsaforgeError(f"--epilogue-shape {args.epilogue_shape}: give one shape MxNxK")
     runs = [(epilogue[0], PLAN), (epilogue[0], PLAN_EPILOGUE)]
     return runs + [(s, PLAN) for s in qemu_count.parse_shapes(args.plan_shapes) if (s, PLAN) not in runs]
+
+
+def choose_engine(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """(compilers, cores) of an engine's pricing, checked, and its tools there."""
+    compilers = _choose("compiler", _split(args.compiler), list(load().compilers))
+    chosen = cores.check_cores(_split(args.cores))
+    if not compilers or not chosen:
+        raise IsaforgeError("choose at least one compiler and one core")
+    for tool in (llvm_mca.LLVM_MCA, objcode.LLVM_OBJDUMP, cores.CLANG):
+        require(tool)
+    return compilers, chosen
 
 
 def choose(args: argparse.Namespace) -> Choice:
@@ -317,22 +337,27 @@ def _hot_loop_plot(path: Path) -> Path:
     return path.with_name(f"{path.stem}-hot-loops{path.suffix}")
 
 
-def write_outputs(args: argparse.Namespace, result: report.BenchResult, peer: PeerResult | None) -> None:
-    goals = report.evaluate_goals(result)
-    only_peers = peer is not None and args.no_mca and args.no_qemu
-    text = "" if only_peers else report.markdown(result, goals)
-    if peer is not None:
-        text += ("# libisaforge performance\n\n" if only_peers else "\n") + peer.text
+def _write(args: argparse.Namespace, text: str, data: dict) -> None:
+    """The markdown to --markdown (else stdout), the figures to --json when asked."""
     if args.markdown:
         args.markdown.write_text(text)
         print(f"bench: wrote {args.markdown}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     if args.json:
-        data = {} if only_peers else report.to_json(result, goals)
-        if peer is not None:
-            data["peers"] = peer_report.to_json(peer.result, peer.goals)
         args.json.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def write_outputs(args: argparse.Namespace, result: report.BenchResult, peer: PeerResult | None) -> None:
+    goals = report.evaluate_goals(result)
+    only_peers = peer is not None and args.no_mca and args.no_qemu
+    text = "" if only_peers else report.markdown(result, goals)
+    if peer is not None:
+        text += ("# libisaforge performance\n\n" if only_peers else "\n") + peer.text
+    data = {} if only_peers or not args.json else report.to_json(result, goals)
+    if peer is not None and args.json:
+        data["peers"] = peer_report.to_json(peer.result, peer.goals)
+    _write(args, text, data)
     if args.plot:
         if peer is not None:
             peer_report.plot(peer.result, args.plot)
@@ -340,7 +365,21 @@ def write_outputs(args: argparse.Namespace, result: report.BenchResult, peer: Pe
             report.plot(result, _hot_loop_plot(args.plot) if peer is not None else args.plot)
 
 
+def run_engine(args: argparse.Namespace) -> int:
+    compilers, chosen = choose_engine(args)
+    status = ui.StatusLine(sys.stderr, quiet=args.quiet)
+    try:
+        result = engine.collect(args.project, compilers, chosen, args.jobs, lambda stage: _stage(status, stage))
+    finally:
+        status.close()
+    result.tools["llvm-mca"] = _version([llvm_mca.LLVM_MCA], r"LLVM version [\w.]+")
+    _write(args, engine_report.markdown(result, command_line(args)), engine_report.to_json(result, command_line(args)))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.project is not None:
+        return run_engine(args)
     start = time.monotonic()
     choice = choose(args)
     status = ui.StatusLine(sys.stderr, quiet=args.quiet)

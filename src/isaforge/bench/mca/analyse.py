@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from isaforge.bench import require
 from isaforge.bench.mca.cores import ARCH, CLANG, CORES, SVE_BITS, core_features, mattr_for
@@ -24,9 +25,13 @@ from isaforge.bench.mca.macs import (
     reference_stream,
 )
 from isaforge.bench.mca.objcode import KERNEL_PREFIX, Insn, Loop, disassemble, mca_source, split_operands
-from isaforge.catalogue import REFERENCE, KernelName, load, parse_kernel_name
+from isaforge.catalogue import REFERENCE, load, parse_kernel_name
+from isaforge.errors import IsaforgeError
 
 GOAL_PERCENT = 95.0
+# A kernel's status on one core. NO_MACS: an elementwise hot loop, priced in cycles per iteration without a peak;
+# NO_PEAK: no reference stream of its MAC kind could be built, so only its cycles per iteration are known.
+OK, NO_ISA, NO_HOT_LOOP, NO_MACS, NO_PEAK = "ok", "no ISA", "no hot loop", "no MACs", "no peak"
 
 
 @dataclass(frozen=True)
@@ -69,15 +74,29 @@ def measure_peak(stream: Stream, core: str, mattr: str) -> Peak:
     return peak_from(stream, core, mattr, result)
 
 
+class NamedKernel(Protocol):
+    """A kernel as the bench names it: libisaforge's (catalogue.KernelName) or an engine's (coverage.Kernel)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def op(self) -> str: ...
+
+    @property
+    def variant(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class KernelLoop:
     """What the object code says about one kernel, independent of the core."""
 
-    kernel: KernelName
+    kernel: NamedKernel
     kind: str | None
     loop: Loop | None
     function_instructions: int
     function_start: int = 0
+    features: frozenset[str] = frozenset()  # what it needs to run: a core without one of them cannot
 
     @property
     def found(self) -> bool:
@@ -98,7 +117,7 @@ class CoreResult:
     variant: str
     compiler: str
     core: str
-    status: str  # "ok", "no ISA" (the core lacks the variant's features), "no hot loop"
+    status: str  # OK, NO_ISA (the core lacks the variant's features), NO_HOT_LOOP, NO_MACS, NO_PEAK
     kind: str | None = None
     mattr: str = ""
     loop_instructions: int = 0
@@ -136,7 +155,8 @@ def find_kernels(
         ):
             continue
         kind = kernel_kind(insns)
-        out.append(KernelLoop(kernel, kind, hot_loop(insns, kind), len(insns), insns[0].addr if insns else 0))
+        features = cat.variant_features(ARCH, kernel.variant)
+        out.append(KernelLoop(kernel, kind, hot_loop(insns, kind), len(insns), insns[0].addr if insns else 0, features))
     out.sort(key=lambda kl: (list(cat.ops).index(kl.kernel.op), cat.variant(kl.kernel.variant).rank))
     return out, funcs
 
@@ -166,20 +186,100 @@ def explain(result: McaResult, kind: str) -> str:
     return what + (f"; shared with {shared}" if shared else "")
 
 
-def fill(res: CoreResult, kl: KernelLoop, result: McaResult, peak: Peak) -> CoreResult:
-    """`res` completed from llvm-mca's run of the kernel's hot loop and the peak of its MAC kind on that core."""
-    assert kl.loop is not None and kl.kind is not None
+def priced_loop(res: CoreResult, kl: KernelLoop, result: McaResult) -> CoreResult:
+    """`res` completed from llvm-mca's run of the kernel's hot loop: what needs no peak."""
+    assert kl.loop is not None
     res.loop_instructions = len(kl.loop.body)
     res.mac_instructions = kl.loop_mac_instructions
     res.macs_per_iteration = kl.loop_macs(SVE_BITS[res.core])
     res.cycles_per_iteration = result.cycles_per_iteration
     res.block_rthroughput = result.block_rthroughput
+    res.resource_pressure = {k: round(v, 2) for k, v in result.unit_pressure().items() if v}
+    return res
+
+
+def fill(res: CoreResult, kl: KernelLoop, result: McaResult, peak: Peak) -> CoreResult:
+    """`res` completed from llvm-mca's run of the kernel's hot loop and the peak of its MAC kind on that core."""
+    assert kl.loop is not None and kl.kind is not None
+    priced_loop(res, kl, result)
     res.macs_per_cycle = res.macs_per_iteration / res.cycles_per_iteration
     res.peak_macs_per_cycle = peak.macs_per_cycle
     res.percent_of_peak = 100.0 * res.macs_per_cycle / peak.macs_per_cycle
     res.bottleneck = explain(result, kl.kind)
-    res.resource_pressure = {k: round(v, 2) for k, v in result.unit_pressure().items() if v}
     return res
+
+
+def _rows(kernels: Sequence[KernelLoop], compiler: str, cores: Sequence[str]) -> list[tuple[KernelLoop, CoreResult]]:
+    """One row per kernel and core, its status set from what the core has and what the object code shows."""
+    rows = []
+    for kl in kernels:
+        k = kl.kernel
+        for core in cores:
+            res = CoreResult(k.name, k.op, k.variant, compiler, core, OK, kl.kind, mattr_for(kl.features))
+            if not kl.features <= core_features(core):
+                res.status = NO_ISA
+            elif kl.loop is None:
+                res.status = NO_HOT_LOOP
+            elif kl.kind is None:
+                res.status = NO_MACS
+            rows.append((kl, res))
+    return rows
+
+
+def _peak_or_none(key: tuple[str, str, str], body: Sequence[Insn]) -> Peak | None:
+    """The peak of a MAC kind on a core; None when the loop gives no reference stream (a widening multiply whose
+    products a compiler sums otherwise than the stream knows)."""
+    core, kind, mattr = key
+    try:
+        stream = reference_stream(body, kind)
+    except IsaforgeError:
+        return None
+    return measure_peak(stream, core, mattr)
+
+
+def price(
+    kernels: Sequence[KernelLoop],
+    compiler: str,
+    cores: Sequence[str],
+    jobs: int = 2,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> tuple[list[CoreResult], list[Peak]]:
+    """Every kernel's hot loop on every core it can run on; peaks are measured once per (core, MAC kind, features).
+    A loop without MACs, or whose MAC kind has no reference stream, is priced in cycles per iteration only."""
+    require(LLVM_MCA)
+    require(CLANG)
+    rows = _rows(kernels, compiler, cores)
+    todo = [(kl, res) for kl, res in rows if res.status in (OK, NO_MACS)]
+    peak_bodies: dict[tuple[str, str, str], Sequence[Insn]] = {}
+    for kl, res in todo:
+        if res.status == OK and kl.loop is not None and kl.kind is not None:
+            peak_bodies.setdefault((res.core, kl.kind, res.mattr), kl.loop.body)
+    total = len(peak_bodies) + len(todo)
+    done = 0
+    peaks: dict[tuple[str, str, str], Peak | None] = {}
+
+    def model(item: tuple[KernelLoop, CoreResult]) -> CoreResult:
+        kl, res = item
+        assert kl.loop is not None
+        result = run_mca(mca_source(kl.loop), res.core, res.mattr)
+        peak = peaks.get((res.core, kl.kind or "", res.mattr))
+        if peak is not None:
+            return fill(res, kl, result, peak)
+        res.status = res.status if res.status == NO_MACS else NO_PEAK
+        return priced_loop(res, kl, result)
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for key, peak in zip(peak_bodies, pool.map(lambda kv: _peak_or_none(*kv), peak_bodies.items()), strict=True):
+            peaks[key] = peak
+            done += 1
+            if progress:
+                progress(done, total, f"peak of {key[1]} on {key[0]}")
+        for res in pool.map(model, todo):
+            done += 1
+            if progress:
+                progress(done, total, f"{res.kernel} on {res.core}")
+    found = [p for p in peaks.values() if p is not None]
+    return [res for _, res in rows], sorted(found, key=lambda p: (CORES.index(p.core), p.kind))
 
 
 def analyse(
@@ -191,49 +291,7 @@ def analyse(
     jobs: int = 2,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> tuple[list[CoreResult], list[Peak], list[KernelLoop]]:
-    """Model every kernel of `lib` on every core; peaks are measured once per (core, MAC kind, features)."""
-    cat = load()
-    require(LLVM_MCA)
-    require(CLANG)
+    """Model every kernel of `lib` on every core against the peak of its MAC kind."""
     kernels, _ = find_kernels(lib, ops, variants)
-    results: list[CoreResult] = []
-    todo: list[tuple[KernelLoop, CoreResult]] = []
-    peak_bodies: dict[tuple[str, str, str], Sequence[Insn]] = {}
-    for kl in kernels:
-        k = kl.kernel
-        features = cat.variant_features(ARCH, k.variant)
-        for core in cores:
-            res = CoreResult(k.name, k.op, k.variant, compiler, core, "ok", kl.kind, mattr_for(features))
-            results.append(res)
-            if not features <= core_features(core):
-                res.status = "no ISA"
-            elif kl.loop is None or kl.kind is None:
-                res.status = "no hot loop"
-            else:
-                todo.append((kl, res))
-                peak_bodies.setdefault((core, kl.kind, res.mattr), kl.loop.body)
-    total = len(peak_bodies) + len(todo)
-    done = 0
-
-    def peak_of(item: tuple[tuple[str, str, str], Sequence[Insn]]) -> Peak:
-        (core, kind, mattr), body = item
-        return measure_peak(reference_stream(body, kind), core, mattr)
-
-    def model(item: tuple[KernelLoop, CoreResult]) -> CoreResult:
-        kl, res = item
-        assert kl.loop is not None and kl.kind is not None
-        result = run_mca(mca_source(kl.loop), res.core, res.mattr)
-        return fill(res, kl, result, peaks[(res.core, kl.kind, res.mattr)])
-
-    peaks: dict[tuple[str, str, str], Peak] = {}
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for key, peak in zip(peak_bodies, pool.map(peak_of, peak_bodies.items()), strict=True):
-            peaks[key] = peak
-            done += 1
-            if progress:
-                progress(done, total, f"peak of {peak.kind} on {peak.core}")
-        for res in pool.map(model, todo):
-            done += 1
-            if progress:
-                progress(done, total, f"{res.kernel} on {res.core}")
-    return results, sorted(peaks.values(), key=lambda p: (CORES.index(p.core), p.kind)), kernels
+    results, peaks = price(kernels, compiler, cores, jobs, progress)
+    return results, peaks, kernels

@@ -19,6 +19,7 @@ ARCH = "aarch64"
 # The cores modeled, and the SVE vector length of each (hardware facts: Neoverse V1 has 256-bit SVE, N2 and V2
 # 128-bit; N1 and the Cortex-A55 have none). Which ISA each core has comes from LLVM itself (core_features).
 CORES = ("neoverse-n1", "neoverse-n2", "neoverse-v1", "neoverse-v2")
+SHORT_CORE = {"neoverse-n1": "N1", "neoverse-n2": "N2", "neoverse-v1": "V1", "neoverse-v2": "V2"}
 SVE_BITS = {"cortex-a55": 0, "neoverse-n1": 0, "neoverse-n2": 128, "neoverse-v1": 256, "neoverse-v2": 128}
 # Marketing names and the -mcpu LLVM knows them by. Which scheduling model LLVM 19 uses for each is read from
 # llvm-mca (scheduling_model); a core without a model of its own stands in as its nearest modeled sibling:
