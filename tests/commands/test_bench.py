@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from isaforge.bench.mca import cores
+from isaforge.bench.measure.mca import cores
 from isaforge.catalogue import load
 from isaforge.cli import main
 from isaforge.commands import bench

@@ -26,14 +26,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from isaforge import builds, process, ui
-from isaforge.bench import engine, engine_report, require
-from isaforge.bench.mca import analyse, cores, llvm_mca, objcode
+from isaforge.bench import require
+from isaforge.bench.measure.mca import analyse, cores, llvm_mca, objcode
+from isaforge.bench.report import engine as engine_report
+from isaforge.bench.scenarios import engine
 from isaforge.catalogue import REFERENCE, load
 from isaforge.errors import IsaforgeError
 
 try:  # numpy (job files) is an optional dependency: without it, `run` says in one line how to get it
-    from isaforge.bench import peer_report, plans, qemu_count, qplans, report, sidebyside, wholecall
-    from isaforge.bench.qemu_count import PLAN, PLAN_EPILOGUE, Shape
+    from isaforge.bench.measure import executable, wholecall
+    from isaforge.bench.measure.qemu_count import PLAN, PLAN_EPILOGUE
+    from isaforge.bench.report import figures, goals, libisaforge, plans, results
+    from isaforge.bench.report import sidebyside as peer_report
+    from isaforge.bench.scenarios import gemms, qplans, shapes, sidebyside
+    from isaforge.bench.scenarios.shapes import Shape
 except ImportError as exc:  # pragma: no cover - depends on the environment
     MISSING: str | None = exc.name
 else:
@@ -188,11 +194,11 @@ def _plan_runs(args: argparse.Namespace) -> list[tuple[Shape, str]]:
     with the epilogue's when the shapes coincide)."""
     if args.no_plans or args.no_qemu:
         return []
-    epilogue = qemu_count.parse_shapes(args.epilogue_shape)
+    epilogue = shapes.parse_shapes(args.epilogue_shape)
     if len(epilogue) != 1:
         raise IsaforgeError(f"--epilogue-shape {args.epilogue_shape}: give one shape MxNxK")
     runs = [(epilogue[0], PLAN), (epilogue[0], PLAN_EPILOGUE)]
-    return runs + [(s, PLAN) for s in qemu_count.parse_shapes(args.plan_shapes) if (s, PLAN) not in runs]
+    return runs + [(s, PLAN) for s in shapes.parse_shapes(args.plan_shapes) if (s, PLAN) not in runs]
 
 
 def choose_engine(args: argparse.Namespace) -> tuple[list[str], list[str]]:
@@ -220,10 +226,10 @@ def choose(args: argparse.Namespace) -> Choice:
             _split(args.variants),
             [v.name for v in cat.arch_variants(ARCH) if v.scalable != "streaming"],  # llvm-mca has no SME model
         ),
-        qemu_count.parse_shapes(args.shapes),
+        shapes.parse_shapes(args.shapes),
         _plan_runs(args),
         plans.load_before(args.before) if args.before else None,
-        qemu_count.parse_shapes(args.peer_shapes) if args.peers else [],
+        shapes.parse_shapes(args.peer_shapes) if args.peers else [],
         sidebyside.parse_cores(args.peer_cores) if args.peers else [],
         sidebyside.parse_precisions(args.precisions) if args.peers else [],
     )
@@ -236,8 +242,8 @@ def choose(args: argparse.Namespace) -> Choice:
     if not choice.compilers or not choice.cores:
         raise IsaforgeError("choose at least one compiler and one core")
     tools = [] if args.no_mca else [llvm_mca.LLVM_MCA, objcode.LLVM_OBJDUMP, cores.CLANG]
-    tools += [] if args.no_qemu else [cat.arch(ARCH).qemu, qemu_count.LLVM_NM, objcode.LLVM_OBJDUMP]
-    tools += [cat.arch(ARCH).qemu, qemu_count.LLVM_NM, llvm_mca.LLVM_MCA, wholecall.LLVM_MC] if args.peers else []
+    tools += [] if args.no_qemu else [cat.arch(ARCH).qemu, executable.LLVM_NM, objcode.LLVM_OBJDUMP]
+    tools += [cat.arch(ARCH).qemu, executable.LLVM_NM, llvm_mca.LLVM_MCA, wholecall.LLVM_MC] if args.peers else []
     for tool in tools:
         require(tool)
     return choice
@@ -260,14 +266,14 @@ def split_ops(chosen: list[str]) -> tuple[list[str] | None, list[str], list[str]
     return plain, quantized, list(dict.fromkeys(plain + [qplans.kernel_op(o) for o in quantized]))
 
 
-def collect(args: argparse.Namespace, choice: Choice, status: ui.StatusLine) -> report.BenchResult:
+def collect(args: argparse.Namespace, choice: Choice, status: ui.StatusLine) -> results.BenchResult:
     cat = load()
     plain_ops, quantized_ops, mca_ops = split_ops(choice.ops)
-    result = report.BenchResult(
+    result = results.BenchResult(
         command_line(args), choice.compilers, choice.cores, [s.label for s in choice.shapes], args.sve_bits,
         ran_mca=not args.no_mca, ran_qemu=not args.no_qemu, ran_plans=bool(choice.plans),
-        plan_shapes=[s.label for s in qemu_count.parse_shapes(args.plan_shapes)],
-        epilogue_shape=qemu_count.parse_shapes(args.epilogue_shape)[0].label, before=choice.before,
+        plan_shapes=[s.label for s in shapes.parse_shapes(args.plan_shapes)],
+        epilogue_shape=shapes.parse_shapes(args.epilogue_shape)[0].label, before=choice.before,
     )  # fmt: skip
     if not args.no_mca:
         result.tools["llvm-mca"] = _version([llvm_mca.LLVM_MCA], r"LLVM version [\w.]+")
@@ -283,14 +289,14 @@ def collect(args: argparse.Namespace, choice: Choice, status: ui.StatusLine) -> 
         result.tools[compiler] = _version(build.toolchain.compiler.command(build.toolchain.arch)[:1], r".*")
         if not args.no_mca:
             rows, peaks, loops = analyse.analyse(
-                directory / qemu_count.LIBRARY, compiler, choice.cores, mca_ops, choice.variants, args.jobs,
+                directory / executable.LIBRARY, compiler, choice.cores, mca_ops, choice.variants, args.jobs,
                 _stage(status, f"llvm-mca ({compiler})"),
             )  # fmt: skip
             result.mca += rows
             result.peaks[compiler] = peaks
-            result.hot_loops += [report.HotLoop.of(compiler, kl) for kl in loops]
+            result.hot_loops += [results.HotLoop.of(compiler, kl) for kl in loops]
         if not args.no_qemu and plain_ops != []:
-            counts, _ = qemu_count.count_all(
+            counts, _ = gemms.count_all(
                 build, directory, plain_ops, choice.variants, choice.shapes, args.sve_bits, args.jobs,
                 _stage(status, f"qemu ({compiler})"), choice.plans,
             )  # fmt: skip
@@ -316,7 +322,7 @@ def collect(args: argparse.Namespace, choice: Choice, status: ui.StatusLine) -> 
 @dataclass
 class PeerResult:
     result: sidebyside.SideBySide
-    goals: list[report.Goal]
+    goals: list[results.Goal]
     text: str
 
 
@@ -328,9 +334,9 @@ def collect_peers(args: argparse.Namespace, choice: Choice, status: ui.StatusLin
     result = sidebyside.collect(
         build, choice.peer_shapes, choice.peer_cores, choice.precisions, args.jobs, _stage(status, "side by side")
     )
-    goals = peer_report.goals(result, choice.compilers[0])
-    text = peer_report.markdown(result, goals, command_line(args), sidebyside.package_versions())
-    return PeerResult(result, goals, text)
+    verdicts = peer_report.goals(result, choice.compilers[0])
+    text = peer_report.markdown(result, verdicts, command_line(args), sidebyside.package_versions())
+    return PeerResult(result, verdicts, text)
 
 
 def _hot_loop_plot(path: Path) -> Path:
@@ -348,13 +354,13 @@ def _write(args: argparse.Namespace, text: str, data: dict) -> None:
         args.json.write_text(json.dumps(data, indent=2) + "\n")
 
 
-def write_outputs(args: argparse.Namespace, result: report.BenchResult, peer: PeerResult | None) -> None:
-    goals = report.evaluate_goals(result)
+def write_outputs(args: argparse.Namespace, result: results.BenchResult, peer: PeerResult | None) -> None:
+    verdicts = goals.evaluate_goals(result)
     only_peers = peer is not None and args.no_mca and args.no_qemu
-    text = "" if only_peers else report.markdown(result, goals)
+    text = "" if only_peers else libisaforge.markdown(result, verdicts)
     if peer is not None:
         text += ("# libisaforge performance\n\n" if only_peers else "\n") + peer.text
-    data = {} if only_peers or not args.json else report.to_json(result, goals)
+    data = {} if only_peers or not args.json else figures.to_json(result, verdicts)
     if peer is not None and args.json:
         data["peers"] = peer_report.to_json(peer.result, peer.goals)
     _write(args, text, data)
@@ -362,7 +368,7 @@ def write_outputs(args: argparse.Namespace, result: report.BenchResult, peer: Pe
         if peer is not None:
             peer_report.plot(peer.result, args.plot)
         if not args.no_mca:
-            report.plot(result, _hot_loop_plot(args.plot) if peer is not None else args.plot)
+            figures.plot(result, _hot_loop_plot(args.plot) if peer is not None else args.plot)
 
 
 def run_engine(args: argparse.Namespace) -> int:
@@ -373,7 +379,8 @@ def run_engine(args: argparse.Namespace) -> int:
     finally:
         status.close()
     result.tools["llvm-mca"] = _version([llvm_mca.LLVM_MCA], r"LLVM version [\w.]+")
-    _write(args, engine_report.markdown(result, command_line(args)), engine_report.to_json(result, command_line(args)))
+    command = command_line(args)
+    _write(args, engine_report.markdown(result, command), engine_report.to_json(result, command))
     return 0
 
 

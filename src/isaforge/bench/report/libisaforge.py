@@ -1,0 +1,236 @@
+"""libisaforge's bench report as markdown: the goals, the cores and peaks, the hot loops, the executed
+instructions, the plans and the quantized plans. Per-run facts only: how each figure is measured is docs/bench.md."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from isaforge import ui
+from isaforge.bench.measure.mca.analyse import GOAL_PERCENT, NO_HOT_LOOP, NO_ISA, OK, CoreResult, Peak
+from isaforge.bench.measure.mca.cores import CORES, SHORT_CORE, SVE_BITS
+from isaforge.bench.measure.qemu_count import PLAIN, RunCount
+from isaforge.bench.report import plans, quantized
+from isaforge.bench.report.results import BenchResult, Goal
+
+
+def _pct_cell(r: CoreResult | None) -> str:
+    if r is None:
+        return ""
+    if r.status == NO_ISA:
+        return "—"
+    if r.status == NO_HOT_LOOP:
+        return "hot loop not found"
+    if r.status != OK:
+        return f"{r.cycles_per_iteration:.2f} cycles/iter, no peak"
+    mark = "" if r.meets_goal else " ✗"
+    return f"{r.percent_of_peak:.1f}% ({r.macs_per_cycle:.1f}){mark}"
+
+
+def _mca_section(result: BenchResult, compiler: str) -> list[str]:
+    out = [f"### Hot loops, {compiler}", ""]
+    loops = [h for h in result.hot_loops if h.compiler == compiler]
+    rows = []
+    for h in loops:
+        cells = [next((r for r in result.mca if (r.compiler, r.kernel, r.core) == (compiler, h.kernel, c)), None)
+                 for c in result.cores]  # fmt: skip
+        where = f"0x{h.start:x}–0x{h.end:x}" if h.start is not None else "not found"
+        rows.append(
+            [f"`{h.kernel}`", f"`{h.kind or '-'}`", where, h.instructions, h.mac_instructions, h.macs_at_128]
+            + [_pct_cell(c) for c in cells]
+        )
+    heads = ["Kernel", "MAC kind", "Hot loop (offsets)", "Instr", "MAC instr", "MACs/iter @128b"]
+    heads += [f"{SHORT_CORE[c]} % of peak (MACs/cycle)" for c in result.cores]
+    out += [ui.markdown_table(heads, rows, "lllrrr" + "r" * len(result.cores)), ""]
+    out.append("`—`: the core lacks the variant's ISA. `✗`: below the 95% goal.")
+    misses = [r for r in result.mca if r.compiler == compiler and r.status == "ok" and not r.meets_goal]
+    if misses:
+        out += ["", f"Below {GOAL_PERCENT:.0f}%, with llvm-mca's resource view:", ""]
+        rows = [
+            [f"`{r.kernel}`", r.core, f"{r.percent_of_peak:.1f}%", f"{GOAL_PERCENT - r.percent_of_peak:.1f} points",
+             f"{r.cycles_per_iteration:.2f}", f"{r.macs_per_iteration / r.peak_macs_per_cycle:.2f}", r.bottleneck]
+            for r in misses
+        ]  # fmt: skip
+        heads = ["Kernel", "Core", "% of peak", "Short by", "Cycles/iter", "Cycles/iter at peak", "Why"]
+        out.append(ui.markdown_table(heads, rows, "llrrrrl"))
+    out.append("")
+    return out
+
+
+def _qemu_section(result: BenchResult, compiler: str) -> list[str]:
+    runs = [rc for rc in result.plain if rc.compiler == compiler]
+    out = [f"### Executed instructions, {compiler}", ""]
+    rows = [
+        [f"`{rc.kernel}`", rc.shape, f"{rc.instructions:,}", f"{rc.instructions_per_mac:.4f}",
+         f"{rc.hot_loop_instructions_per_mac:.4f}", f"{rc.mac_share:.1%}", f"{rc.loads_per_mac:.4f}",
+         f"{rc.packing_share:.1%}", f"{rc.mac_check:.4f}" + ("" if rc.mac_check_ok else " ✗")]
+        for rc in runs
+    ]  # fmt: skip
+    heads = ["Kernel", "M×N×K", "Instructions", "Instr/MAC", "Hot-loop instr/MAC", "MAC instr share", "Loads/MAC",
+             "Packing+driver share", "MAC check"]  # fmt: skip
+    out += [ui.markdown_table(heads, rows, "llrrrrrrr"), ""]
+    return out
+
+
+def _oracle_sentence(runs: Sequence[RunCount]) -> str:
+    """Every counted run's C went through the tests' oracle: a count of a GEMM that skipped work means nothing."""
+    wrong = [rc for rc in runs if rc.wrong]
+    if not wrong:
+        return f"C was right (isaforge.gemmjob's oracle, epilogue applied) in all {len(runs)} counted runs."
+    names = ", ".join(f"{rc.kernel} {rc.shape} {rc.mode}" for rc in wrong)
+    return f"C was **wrong** (isaforge.gemmjob's oracle) in {len(wrong)} of {len(runs)} counted runs: {names}."
+
+
+def _calls_out_sentence(
+    runs: Sequence[RunCount], lead: str = "Calls out of libisaforge (to libc; their instructions are not counted)"
+) -> str:
+    """What libisaforge called outside its own code, grouped by runs that called the same: the instructions of those
+    calls are not in the counts, so this says how much was left out."""
+    groups: dict[tuple[tuple[str, int], ...], list[RunCount]] = {}
+    for rc in runs:
+        groups.setdefault(tuple(sorted(rc.calls_out.items())), []).append(rc)
+    parts = []
+    for calls, rcs in sorted(groups.items(), key=lambda g: -len(g[1])):
+        what = ", ".join(f"{name} ×{n}" for name, n in calls) if calls else "nothing"
+        if len(groups) == 1:
+            who = f"in each of the {len(rcs)} runs" if len(rcs) > 1 else "in the run"
+        elif len(rcs) > 3:
+            who = f"in {len(rcs)} runs"
+        else:
+            who = "in " + ", ".join(f"{rc.kernel} {rc.shape} {rc.mode} ({rc.compiler})" for rc in rcs)
+        parts.append(f"{what} {who}")
+    return f"{lead}: " + "; ".join(parts) + "."
+
+
+def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
+    out = [
+        "# libisaforge performance",
+        "",
+        f"Regenerate with `{result.command}` (took {result.seconds:.0f} s on this machine).",
+        "",
+        "Two measures that need no Arm hardware: the hot loop of every aarch64 micro-kernel timed by LLVM's "
+        "scheduling models (llvm-mca), and the instructions one GEMM executes inside libisaforge, counted "
+        "under QEMU. Tools: " + "; ".join(f"{k}: {v}" for k, v in result.tools.items()) + ".",
+        "",
+        "## Goals",
+        "",
+    ]
+    rows = [[g.compiler, g.title, f"**{g.status}**", g.detail] for g in goals]
+    out += [ui.markdown_table(["Build", "Goal", "Status", "Figures"], rows), ""]
+    if result.ran_qemu:
+        counted = [rc for rc in result.qemu if rc.counted]
+        bad = [rc for rc in counted if not rc.mac_check_ok]
+        out += [
+            f"Sanity: in {len(counted) - len(bad)} of {len(counted)} QEMU runs the MAC instructions "
+            "executed exactly the MACs of M·N·K rounded up to whole MR×NR×KR tiles (e.g. smmla executions × 32; "
+            "M not rounded up where the variant's row kernel ran)"
+            + (
+                ": " + ", ".join(f"{rc.kernel} {rc.shape} {rc.mode} ({rc.mac_check:.4f})" for rc in bad) + " do not"
+                if bad
+                else ""
+            )
+            + "; QEMU's instruction words matched llvm-objdump's at every executed address; "
+            + _oracle_sentence(counted)
+            + " "
+            + _calls_out_sentence(result.plain)
+            + "".join(f" {line}" for line in map(quantized.sanity, result.quantized) if line),
+            "",
+        ]
+    if result.ran_mca:
+        out += _cores_section(result)
+        out += ["## Modeled efficiency of the hot loops (llvm-mca)", ""]
+        out += [
+            "The hot loop is found in the object code: among the loops closed by a backward branch in "
+            "`isf_ukernel_<name>`, the one with the most MAC instructions of the kernel's kind. Its body goes to "
+            "`llvm-mca-19 --json -mtriple=aarch64 -mcpu=<core> -mattr=<the variant's features> -iterations=500`; "
+            "% of peak = (MACs per iteration / cycles per iteration) / the core's peak for that MAC kind. "
+            "Cells: % of peak (MACs/cycle).",
+            "",
+        ]
+        for compiler in result.compilers:
+            out += _mca_section(result, compiler)
+    if result.ran_qemu:
+        out += ["## Executed instructions (QEMU)", ""]
+        out += [
+            f"One GEMM per op, variant and shape (row-major, lda = K, ldb = ldc = N) under `qemu-aarch64 -cpu "
+            f"max,sve-default-vector-length={result.sve_bits // 8}` (SVE at {result.sve_bits} bits), the variant "
+            "chosen with gemm_runner's feature mask, gemm_runner linked statically so libisaforge sits at fixed "
+            "addresses. `-d in_asm,exec,nochain -dfilter <libisaforge's range>` logs every block translated and "
+            "every block executed; executions × the instructions of each block (decoded by llvm-objdump-19) give "
+            "the counts. Per MAC means per useful M·N·K. *Hot-loop instr/MAC* is the ideal: the selected "
+            "kernel's hot loop alone (its variant's row kernel's, MR = 1, for M below MR when the build has one). "
+            "*Packing+driver share*: instructions outside `isf_ukernel_*`. *MAC check*: MACs executed by the MAC "
+            "instructions / M·N·K rounded up to whole MR×NR×KR tiles, M not rounded when the variant's row kernel "
+            "ran (1.0000 = every tile counted exactly once). Not counted: the libc code libisaforge calls "
+            "(named, with how often, above: each call out of its range is counted as a call) and the reference "
+            "(`ref`) variant, unless asked for with `--variants`.",
+            "",
+        ]
+        for compiler in result.compilers:
+            out += _qemu_section(result, compiler)
+    if result.ran_plans:
+        out += plans.markdown(result.qemu, result.compilers, result.plan_shapes, result.epilogue_shape, result.before)
+        counted = [rc for rc in result.qemu if rc.mode != PLAIN and rc.counted]
+        if counted:  # runs allocate nothing: a malloc or memcpy here would show
+            lead = "Calls out of libisaforge during the counted plan runs (isf_gemm_run alone)"
+            out += [_calls_out_sentence(counted, lead), ""]
+    for q in result.quantized:
+        out += quantized.markdown(q, result.mca, result.cores if result.ran_mca else [])
+    out += _notes(result)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _cores_section(result: BenchResult) -> list[str]:
+    out = ["## Cores and peaks", ""]
+    rows = [[r["name"], f"`{r['mcpu']}`", r["llvm_model"], f"`{r['modeled_as']}`", r["note"]] for r in result.core_map]
+    out += ["Marketing name → model: LLVM 19's scheduling model for each `-mcpu` is read from llvm-mca's resource "
+            "names (N1Unit*, A57Unit*, …); the bench models the cores of the *Modeled as* column.", ""]  # fmt: skip
+    out += [ui.markdown_table(["Core", "LLVM -mcpu", "LLVM 19 model", "Modeled as", "Note"], rows), ""]
+    rows = [[f"`{c}`", " ".join(result.core_isa.get(c, [])), SVE_BITS[c] or "—"] for c in result.cores]
+    out += ["ISA of each modeled core, from `clang-19 -mcpu=<core> --print-enabled-extensions`; kernels whose "
+            "variant needs more are skipped on that core.", ""]  # fmt: skip
+    out += [ui.markdown_table(["Core", "ISA", "SVE bits"], rows, "llr"), ""]
+    seen: dict[tuple[str, str, str], Peak] = {}
+    for compiler in result.compilers:
+        for p in result.peaks.get(compiler, []):
+            seen.setdefault((p.core, p.kind, p.mattr), p)
+    rows = [
+        [f"`{p.core}`", f"`{p.kind}`", p.stream, f"{p.issue_rate:.2f}", f"{p.macs / p.mac_instructions:g}",
+         f"{p.macs_per_cycle:.2f}", f"`{p.mattr}`"]
+        for p in sorted(seen.values(), key=lambda p: (CORES.index(p.core), p.kind, p.mattr))
+    ]  # fmt: skip
+    out += [
+        "Peaks are measured, not typed in: llvm-mca runs a reference stream of independent instructions of the "
+        "kernel's own MAC kind (its spelling, arrangement and by-element form, one accumulator each) for 500 "
+        "iterations; peak = MACs per iteration / cycles per iteration. The neon int8 kernel multiplies with "
+        "smull/smull2 and accumulates with sadalp, so its peak is the rate of its own mix: smull + smull2 + "
+        "2×sadalp per 16 MACs (the sadalp count as 0 MACs but take vector-pipe slots).",
+        "",
+    ]
+    heads = ["Core", "MAC kind", "Reference stream", "MAC instr/cycle", "MACs/instr", "Peak MACs/cycle", "-mattr"]
+    out += [ui.markdown_table(heads, rows, "lllrrrl"), ""]
+    return out
+
+
+def _notes(result: BenchResult) -> list[str]:
+    out = ["## Notes", ""]
+    out.append(
+        "- MACs per instruction are derived from the destination's lanes × the products summed into each lane: "
+        "fmla .4s 4, .8h 8; sdot .4s 16; smmla 32; bfmmla 16; smull/smull2 .8h 8, sadalp 0; SVE forms scale "
+        "with the core's vector length (Neoverse V1 256-bit, N2 and V2 128-bit)."
+    )
+    out.append(
+        "- Reference (`ref`) kernels are portable C at the baseline, not Arm micro-kernels: they are not modeled."
+    )
+    out.append(
+        "- llvm-mca models an ideal front end and L1-resident data: these are upper bounds on what the loops "
+        "can reach, not measurements of hardware."
+    )
+    if not result.ran_mca:
+        out.append("- llvm-mca was not run (`--no-mca`).")
+    if not result.ran_qemu:
+        out.append("- QEMU counts were not run (`--no-qemu`).")
+    elif not result.ran_plans:
+        out.append("- Plans were not run (`--no-plans`).")
+    out.append("- Only aarch64 is benchmarked (QEMU counts and llvm-mca); the arm (AArch32) kernels are tested, not "
+               "measured.")  # fmt: skip
+    return [*out, ""]
