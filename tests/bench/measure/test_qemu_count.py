@@ -182,11 +182,13 @@ def test_quick_real_bench_run(tmp_path, capsys):
     assert run["mac_check"] == 1.0 and run["macs_executed"] == 16 * 24 * 8
     assert run["instructions"] > run["mac_instructions"] == 16 * 24 * 8 // 4
     assert 0.0 < run["packing_share"] < 1.0
-    # the work buffer is the only memory call out of the library: packing and the driver copy without libc
+    # the work buffer is allocated and freed once; whatever libc the runtime calls is counted apart, per callee
     assert run["calls_out"]["memalign"] == run["calls_out"]["free"] == 1
-    assert not {name for name in run["calls_out"] if name.startswith(("mem", "__mem"))} - {"memalign"}
+    assert set(run["libc_by_call"]) == set(run["calls_out"]) and all(n > 0 for n in run["libc_by_call"].values())
+    assert run["libc_instructions"] == sum(run["libc_by_call"].values())
     text = md.read_text()
-    assert "Calls out of libisaforge (to libc; their instructions are not counted): " in text
+    assert "Calls out of libisaforge (to libc; the instructions run inside them are the *In libc calls* column)" in text
+    assert f"{run['libc_instructions']:,} (" in text
     assert text.startswith("# libisaforge performance")
     assert "`isaforge bench --cores neoverse-v2 --ops f32 --variants neon --shapes 16x24x8" in text
     assert "--no-plans" in text and "## Plans" not in text

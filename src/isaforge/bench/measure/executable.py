@@ -56,10 +56,6 @@ class CodeRange:
                 return name
         return "?"
 
-    @property
-    def dfilter(self) -> str:
-        return f"0x{self.lo:x}..0x{self.hi - 1:x}"
-
 
 def parse_nm(text: str) -> list[tuple[int, int, str, str]]:
     """`llvm-nm -S` lines → (address, size, type, name); lines without a size are skipped."""

@@ -1,17 +1,18 @@
-"""Executed instructions of one GEMM inside libisaforge, counted under QEMU user mode.
+"""Executed instructions of one GEMM inside libisaforge, counted under QEMU user mode, and those of the libc calls
+it makes, counted apart.
 
-gemm_runner is linked statically (from the build's own object and libisaforge.a) so libisaforge's code sits at
-fixed addresses: the range spans the isf_* functions of the symbol table (and the library's static functions next
-to them). QEMU runs it with `-d in_asm,exec,nochain -dfilter <range>`: every translated block in the range is logged
-once with its instructions' addresses, and, with chaining off, every execution of a block leaves one `Trace` line
-with its start address. Executions per address × the instruction llvm-objdump decodes there (QEMU's own
-disassembler cannot read SVE) give the counts: all instructions, MAC instructions and their MACs, loads, and those
-outside the micro-kernels (packing and driver). The encodings in QEMU's log are checked against llvm-objdump's.
+gemm_runner is linked statically (bench.measure.executable) so libisaforge's code sits at fixed addresses. QEMU runs
+it with `-d in_asm,exec,nochain`: every translated block is logged once with its instructions' addresses, and, with
+chaining off, every execution of a block leaves one `Trace` line (bench.measure.qemu_log). Executions per address in
+libisaforge's range × the instruction llvm-objdump decodes there (QEMU's own disassembler cannot read SVE) give the
+counts: all instructions, MAC instructions and their MACs, loads, and those outside the micro-kernels (packing and
+driver). The encodings in QEMU's log are checked against llvm-objdump's.
 
-Only libisaforge's own code is counted. The calls it makes out of its range (libc: aligned_alloc and free once per
-GEMM; memcpy or memset would show here too) are counted as calls, per callee, from the executions of its own `bl`
-instructions, so a run that hands work to libc is visible: `calls_out`. IFUNC callees (static glibc's string
-functions) are named through their .iplt stub, GOT slot and R_AARCH64_IRELATIVE resolver.
+The calls libisaforge makes out of its range (libc: aligned_alloc and free once per GEMM, memcpy and memset where
+the runtime copies or clears) are counted as calls, per callee, from the executions of its own `bl` and `b`
+instructions (`calls_out`), and the instructions executed inside them, per callee, apart from libisaforge's own
+(`libc_instructions`, `libc_by_call`). IFUNC callees (static glibc's string functions) are named through their .iplt
+stub, GOT slot and R_AARCH64_IRELATIVE resolver.
 
 Plans (gemm_runner's plan mode: isf_gemm_create, isf_gemm_run, isf_gemm_destroy) are counted over the run alone:
 the executions from the first of isf_gemm_run's entry block to the first of isf_gemm_destroy's, so packing the
@@ -74,6 +75,8 @@ class RunCount:
     by_function: dict[str, int] = field(default_factory=dict)
     mac_mnemonics: dict[str, int] = field(default_factory=dict)
     calls_out: dict[str, int] = field(default_factory=dict)  # calls out of libisaforge (libc), per callee
+    libc_instructions: int = 0  # executed inside those calls: apart from `instructions`, libisaforge's own
+    libc_by_call: dict[str, int] = field(default_factory=dict)  # the same per callee
 
     @property
     def counted(self) -> bool:
@@ -220,6 +223,20 @@ class StaticRunner:
             raise IsaforgeError(f"the static gemm_runner has no {', '.join(missing)}: cannot count a plan run alone")
         return entries[RUN_ENTRY], entries[RUN_EXIT]
 
+    def logged_command(self, cpu: str, args: list[str], log_path: Path) -> list[str]:
+        """The program under QEMU `cpu`, every block it translates and executes logged to `log_path` (all of them:
+        the code libisaforge calls out to is counted too)."""
+        cmd = qemu.qemu_command(self.build.arch, cpu, self.exe, args)
+        at = cmd.index(str(self.exe))
+        cmd[at:at] = ["-d", "in_asm,exec,nochain", "-D", str(log_path)]
+        return cmd
+
+    def read_log(self, log_path: Path, mode: str) -> ExecLog:
+        """The run's log: libisaforge's executions (over the plan run's window but in PLAIN mode), and its calls
+        out."""
+        with log_path.open(errors="replace") as fh:
+            return parse_log(fh, self.window(mode), (self.code.lo, self.code.hi))
+
     @property
     def cpu(self) -> str:
         return f"{CPU},sve-default-vector-length={self.sve_bits // 8}"
@@ -235,9 +252,7 @@ class StaticRunner:
         epilogue = gemmjob.random_epilogue(types, shape.n, seed=2) if mode == PLAN_EPILOGUE else gemmjob.NO_EPILOGUE
         gemmjob.write_job(job, types, a, b, [case], plan=mode != PLAIN, epilogue=epilogue)
         mask = cat.mask(cat.variant_features(arch.name, kernel.variant))
-        cmd = qemu.qemu_command(arch, self.cpu, self.exe, [str(job), str(out), str(mask)])
-        at = cmd.index(str(self.exe))
-        cmd[at:at] = ["-d", "in_asm,exec,nochain", "-dfilter", self.code.dfilter, "-D", str(log_path)]
+        cmd = self.logged_command(self.cpu, [str(job), str(out), str(mask)], log_path)
         what = f"gemm_runner for {kernel.name} at {shape.label}"
         result = process.run(cmd, what=what, timeout=qemu.DEFAULT_TIMEOUT)
         chosen = json.loads(result.stdout.strip().splitlines()[-1])["kernel"]
@@ -250,8 +265,7 @@ class StaticRunner:
             return self.tally(kernel, shape, ExecLog(), mode, got.status)
         if got.status != 0:
             raise IsaforgeError(f"gemm {kernel.name} at {shape.label} ({mode}) returned status {got.status}")
-        with log_path.open(errors="replace") as fh:
-            log = parse_log(fh, self.window(mode))
+        log = self.read_log(log_path, mode)
         for path in (job, out, log_path):
             path.unlink()
         rc = self.tally(kernel, shape, log, mode)
@@ -317,6 +331,9 @@ class StaticRunner:
         if row is not None and by_kernel[row.name]:  # the rows a full tile would pad went to the row kernel
             rc.padded_macs = padded_macs(kernel, shape, self.sve_bits, row_kernel=True)
         rc.calls_out = dict(sorted(calls_out.items()))
+        by_call = Counter({self.external.get(entry, f"0x{entry:x}"): n for entry, n in log.called.items()})
+        rc.libc_by_call = dict(by_call.most_common())
+        rc.libc_instructions = sum(by_call.values())
         return rc
 
     def call_out(self, insn: objcode.Insn) -> str | None:

@@ -62,13 +62,35 @@ def _qemu_section(result: BenchResult, compiler: str) -> list[str]:
     rows = [
         [f"`{rc.kernel}`", rc.shape, f"{rc.instructions:,}", f"{rc.instructions_per_mac:.4f}",
          f"{rc.hot_loop_instructions_per_mac:.4f}", f"{rc.mac_share:.1%}", f"{rc.loads_per_mac:.4f}",
-         f"{rc.packing_share:.1%}", f"{rc.mac_check:.4f}" + ("" if rc.mac_check_ok else " ✗")]
+         f"{rc.packing_share:.1%}", f"{rc.mac_check:.4f}" + ("" if rc.mac_check_ok else " ✗"),
+         _libc_cell(rc)]
         for rc in runs
     ]  # fmt: skip
     heads = ["Kernel", "M×N×K", "Instructions", "Instr/MAC", "Hot-loop instr/MAC", "MAC instr share", "Loads/MAC",
-             "Packing+driver share", "MAC check"]  # fmt: skip
-    out += [ui.markdown_table(heads, rows, "llrrrrrrr"), ""]
+             "Packing+driver share", "MAC check", "In libc calls"]  # fmt: skip
+    out += [ui.markdown_table(heads, rows, "llrrrrrrrr"), ""]
     return out
+
+
+def _libc_share(rc: RunCount) -> float:
+    """The instructions run inside libisaforge's calls out, as a share of the whole run's."""
+    return rc.libc_instructions / (rc.instructions + rc.libc_instructions or 1)
+
+
+def _libc_cell(rc: RunCount) -> str:
+    return f"{rc.libc_instructions:,} ({_libc_share(rc):.2%})" if rc.libc_instructions else "0"
+
+
+def _libc_span(runs: Sequence[RunCount]) -> str:
+    """How many instructions the runs' libc calls ran, least and most, beside the runs' own."""
+    shares = [(rc.libc_instructions, _libc_share(rc)) for rc in runs]
+    (least, least_share), (most, most_share) = min(shares), max(shares)
+    if not most:
+        return "No instructions ran inside libc calls."
+    return (
+        f"Instructions run inside those calls, apart from libisaforge's: {least:,} ({least_share:.2%} of the run) "
+        f"to {most:,} ({most_share:.2%})."
+    )
 
 
 def _oracle_sentence(runs: Sequence[RunCount]) -> str:
@@ -81,10 +103,10 @@ def _oracle_sentence(runs: Sequence[RunCount]) -> str:
 
 
 def _calls_out_sentence(
-    runs: Sequence[RunCount], lead: str = "Calls out of libisaforge (to libc; their instructions are not counted)"
+    runs: Sequence[RunCount],
+    lead: str = "Calls out of libisaforge (to libc; the instructions run inside them are the *In libc calls* column)",
 ) -> str:
-    """What libisaforge called outside its own code, grouped by runs that called the same: the instructions of those
-    calls are not in the counts, so this says how much was left out."""
+    """What libisaforge called outside its own code, grouped by runs that called the same."""
     groups: dict[tuple[tuple[str, int], ...], list[RunCount]] = {}
     for rc in runs:
         groups.setdefault(tuple(sorted(rc.calls_out.items())), []).append(rc)
@@ -154,15 +176,15 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
             f"One GEMM per op, variant and shape (row-major, lda = K, ldb = ldc = N) under `qemu-aarch64 -cpu "
             f"max,sve-default-vector-length={result.sve_bits // 8}` (SVE at {result.sve_bits} bits), the variant "
             "chosen with gemm_runner's feature mask, gemm_runner linked statically so libisaforge sits at fixed "
-            "addresses. `-d in_asm,exec,nochain -dfilter <libisaforge's range>` logs every block translated and "
-            "every block executed; executions × the instructions of each block (decoded by llvm-objdump-19) give "
-            "the counts. Per MAC means per useful M·N·K. *Hot-loop instr/MAC* is the ideal: the selected "
+            "addresses. `-d in_asm,exec,nochain` logs every block translated and every block executed; executions "
+            "× the instructions of each block in libisaforge's range (decoded by llvm-objdump-19) give the counts. "
+            "Per MAC means per useful M·N·K. *Hot-loop instr/MAC* is the ideal: the selected "
             "kernel's hot loop alone (its variant's row kernel's, MR = 1, for M below MR when the build has one). "
             "*Packing+driver share*: instructions outside `isf_ukernel_*`. *MAC check*: MACs executed by the MAC "
             "instructions / M·N·K rounded up to whole MR×NR×KR tiles, M not rounded when the variant's row kernel "
-            "ran (1.0000 = every tile counted exactly once). Not counted: the libc code libisaforge calls "
-            "(named, with how often, above: each call out of its range is counted as a call) and the reference "
-            "(`ref`) variant, unless asked for with `--variants`.",
+            "ran (1.0000 = every tile counted exactly once). *In libc calls*: the instructions run inside the "
+            "libc functions libisaforge calls (named, with how often, above), apart from its own. Not counted: the "
+            "reference (`ref`) variant, unless asked for with `--variants`.",
             "",
         ]
         for compiler in result.compilers:
@@ -170,9 +192,9 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
     if result.ran_plans:
         out += plans.markdown(result.qemu, result.compilers, result.plan_shapes, result.epilogue_shape, result.before)
         counted = [rc for rc in result.qemu if rc.mode != PLAIN and rc.counted]
-        if counted:  # runs allocate nothing: a malloc or memcpy here would show
+        if counted:  # the plan tables count libisaforge's own instructions: what its libc calls ran is said here
             lead = "Calls out of libisaforge during the counted plan runs (isf_gemm_run alone)"
-            out += [_calls_out_sentence(counted, lead), ""]
+            out += [f"{_calls_out_sentence(counted, lead)} {_libc_span(counted)}", ""]
     for q in result.quantized:
         out += quantized.markdown(q, result.mca, result.cores if result.ran_mca else [])
     out += _notes(result)

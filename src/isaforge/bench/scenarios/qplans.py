@@ -198,9 +198,7 @@ def run(
     stem = f"{p.op}-{kernel or 'auto'}-{shape.label}-{cpu.split(',', maxsplit=1)[0]}"
     job_path, out, log_path = (workdir / f"{stem}.{ext}" for ext in ("job", "out", "log"))
     job_path.write_bytes(job(p, kernel))
-    cmd = qemu.qemu_command(runner.build.arch, cpu, runner.exe, [str(job_path), str(out)])
-    at = cmd.index(str(runner.exe))
-    cmd[at:at] = ["-d", "in_asm,exec,nochain", "-dfilter", runner.code.dfilter, "-D", str(log_path)]
+    cmd = runner.logged_command(cpu, [str(job_path), str(out)], log_path)
     result = process.run(cmd, what=f"qplan {p.op} {kernel or '(dispatch)'} at {shape.label}",
                          timeout=qemu.DEFAULT_TIMEOUT)  # fmt: skip
     chosen = json.loads(result.stdout.strip().splitlines()[-1])["kernel"]
@@ -215,8 +213,7 @@ def run(
         rc = runner.tally(name, shape, parse_log([]), PLAN, status)
         rc.op = p.op
         return QuantRun(rc, cpu)
-    with log_path.open(errors="replace") as fh:
-        log = parse_log(fh, runner.window(PLAN))
+    log = runner.read_log(log_path, PLAN)
     rc = runner.tally(name, shape, log, PLAN)
     rc.op = p.op
     rc.wrong = compare(p, data[4:])
