@@ -1,4 +1,4 @@
-"""The quantized section of the bench report (issue 18 item 5): rows per op and kernel, the requantization overhead
+"""The quantized section of the bench report: rows per op and kernel, the requantization overhead
 and the int4-vs-int8 decoding figures, each with its target and PASS/FAIL; goals for the Goals table; JSON."""
 
 from __future__ import annotations
@@ -8,13 +8,11 @@ from collections.abc import Sequence
 from isaforge import ui
 from isaforge.bench.measure.mca import provenance
 from isaforge.bench.measure.mca.analyse import CoreResult
-from isaforge.bench.measure.mca.cores import SVE_BITS
+from isaforge.bench.measure.mca.cores import SHORT_CORE, SVE_BITS
 from isaforge.bench.scenarios import qplans
 from isaforge.bench.scenarios.qplans import QuantResult, QuantRun
 
-SHORT = {"neoverse-n1": "N1", "neoverse-n2": "N2", "neoverse-v1": "V1", "neoverse-v2": "V2"}
-
-# Where the requantized whole calls are compared (issue 18 item 4).
+# Where the requantized whole calls are compared with a peer's: the side by side.
 PEERS_NOTE = (
     "libisaforge's gemm_qs8 plan beside XNNPACK's qs8 fully-connected operator, whole calls in modeled cycles: the "
     "side by side's qs8 tables (`isaforge bench --peers --precisions qs8`)."
@@ -175,7 +173,7 @@ def markdown(q: QuantResult, mca: Sequence[CoreResult], cores: Sequence[str]) ->
             + [_pct(mca, c, rc.kernel, core) for core in cores]
         )  # fmt: skip
     heads = ["Op", "Kernel", "Run instructions", "Instr/MAC", "Hot-loop instr/MAC", "Over hot loop", "MAC check", "C"]
-    heads += [f"{SHORT.get(core, core)} % of peak" for core in cores]
+    heads += [f"{SHORT_CORE.get(core, core)} % of peak" for core in cores]
     out += [ui.markdown_table(heads, rows, "llrrrrrl" + "r" * len(cores)) if rows else "No quantized plan ran.", ""]
 
     out += [f"### Requantization overhead, {c}", ""]

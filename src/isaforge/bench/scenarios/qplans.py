@@ -1,4 +1,4 @@
-"""The quantized plans under QEMU (issue 18): gemm_qs8, gemm_qs8_f32, gemm_qd8_f32 (gemm_s8's kernels with a
+"""The quantized plans under QEMU: gemm_qs8, gemm_qs8_f32, gemm_qd8_f32 (gemm_s8's kernels with a
 quantized epilogue), gemm_s4 and gemm_qd8_f32_qc4w (int4 weights), each run through a plan by qplan/qplan.c, a
 small program on the public API linked statically with the build's libisaforge.a (as gemm_runner is for the plain
 ops), so the log is cut at isf_gemm_run's entry and isf_gemm_destroy's: packing at create is left out.

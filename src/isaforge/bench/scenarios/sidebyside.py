@@ -30,7 +30,8 @@ DEFAULT_CORES = ",".join(c.qemu_cpu.partition(",")[0] for c in CORE_MODELS)
 PEAK_PRECISION = {"qs8": "int8"}
 PRECISIONS = (*wholecall.PRECISIONS, *PEAK_PRECISION)
 DEFAULT_PRECISIONS = ",".join(PRECISIONS)
-# The goals' cores and shapes (issue 17).
+# The cores and shapes the side by side's goals are judged on: the Neoverse cores engines deploy on, at the goals'
+# shapes.
 GOAL_CORES = ("neoverse-n1", "neoverse-n2", "neoverse-v1")
 PEAK_SHAPES = ("128x128x128", "256x256x64", "49x256x2304")
 PEAK_GOAL = {"fp32": 92.0, "fp16": 92.0, "int8": 85.0, "bf16": 85.0, "qs8": 85.0}

@@ -1,5 +1,5 @@
 """The libraries engines use today (OpenBLAS, BLIS, XNNPACK: Debian's arm64 packages) and libisaforge, each called
-once through a small C harness under QEMU, so that one whole call can be compared with another (issue 17).
+once through a small C harness under QEMU, so that one whole call can be compared with another.
 
 The harnesses (this folder: harness.h documents the protocol) are cross-compiled with aarch64-linux-gnu-gcc and
 `-no-pie`, so the addresses llvm-nm reads are those the run executes, and linked dynamically against Debian's
