@@ -1,6 +1,7 @@
 """bench's quantized section: the bytes each load spelling reads, the requantization overhead and decoding goals on
 fabricated counts with known answers (PASS, FAIL, wrong C, a path that did not run), the oracle's comparison, and
-real plan runs of qplan.c under QEMU (small shapes: a few seconds) whose C must equal isaforge.quant's bytes."""
+real plan runs of the tests' quant_runner under QEMU (small shapes: a few seconds) whose C must equal
+isaforge.quant's bytes."""
 
 from __future__ import annotations
 
@@ -155,7 +156,7 @@ def test_every_plan_only_op_has_a_kernel_op() -> None:
     assert all(not load().ops[o].plain for o in ops)
 
 
-# The tests running the static qplan: one worker links and disassembles it for them all (pytest-xdist).
+# The tests running the static quant_runner: one worker links and disassembles it for them all (pytest-xdist).
 RUNNER = pytest.mark.xdist_group("qplans-runner")
 
 
@@ -163,7 +164,7 @@ RUNNER = pytest.mark.xdist_group("qplans-runner")
 def runner(tmp_path_factory: pytest.TempPathFactory) -> qplans.StaticRunner:
     build = builds.build_for(load().arch("aarch64").triple, "clang")
     directory = builds.ensure_built(build)
-    return qplans.prepare(build, directory, tmp_path_factory.mktemp("qplan"), 128)
+    return qplans.prepare(build, directory, tmp_path_factory.mktemp("quant_runner"), 128)
 
 
 @RUNNER

@@ -15,32 +15,27 @@ from isaforge.errors import IsaforgeError
 
 LLVM_NM = "llvm-nm-19"
 LLVM_READELF = "llvm-readelf-19"
-RUNNER_OBJECT = "tests/kernels/gemm_runner.p/gemm_runner.c.o"
+RUNNERS = "tests/kernels"  # the tests' runners, in the checkout
+RUNTIME = "kernels/runtime"  # the internal header the runners include
 LIBRARY = "libisaforge.a"
 MAX_ALIGN_GAP = 64  # bytes of padding tolerated between the library's functions
 
 
-def link_static_runner(build: Build, directory: Path, out: Path) -> Path:
-    """gemm_runner linked statically from the build's object and libisaforge.a, with the build's compiler."""
+def link_static_runner(build: Build, directory: Path, program: str, out: Path) -> Path:
+    """One of the tests' runners (tests/kernels/<program>.c) compiled and linked statically with the build's compiler
+    and its libisaforge.a: the bench builds what it runs from the runner's source, so that libisaforge's code sits at
+    fixed addresses, and reads nothing of the build's test targets."""
     if build.toolchain is None:
         raise IsaforgeError("bench counts instructions of cross builds only")
-    obj, lib = directory / RUNNER_OBJECT, directory / LIBRARY
-    for path in (obj, lib):
+    source, lib = build.root / RUNNERS / f"{program}.c", directory / LIBRARY
+    for path in (source, lib):
         if not path.is_file():
-            raise IsaforgeError(f"{path} is missing; build {build.name} first (isaforge build)")
+            raise IsaforgeError(f"{path} is missing; build {build.name} first (isaforge build) in a checkout")
     cat, tc = load(), build.toolchain
-    cmd = [
-        *tc.compiler.command(tc.arch),
-        *tc.compiler.link_args,
-        *cat.baseline_flags(tc.arch.name, tc.compiler.name),
-        "-static",
-        "-pthread",
-        str(obj),
-        str(lib),
-        "-o",
-        str(out),
-    ]
-    run_tool(cmd, f"static link of gemm_runner ({build.name})")
+    cmd = [*tc.compiler.command(tc.arch), *tc.compiler.link_args, *cat.baseline_flags(tc.arch.name, tc.compiler.name),
+           "-std=c11", "-O2", f"-I{build.root / 'include'}", f"-I{build.root / RUNTIME}", "-static", "-pthread",
+           str(source), str(lib), "-o", str(out)]  # fmt: skip
+    run_tool(cmd, f"static link of {program} ({build.name})")
     return out
 
 

@@ -158,9 +158,12 @@ class StaticRunner:
     external: dict[int, str] = field(default_factory=dict)  # names of the functions outside the range it calls
 
     @classmethod
-    def prepare(cls, build: Build, directory: Path, workdir: Path, sve_bits: int) -> StaticRunner:
-        return cls.of(build, directory, link_static_runner(build, directory, workdir / f"gemm_runner-{build.name}"),
-                      sve_bits)  # fmt: skip
+    def prepare(
+        cls, build: Build, directory: Path, workdir: Path, sve_bits: int, program: str = "gemm_runner"
+    ) -> StaticRunner:
+        """`program`, one of the tests' runners, linked statically and read."""
+        exe = link_static_runner(build, directory, program, workdir / f"{program}-{build.name}")
+        return cls.of(build, directory, exe, sve_bits)
 
     @classmethod
     def of(cls, build: Build, directory: Path, exe: Path, sve_bits: int) -> StaticRunner:

@@ -155,7 +155,7 @@ def markdown(q: QuantResult, mca: Sequence[CoreResult], cores: Sequence[str]) ->
     out += [
         "gemm_qs8, gemm_qs8_f32 and gemm_qd8_f32 run gemm_s8's kernels (gemm_qd8_f32_qc4w gemm_s4's) with the "
         "quantized epilogue on registers: their hot loops are those kernels' own, so the % of modeled peak below is "
-        "the kernel's (the Hot loops table's figure). Each row is one plan through `bench/qplan/qplan.c` (public "
+        "the kernel's (the Hot loops table's figure). Each row is one plan through the tests' `quant_runner` (the plan "
         "API, linked statically), run at "
         f"{qplans.OVERHEAD_SHAPE.label} under `qemu-aarch64 -cpu max,sve-default-vector-length={q.sve_bits // 8}`, "
         "isf_gemm_run alone counted; *C*: the run's bytes against isaforge.quant's (exact: every byte equal). "

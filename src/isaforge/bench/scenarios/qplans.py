@@ -1,7 +1,8 @@
 """The quantized plans under QEMU: gemm_qs8, gemm_qs8_f32, gemm_qd8_f32 (gemm_s8's kernels with a
-quantized epilogue), gemm_s4 and gemm_qd8_f32_qc4w (int4 weights), each run through a plan by qplan/qplan.c, a
-small program on the public API linked statically with the build's libisaforge.a (as gemm_runner is for the plain
-ops), so the log is cut at isf_gemm_run's entry and isf_gemm_destroy's: packing at create is left out.
+quantized epilogue), gemm_s4 and gemm_qd8_f32_qc4w (int4 weights), each run through a plan by the tests' own
+quant_runner (tests/kernels/quant_runner.c, jobs in isaforge.quantjob's format) linked statically with the build's
+libisaforge.a (as gemm_runner is for the plain ops), so the log is cut at isf_gemm_run's entry and
+isf_gemm_destroy's: packing at create is left out.
 
 Every run's C is checked: the static ops' int8 and fp32 bytes and gemm_qd8_f32's fp32 bytes against isaforge.quant
 (bit for bit, as the tests hold them), int32 C exactly. Three figure sets come from here:
@@ -15,7 +16,7 @@ Every run's C is checked: the static ops' int8 and fp32 bytes and gemm_qd8_f32's
   llvm-mca, goal ≤ 0.75×).
 
 Which loads read the weights: every load of the micro-kernels and the helpers they call is labelled by where its
-address comes from (bench/mca/provenance.py: the kernel ABI's x2 is the packed weights, followed through the
+address comes from (bench/measure/mca/provenance.py: the kernel ABI's x2 is the packed weights, followed through the
 code), and a run adds each executed load's bytes to its label. At m = 1 each weight is read once, so the weight
 bytes must be the packed weights' own (n_padded · k_padded · bits / 8): the check of the labels.
 """
@@ -23,8 +24,6 @@ bytes must be the packed weights' own (n_padded · k_padded · bits / 8): the ch
 from __future__ import annotations
 
 import dataclasses
-import json
-import struct
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -33,9 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from isaforge import process, qemu, quant
-from isaforge.bench import run_tool
-from isaforge.bench.measure.executable import LIBRARY
+from isaforge import process, qemu, quant, quantjob
 from isaforge.bench.measure.loadbytes import load_bytes
 from isaforge.bench.measure.mca import provenance
 from isaforge.bench.measure.qemu_count import PLAN, RunCount, StaticRunner
@@ -47,7 +44,7 @@ from isaforge.builds import Build
 from isaforge.catalogue import KernelName, load, parse_kernel_name
 from isaforge.errors import IsaforgeError
 
-SOURCE = Path(__file__).resolve().parent / "qplan" / "qplan.c"
+PROGRAM = "quant_runner"
 OVERHEAD_GOAL = 0.03
 OVERHEAD_SHAPE = Shape(256, 256, 64)
 DECODE_SHAPE = Shape(1, 4096, 4096)
@@ -68,25 +65,9 @@ def kernel_op(op: str) -> str:
     return load().ops[op].kernels_of or op
 
 
-# -- the program --------------------------------------------------------------------------------------------------
-def link(build: Build, directory: Path, out: Path) -> Path:
-    """qplan.c compiled and linked statically with the build's compiler and libisaforge.a."""
-    if build.toolchain is None:
-        raise IsaforgeError("bench counts instructions of cross builds only")
-    lib = directory / LIBRARY
-    if not lib.is_file():
-        raise IsaforgeError(f"{lib} is missing; build {build.name} first (isaforge build)")
-    cat, tc = load(), build.toolchain
-    cmd = [*tc.compiler.command(tc.arch), *tc.compiler.link_args, *cat.baseline_flags(tc.arch.name, tc.compiler.name),
-           "-std=c11", "-O2", f"-I{build.root / 'include'}", "-static", "-pthread", str(SOURCE), str(lib),
-           "-o", str(out)]  # fmt: skip
-    run_tool(cmd, f"static link of qplan ({build.name})")
-    return out
-
-
 def prepare(build: Build, directory: Path, workdir: Path, sve_bits: int) -> StaticRunner:
-    """The static qplan with its code range and disassembly (qemu_count's StaticRunner, another program)."""
-    return StaticRunner.of(build, directory, link(build, directory, workdir / f"qplan-{build.name}"), sve_bits)
+    """The tests' quant_runner, linked statically, with its code range and disassembly."""
+    return StaticRunner.prepare(build, directory, workdir, sve_bits, PROGRAM)
 
 
 # -- operands, job, oracle ----------------------------------------------------------------------------------------
@@ -125,23 +106,9 @@ def baseline_of(p: Problem) -> Problem:
     return Problem(BASELINE, p.a, p.w_kn, None, p.bias.astype(np.int32))
 
 
-def job(p: Problem, kernel: str) -> bytes:
-    """qplan's job file (qplan.c documents it)."""
-    cat = load()
-    spec = cat.ops[p.op]
-    m, k = p.a.shape
-    n = p.w_kn.shape[1]
-    q = p.params
-    scales = np.asarray(q.w_scales if q else [], np.float32)
-    c_bytes = np.dtype(spec.c.numpy).itemsize
-    head = struct.pack(
-        "<7IfifI64sII", spec.index, m, n, k, int(q is not None), scales.size, int(p.bias is not None),
-        q.a_scale if q else 0.0, q.a_zero_point if q else 0, q.c_scale if q else 0.0,
-        q.c_zero_point if q else 0, kernel.encode(), c_bytes, p.a.dtype.itemsize,
-    )  # fmt: skip
-    bias = p.bias.tobytes() if p.bias is not None else b""
-    w = quant.pack_int4(p.w_kn) if spec.b.element_bits == 4 else np.ascontiguousarray(p.w_kn).tobytes()
-    return head + scales.tobytes() + p.a.tobytes() + struct.pack("<I", len(w)) + w + struct.pack("<I", len(bias)) + bias
+def job(p: Problem, kernel: str) -> quantjob.QuantJob:
+    """`p` as a job of the tests' quant_runner, run through isf_gemm_run."""
+    return quantjob.QuantJob(p.op, kernel, p.a, p.w_kn, p.params or quantjob.NO_QUANT, p.bias)
 
 
 def expected(p: Problem) -> np.ndarray:
@@ -197,15 +164,15 @@ def run(
     cat = load()
     stem = f"{p.op}-{kernel or 'auto'}-{shape.label}-{cpu.split(',', maxsplit=1)[0]}"
     job_path, out, log_path = (workdir / f"{stem}.{ext}" for ext in ("job", "out", "log"))
-    job_path.write_bytes(job(p, kernel))
+    the_job = job(p, kernel)
+    quantjob.write_jobs(job_path, [the_job])
     cmd = runner.logged_command(cpu, [str(job_path), str(out)], log_path)
-    result = process.run(cmd, what=f"qplan {p.op} {kernel or '(dispatch)'} at {shape.label}",
+    result = process.run(cmd, what=f"quant_runner {p.op} {kernel or '(dispatch)'} at {shape.label}",
                          timeout=qemu.DEFAULT_TIMEOUT)  # fmt: skip
-    chosen = json.loads(result.stdout.strip().splitlines()[-1])["kernel"]
+    (got,) = quantjob.read_results(out, [the_job], result.stdout)
+    chosen, status = got.kernel, got.status
     if kernel and chosen != kernel:
-        raise IsaforgeError(f"qplan ran {chosen}, not {kernel}")
-    data = out.read_bytes()
-    (status,) = struct.unpack_from("<i", data)
+        raise IsaforgeError(f"quant_runner ran {chosen}, not {kernel}")
     name = parse_kernel_name(chosen, cat.ops)
     if status != 0:
         for path in (job_path, out, log_path):
@@ -216,7 +183,7 @@ def run(
     log = runner.read_log(log_path, PLAN)
     rc = runner.tally(name, shape, log, PLAN)
     rc.op = p.op
-    rc.wrong = compare(p, data[4:])
+    rc.wrong = compare(p, got.c) or ("" if got.guards_kept else "wrote outside C's rows")
     qr = QuantRun(rc, cpu, weights_once=packed_weight_bytes(name, p, runner.sve_bits))
     count_loads(runner, log, qr)
     if price_on:
