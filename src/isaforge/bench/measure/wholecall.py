@@ -10,7 +10,7 @@ per iteration. Modeled cycles of the call = Σ executions × cycles per iteratio
 What this leaves out, by construction: caches and memory bandwidth (every load hits L1), branch prediction (taken
 branches cost nothing extra), dependencies between one block and the next (a block's chains run against its own
 next iteration instead: exact for loops, the blocks that dominate a GEMM; an approximation for straight-line code),
-and whatever llvm-mca's scheduling models get wrong (docs/performance.md names the mis-pricings seen). Calls are
+and whatever llvm-mca's scheduling models get wrong (docs/bench.md names the mis-pricings seen). Calls are
 priced at CALL_LATENCY cycles, not the 100 llvm-mca assumes by default.
 """
 

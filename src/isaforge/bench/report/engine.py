@@ -41,7 +41,8 @@ def markdown(result: EngineResult, command: str) -> str:
         out += [f"## {build.compiler}", "", f"Build: `{build.builddir}`", ""]
         out += _table(result, build)
         out += ["", "Cells: % of the core's peak for the loop's MAC kind (llvm-mca cycles per loop iteration); "
-                "cycles alone for a loop without MACs; `— no X`: the core lacks feature X, not priced."]  # fmt: skip
+                "cycles alone for a loop without MACs; `— no X`: the core lacks feature X, not priced. How the hot "
+                "loop is found and priced: docs/bench.md in isaforge's sources."]  # fmt: skip
         if build.skipped:
             out += ["", "Not priced:", ""]
             out += [f"- `{s.kernel.name}`: {s.why}" for s in build.skipped]

@@ -9,7 +9,7 @@ from isaforge import ui
 from isaforge.bench.measure.mca.analyse import GOAL_PERCENT, NO_HOT_LOOP, NO_ISA, OK, CoreResult, Peak
 from isaforge.bench.measure.mca.cores import CORES, SHORT_CORE, SVE_BITS
 from isaforge.bench.measure.qemu_count import PLAIN, RunCount
-from isaforge.bench.report import plans, quantized
+from isaforge.bench.report import METHOD, plans, quantized
 from isaforge.bench.report.results import BenchResult, Goal
 
 
@@ -129,9 +129,9 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
         "",
         f"Regenerate with `{result.command}` (took {result.seconds:.0f} s on this machine).",
         "",
-        "Two measures that need no Arm hardware: the hot loop of every aarch64 micro-kernel timed by LLVM's "
-        "scheduling models (llvm-mca), and the instructions one GEMM executes inside libisaforge, counted "
-        "under QEMU. Tools: " + "; ".join(f"{k}: {v}" for k, v in result.tools.items()) + ".",
+        f"How each figure is measured, what it counts and what it leaves out: [docs/bench.md]({METHOD}). Tools: "
+        + "; ".join(f"{k}: {v}" for k, v in result.tools.items())
+        + ".",
         "",
         "## Goals",
         "",
@@ -143,8 +143,7 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
         bad = [rc for rc in counted if not rc.mac_check_ok]
         out += [
             f"Sanity: in {len(counted) - len(bad)} of {len(counted)} QEMU runs the MAC instructions "
-            "executed exactly the MACs of M·N·K rounded up to whole MR×NR×KR tiles (e.g. smmla executions × 32; "
-            "M not rounded up where the variant's row kernel ran)"
+            "executed exactly the MACs of M·N·K rounded up to whole MR×NR×KR tiles"
             + (
                 ": " + ", ".join(f"{rc.kernel} {rc.shape} {rc.mode} ({rc.mac_check:.4f})" for rc in bad) + " do not"
                 if bad
@@ -160,31 +159,15 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
     if result.ran_mca:
         out += _cores_section(result)
         out += ["## Modeled efficiency of the hot loops (llvm-mca)", ""]
-        out += [
-            "The hot loop is found in the object code: among the loops closed by a backward branch in "
-            "`isf_ukernel_<name>`, the one with the most MAC instructions of the kernel's kind. Its body goes to "
-            "`llvm-mca-19 --json -mtriple=aarch64 -mcpu=<core> -mattr=<the variant's features> -iterations=500`; "
-            "% of peak = (MACs per iteration / cycles per iteration) / the core's peak for that MAC kind. "
-            "Cells: % of peak (MACs/cycle).",
-            "",
-        ]
+        out += [f"Cells: % of peak (MACs/cycle); how a hot loop is found and priced: [docs/bench.md]({METHOD}).", ""]
         for compiler in result.compilers:
             out += _mca_section(result, compiler)
     if result.ran_qemu:
         out += ["## Executed instructions (QEMU)", ""]
         out += [
-            f"One GEMM per op, variant and shape (row-major, lda = K, ldb = ldc = N) under `qemu-aarch64 -cpu "
-            f"max,sve-default-vector-length={result.sve_bits // 8}` (SVE at {result.sve_bits} bits), the variant "
-            "chosen with gemm_runner's feature mask, gemm_runner linked statically so libisaforge sits at fixed "
-            "addresses. `-d in_asm,exec,nochain` logs every block translated and every block executed; executions "
-            "× the instructions of each block in libisaforge's range (decoded by llvm-objdump-19) give the counts. "
-            "Per MAC means per useful M·N·K. *Hot-loop instr/MAC* is the ideal: the selected "
-            "kernel's hot loop alone (its variant's row kernel's, MR = 1, for M below MR when the build has one). "
-            "*Packing+driver share*: instructions outside `isf_ukernel_*`. *MAC check*: MACs executed by the MAC "
-            "instructions / M·N·K rounded up to whole MR×NR×KR tiles, M not rounded when the variant's row kernel "
-            "ran (1.0000 = every tile counted exactly once). *In libc calls*: the instructions run inside the "
-            "libc functions libisaforge calls (named, with how often, above), apart from its own. Not counted: the "
-            "reference (`ref`) variant, unless asked for with `--variants`.",
+            f"One GEMM per op, variant and shape under `qemu-aarch64 -cpu max,sve-default-vector-length="
+            f"{result.sve_bits // 8}` (SVE at {result.sve_bits} bits); what each column counts: "
+            f"[docs/bench.md]({METHOD}).",
             "",
         ]
         for compiler in result.compilers:
@@ -204,12 +187,9 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
 def _cores_section(result: BenchResult) -> list[str]:
     out = ["## Cores and peaks", ""]
     rows = [[r["name"], f"`{r['mcpu']}`", r["llvm_model"], f"`{r['modeled_as']}`", r["note"]] for r in result.core_map]
-    out += ["Marketing name → model: LLVM 19's scheduling model for each `-mcpu` is read from llvm-mca's resource "
-            "names (N1Unit*, A57Unit*, …); the bench models the cores of the *Modeled as* column.", ""]  # fmt: skip
+    out += [f"The cores modeled, their ISA and their peaks, measured as [docs/bench.md]({METHOD}) says.", ""]
     out += [ui.markdown_table(["Core", "LLVM -mcpu", "LLVM 19 model", "Modeled as", "Note"], rows), ""]
     rows = [[f"`{c}`", " ".join(result.core_isa.get(c, [])), SVE_BITS[c] or "—"] for c in result.cores]
-    out += ["ISA of each modeled core, from `clang-19 -mcpu=<core> --print-enabled-extensions`; kernels whose "
-            "variant needs more are skipped on that core.", ""]  # fmt: skip
     out += [ui.markdown_table(["Core", "ISA", "SVE bits"], rows, "llr"), ""]
     seen: dict[tuple[str, str, str], Peak] = {}
     for compiler in result.compilers:
@@ -220,14 +200,6 @@ def _cores_section(result: BenchResult) -> list[str]:
          f"{p.macs_per_cycle:.2f}", f"`{p.mattr}`"]
         for p in sorted(seen.values(), key=lambda p: (CORES.index(p.core), p.kind, p.mattr))
     ]  # fmt: skip
-    out += [
-        "Peaks are measured, not typed in: llvm-mca runs a reference stream of independent instructions of the "
-        "kernel's own MAC kind (its spelling, arrangement and by-element form, one accumulator each) for 500 "
-        "iterations; peak = MACs per iteration / cycles per iteration. The neon int8 kernel multiplies with "
-        "smull/smull2 and accumulates with sadalp, so its peak is the rate of its own mix: smull + smull2 + "
-        "2×sadalp per 16 MACs (the sadalp count as 0 MACs but take vector-pipe slots).",
-        "",
-    ]
     heads = ["Core", "MAC kind", "Reference stream", "MAC instr/cycle", "MACs/instr", "Peak MACs/cycle", "-mattr"]
     out += [ui.markdown_table(heads, rows, "lllrrrl"), ""]
     return out
@@ -235,18 +207,6 @@ def _cores_section(result: BenchResult) -> list[str]:
 
 def _notes(result: BenchResult) -> list[str]:
     out = ["## Notes", ""]
-    out.append(
-        "- MACs per instruction are derived from the destination's lanes × the products summed into each lane: "
-        "fmla .4s 4, .8h 8; sdot .4s 16; smmla 32; bfmmla 16; smull/smull2 .8h 8, sadalp 0; SVE forms scale "
-        "with the core's vector length (Neoverse V1 256-bit, N2 and V2 128-bit)."
-    )
-    out.append(
-        "- Reference (`ref`) kernels are portable C at the baseline, not Arm micro-kernels: they are not modeled."
-    )
-    out.append(
-        "- llvm-mca models an ideal front end and L1-resident data: these are upper bounds on what the loops "
-        "can reach, not measurements of hardware."
-    )
     if not result.ran_mca:
         out.append("- llvm-mca was not run (`--no-mca`).")
     if not result.ran_qemu:

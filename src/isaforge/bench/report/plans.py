@@ -18,6 +18,7 @@ from pathlib import Path
 
 from isaforge import ui
 from isaforge.bench.measure.qemu_count import PLAIN, PLAN, PLAN_EPILOGUE, RunCount
+from isaforge.bench.report import METHOD
 from isaforge.catalogue import load, parse_kernel_name
 from isaforge.errors import IsaforgeError
 
@@ -326,14 +327,7 @@ def markdown(
     before: Before | None,
 ) -> list[str]:
     out = ["## Plans (QEMU)", ""]
-    out += [
-        "The same static gemm_runner in plan mode: isf_gemm_create with the job's B as ISF_WEIGHTS_KN weights, one "
-        "isf_gemm_run, isf_gemm_destroy. Only the run is counted: the log's block executions from the first at "
-        "isf_gemm_run's entry to the first at isf_gemm_destroy's (packing the weights at create is left out). Per "
-        "MAC is per useful M·N·K. The fused runs add a bias of n values and a clamp (bias alone for int32 C). "
-        "Only aarch64 is benchmarked; the arm (AArch32) plans are tested under QEMU, not counted.",
-        "",
-    ]
+    out += [f"isf_gemm_run alone counted; what the tables count: [docs/bench.md]({METHOD}), *Plans*.", ""]
     for compiler in compilers:
         mine = [r for r in runs if r.compiler == compiler]
         ep = epilogue_rows(mine, [compiler], epilogue_shape)
@@ -341,37 +335,15 @@ def markdown(
         ba = before_after_rows(mine, [compiler], plan_shapes, before)
         if ep:
             out += [f"### Fused epilogue overhead, {compiler}", ""]
-            out += [
-                "*Least possible*: what any kernel must add, over the plain plan's instructions: the bias can be "
-                "folded into the accumulators' start values (free), the clamp takes an FMAX and an FMIN per vector "
-                "of C (padded tiles; 4 fp32 or 8 binary16 lanes per 128 bits) whatever k is, so at small k a float "
-                "clamp alone can exceed the goal.",
-                "",
-                _epilogue_table(ep),
-                "",
-            ]
+            out += [_epilogue_table(ep), ""]
         if small:
             out += [f"### Small M, {compiler}", ""]
-            out += [
-                "*Bulk kernel*: the kernel meant to do most of the MACs, whose hot loop is the ideal: the variant's "
-                "row kernel (MR = 1, reading the full kernel's panels) for m below MR when the build has one, else "
-                "the full kernel. For a row kernel built on 2-row matrix instructions (smmla, bfmmla: a zero "
-                "second row, or another k block's A there) only the useful MACs count, MR·NR·KR per k block: half "
-                "the instruction's nominal ones, as a 1-row C can use at most half of a 2×2 tile. *MAC check*: "
-                "useful MACs executed / M·N·K with N and K rounded up to whole tiles, and M to whole MR unless the "
-                "row kernel ran (1.0000: every tile counted once). *Useful MACs by kernel*: who did the work, as "
-                "counted: a full kernel at m = 1 means A was padded to MR rows.",
-                "",
-                _small_m_table(small),
-                "",
-            ]
+            out += [_small_m_table(small), ""]
         if ba:
             source = f"`{before.command or before.source}` ({before.source})" if before else ""
             out += [f"### Before / after, {compiler}", ""]
             out += [
-                "Instructions per MAC. *Plain API*: one isf_gemm_* call, packing B inside it, counted whole"
-                + (f"; *before*: {source}" if before else "")
-                + ". *Plan run*: isf_gemm_run alone.",
+                "Instructions per MAC" + (f"; *before*: {source}" if before else "") + ".",
                 "",
                 _before_after_table(ba, before is not None),
                 "",

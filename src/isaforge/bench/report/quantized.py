@@ -9,6 +9,7 @@ from isaforge import ui
 from isaforge.bench.measure.mca import provenance
 from isaforge.bench.measure.mca.analyse import CoreResult
 from isaforge.bench.measure.mca.cores import SHORT_CORE, SVE_BITS
+from isaforge.bench.report import METHOD
 from isaforge.bench.scenarios import qplans
 from isaforge.bench.scenarios.qplans import QuantResult, QuantRun
 
@@ -153,13 +154,9 @@ def markdown(q: QuantResult, mca: Sequence[CoreResult], cores: Sequence[str]) ->
     c = q.compiler
     out = [f"## Quantized plans, {c}", ""]
     out += [
-        "gemm_qs8, gemm_qs8_f32 and gemm_qd8_f32 run gemm_s8's kernels (gemm_qd8_f32_qc4w gemm_s4's) with the "
-        "quantized epilogue on registers: their hot loops are those kernels' own, so the % of modeled peak below is "
-        "the kernel's (the Hot loops table's figure). Each row is one plan through the tests' `quant_runner` (the plan "
-        "API, linked statically), run at "
-        f"{qplans.OVERHEAD_SHAPE.label} under `qemu-aarch64 -cpu max,sve-default-vector-length={q.sve_bits // 8}`, "
-        "isf_gemm_run alone counted; *C*: the run's bytes against isaforge.quant's (exact: every byte equal). "
-        "Per-channel weight scales, a_zp −3, int32 bias (fp32 for gemm_qd8_f32).",
+        f"One plan each at {qplans.OVERHEAD_SHAPE.label} under `qemu-aarch64 -cpu max,sve-default-vector-length="
+        f"{q.sve_bits // 8}`; per-channel weight scales, a_zp −3, int32 bias (fp32 for gemm_qd8_f32). How it is "
+        f"counted and checked: [docs/bench.md]({METHOD}), *Quantized plans*.",
         "",
     ]
     rows = []
@@ -178,9 +175,8 @@ def markdown(q: QuantResult, mca: Sequence[CoreResult], cores: Sequence[str]) ->
 
     out += [f"### Requantization overhead, {c}", ""]
     out += [
-        f"Guest instructions of one isf_gemm_run at {qplans.OVERHEAD_SHAPE.label}: a gemm_qs8 plan (int8 C, "
-        "per-channel scales, requantized on registers) over a gemm_s8 plan (int32 C) of the same kernel, A, W and "
-        "int32 bias. Target: ≤ 3 % (a bench figure, not a timed test).",
+        f"Guest instructions of one isf_gemm_run at {qplans.OVERHEAD_SHAPE.label}, a gemm_qs8 plan over a gemm_s8 "
+        "plan of the same kernel, A, W and bias. Target: ≤ 3 % (a bench figure, not a timed test).",
         "",
     ]
     rows = []
@@ -197,17 +193,8 @@ def markdown(q: QuantResult, mca: Sequence[CoreResult], cores: Sequence[str]) ->
     out += [f"### Decoding {shape.label}: int4 vs int8 weights on Neoverse V1, {c}", ""]
     out += [
         f"One plan run each under `qemu-aarch64 -cpu neoverse-v1` (SVE {SVE_BITS['neoverse-v1']} bits), the kernel "
-        "dispatch picks there, per-channel scales; bytes are each executed load's access size × its executions. "
-        "*Weight bytes* (the goal's measure): those the micro-kernels load from the packed weights, each load "
-        "labelled by where its address comes from (bench/mca/provenance.py: the kernel's weights pointer, x2, "
-        "followed through its moves, offsets and writebacks, into the helpers it calls); at m = 1 each weight is read "
-        "once, so they must equal the *packed weights*' own bytes (n rounded up to NR × k × bits / 8): a weight "
-        "load missed, or another load taken for one, would show. *Kernel loads* (information): every load of the "
-        "micro-kernels and their helpers — the weights, the quantized row of A each column tile re-reads, the "
-        "epilogue's per-column values, spills; *unlabelled*: those bytes whose provenance the pass could not "
-        "follow (none, or the weight bytes are not proven); *all loads*: every load inside libisaforge (the row "
-        "quantization included). *Modeled cycles*: every block the run executed priced by llvm-mca-19 on "
-        "neoverse-v1 (bench/wholecall.py), isf_gemm_run only.",
+        f"dispatch picks there, per-channel scales. What each column counts: [docs/bench.md]({METHOD}), *Quantized "
+        "plans*.",
         "",
     ]
     rows = []

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from isaforge.bench.measure import wholecall
+from isaforge.bench.report import METHOD
 from isaforge.bench.report.figures import pyplot
 from isaforge.bench.report.results import Goal
 from isaforge.bench.scenarios import peers
@@ -22,7 +23,6 @@ from isaforge.bench.scenarios.sidebyside import (
     WRONG,
     CallRow,
     SideBySide,
-    core_peak,
 )
 
 SHORT = {c.mcpu: c.label.removeprefix("Neoverse ").removeprefix("Cortex-") for c in wholecall.CORE_MODELS}
@@ -128,33 +128,10 @@ def _table(result: SideBySide, precision: str, core: str) -> list[str]:
 def markdown(result: SideBySide, goal_rows: Sequence[Goal], command: str, versions: dict[str, str]) -> str:
     lines = ["## Side by side with OpenBLAS, BLIS and XNNPACK", ""]
     lines += [
-        f"Produced by `{command}`. One call of each library, counted whole under QEMU and priced by llvm-mca-19 "
-        "(bench/wholecall.py): the call runs under `qemu-aarch64 -cpu <core>` with the multiarch loader and libc, so "
-        "each library's own run-time dispatch picks its code for that core; QEMU logs every block it executes between "
-        "the harness's two markers (`-d in_asm,exec,nochain`); llvm-mc decodes the blocks and llvm-mca prices each, "
-        "for that core's scheduling model, as its cycles per iteration run back to back. Modeled cycles = Σ "
-        "executions × cycles per iteration. Everything inside the call counts: packing, the driver, edge tiles, libc.",
-        "",
-        "*libisaforge plan*: isf_gemm_create before the call, isf_gemm_run counted. *libisaforge isf_gemm*: the "
-        "per-call API, packing B inside. *OpenBLAS*, *BLIS*: cblas_sgemm / bli_sgemm of the serial builds (one "
-        "thread). *XNNPACK*: a fully-connected operator created before the call (weights packed), setup + run counted,"
-        " no thread pool. *qs8*: int8 A and B, int8 C = clamp(round(acc·scale) + zero point): libisaforge plan is a "
-        "gemm_qs8 plan (A's and W's scales 1, C's scale 1 / scale), held byte for byte to isaforge.quant's formula; "
-        "XNNPACK's qs8 operator, given the same scale and zero point, within ±1 of the exact requantization (its "
-        "fixed-point rounding is its own). In the *int8* tables libisaforge's entrants give int32 C (gemm_s8) while "
-        "XNNPACK, which has no int32 output, makes the same requantized call as in its qs8 table (kept so earlier "
-        "figures stay comparable). Every library is called once with M = 1 before the counted call, so first-call "
-        "set-up is not counted. Each cell: modeled cycles · % of the core's peak MAC rate for the precision (qs8: "
-        "int8's) · instructions per MAC. A result that fails the oracle (gemmjob, the same one libisaforge is tested "
-        "with) is marked wrong and never ranks. The ratio is libisaforge plan / the fastest right peer (any form).",
-        "",
-        "**What the model leaves out.** Caches and memory bandwidth (every load hits L1: at 1×1024×1024 the 4 MB of "
-        "fp32 weights stream from DRAM on a real core, so those rows are an upper bound for every library alike), "
-        "branch prediction, and dependencies between one block and the next (each block is priced against its own "
-        "next iteration: exact for loops, which carry the MACs, approximate for straight-line code). llvm-mca's "
-        "known mis-pricings: the Cortex-A55 model issues two 128-bit FMLA/SDOT a cycle where the core has two 64-bit "
-        "pipes (its % of peak is against the same model's peak, so the ratios hold; the absolute cycles do not). "
-        "No code was tuned to a model artefact.",
+        f"Produced by `{command}`. One call of each library, counted whole under QEMU and priced by llvm-mca-19 for "
+        "each core; each cell: modeled cycles · % of the core's peak MAC rate for the precision · instructions per "
+        "MAC; the ratio is libisaforge plan / the fastest right peer. How the calls are made, priced and checked, "
+        f"and what the model leaves out: [docs/bench.md]({METHOD}), *Side by side*.",
         "",
         "Peers: " + ", ".join(f"{lib} {v}" for lib, v in versions.items()) + ".",
     ]
@@ -165,7 +142,7 @@ def markdown(result: SideBySide, goal_rows: Sequence[Goal], command: str, versio
     lines += ["", "### The core's peak per precision", "", "| Core | " + " | ".join(result.precisions) + " |"]
     lines.append("| :--- |" + " :--- |" * len(result.precisions))
     for core in result.cores:
-        cells = [f"{(peak := core_peak(core, p)).macs_per_cycle:.1f} ({peak.stream})" for p in result.precisions]
+        cells = [f"{(peak := result.peaks[core][p]).macs_per_cycle:.1f} ({peak.stream})" for p in result.precisions]
         lines.append(f"| {SHORT.get(core, core)} | " + " | ".join(cells) + " |")
     lines.append("")
     lines.append("MACs per cycle, and the stream llvm-mca measured it on (the best MAC form the core has).")
@@ -185,7 +162,7 @@ def to_json(result: SideBySide, goal_rows: Sequence[Goal]) -> dict[str, object]:
         "cores": result.cores,
         "precisions": result.precisions,
         "missing": result.missing,
-        "peaks": {c: {p: core_peak(c, p).macs_per_cycle for p in result.precisions} for c in result.cores},
+        "peaks": {c: {p: peak.macs_per_cycle for p, peak in by.items()} for c, by in result.peaks.items()},
         "rows": [r.as_dict() for r in result.rows],
         "goals": [{"title": g.title, "status": g.status, "detail": g.detail} for g in goal_rows],
     }

@@ -106,6 +106,7 @@ class SideBySide:
     precisions: list[str]
     rows: list[CallRow] = field(default_factory=list)
     missing: dict[str, str] = field(default_factory=dict)  # library → why it was not run
+    peaks: dict[str, dict[str, Peak]] = field(default_factory=dict)  # core → precision → its peak
 
     def find(self, precision: str, shape: str, core: str, entrant: str) -> CallRow | None:
         for r in self.rows:
@@ -166,6 +167,7 @@ def collect(
     progress: Callable[[int, int, str], None] | None = None,
 ) -> SideBySide:
     out = SideBySide([s.label for s in shapes], [c.mcpu for c in cores], list(precisions))
+    out.peaks = {c.mcpu: {p: core_peak(c.mcpu, p) for p in precisions} for c in cores}
     decoder = Decoder()
     pricers = {c.mcpu: Pricer(c, decoder) for c in cores}
     with tempfile.TemporaryDirectory(prefix="isaforge-peers-") as tmp:
