@@ -63,8 +63,6 @@ def toolchain_for(compiler: str) -> Toolchain:
 
 def build(project: projects.Project, tc: Toolchain) -> projects.ProjectBuild:
     """The project configured and built with `tc` against the libisaforge installed for it."""
-    if project.is_isaforge:
-        raise IsaforgeError("--project names libisaforge itself; run isaforge bench without --project for it")
     prefix = builds.ensure_installed(builds.build_for(tc.triple, tc.compiler.name))
     pb = projects.ProjectBuild(project, tc, project.directory / BUILDDIR / tc.name, prefix)
     projects.configure(pb)
@@ -176,6 +174,8 @@ def collect(
     """The project built with each compiler, and every kernel it declares priced on every core; `step` starts a
     stage and gives the callback its progress goes to."""
     project = projects.detect(directory)
+    if project.is_isaforge:
+        raise IsaforgeError("--project names libisaforge itself; run isaforge bench without --project for it")
     result = EngineResult(project.directory.name, list(cores), {c: sorted(core_features(c)) for c in cores})
     for compiler in compilers:
         tc = toolchain_for(compiler)
