@@ -52,3 +52,14 @@ def test_project_that_is_libisaforge_itself_points_to_the_plain_bench(capsys):
 def test_project_with_an_unknown_compiler_lists_the_valid_ones(capsys, tmp_path):
     err = one_line_error(capsys, ["bench", "--project", str(tmp_path), "--compiler", "icc"])
     assert "unknown compiler 'icc'" in err and "clang" in err
+
+
+def test_two_epilogue_shapes_are_refused(capsys):
+    err = one_line_error(capsys, ["bench", "--no-mca", "--epilogue-shape", "8x8x8,16x16x16"])
+    assert "--epilogue-shape 8x8x8,16x16x16: give one shape" in err
+
+
+def test_a_bad_before_file_is_refused(capsys, tmp_path: Path):
+    missing = tmp_path / "none.json"
+    err = one_line_error(capsys, ["bench", "--no-mca", "--before", str(missing)])
+    assert f"--before {missing}" in err

@@ -153,25 +153,6 @@ def test_without_plans_their_goals_are_not_evaluated():
     assert "## Plans" not in markdown(res, goals)
 
 
-# -- the command line ---------------------------------------------------------------------------------------------
-def one_line_error(capsys, argv: list[str]) -> str:
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip()
-    assert "\n" not in err
-    return err
-
-
-def test_two_epilogue_shapes_are_refused(capsys):
-    err = one_line_error(capsys, ["bench", "--no-mca", "--epilogue-shape", "8x8x8,16x16x16"])
-    assert "--epilogue-shape 8x8x8,16x16x16: give one shape" in err
-
-
-def test_a_bad_before_file_is_refused(capsys, tmp_path: Path):
-    missing = tmp_path / "none.json"
-    err = one_line_error(capsys, ["bench", "--no-mca", "--before", str(missing)])
-    assert f"--before {missing}" in err
-
-
 @pytest.mark.slow  # a real QEMU bench run (15 s): in make ci; the plan runner itself is tested in test_gemm.py
 def test_quick_real_plan_run(tmp_path, capsys):
     """One small plan of the neon fp32 kernel under QEMU, with and without its epilogue, end to end: the run alone
