@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from isaforge.bench.mca import cores
+from pathlib import Path
+
+from isaforge.bench.measure.mca import cores
 from isaforge.catalogue import load
 from isaforge.cli import main
-from isaforge.commands import bench
 
 
 def one_line_error(capsys, argv: list[str]) -> str:
@@ -37,10 +38,28 @@ def test_missing_qemu_names_its_package(capsys, monkeypatch, tmp_path):
     assert "qemu-aarch64 not found" in err and "qemu-user" in err
 
 
-def test_without_ops_the_one_call_counts_take_only_the_ops_that_have_one_call():
-    # gemm_s4 has kernels of its own but no one-call function: counting it as a plain GEMM returned INVALID_ARG
-    plain, quantized, mca = bench.split_ops([])
-    cat = load()
-    assert plain and all(cat.ops[o].plain for o in plain)
-    assert "gemm_s4" in quantized and "gemm_qs8" in quantized and not set(plain) & set(quantized)
-    assert mca is None  # every kernel's hot loop, gemm_s4's too
+def test_project_that_is_no_folder_is_one_line(capsys, tmp_path):
+    err = one_line_error(capsys, ["bench", "--project", str(tmp_path / "nowhere")])
+    assert "is not a directory" in err and "Meson or CMake project" in err
+
+
+def test_project_that_is_libisaforge_itself_points_to_the_plain_bench(capsys):
+    repo = Path(cores.__file__).resolve().parents[5]
+    err = one_line_error(capsys, ["bench", "--project", str(repo), "--compiler", "clang"])
+    assert "names libisaforge itself" in err and "without --project" in err
+
+
+def test_project_with_an_unknown_compiler_lists_the_valid_ones(capsys, tmp_path):
+    err = one_line_error(capsys, ["bench", "--project", str(tmp_path), "--compiler", "icc"])
+    assert "unknown compiler 'icc'" in err and "clang" in err
+
+
+def test_two_epilogue_shapes_are_refused(capsys):
+    err = one_line_error(capsys, ["bench", "--no-mca", "--epilogue-shape", "8x8x8,16x16x16"])
+    assert "--epilogue-shape 8x8x8,16x16x16: give one shape" in err
+
+
+def test_a_bad_before_file_is_refused(capsys, tmp_path: Path):
+    missing = tmp_path / "none.json"
+    err = one_line_error(capsys, ["bench", "--no-mca", "--before", str(missing)])
+    assert f"--before {missing}" in err

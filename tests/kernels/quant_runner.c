@@ -1,10 +1,11 @@
-/* Runs batches of quantized plans (and gemm_s4's, which take no quant) for pytest's numpy oracle
- * (tests/kernels/runtime/test_quantized.py): jobs from a file, each C written back with whether the bytes around and
- * between its rows stayed untouched. Job (little-endian u32/i32/f32 fields): op, m, n, k, layout, flags, mode (0
- * isf_gemm_run, 1 its tiles in reverse order, 2 isf_gemm_run after an export and import), count of w_scales, has_bias, out_min, out_max, a_scale, a_zero_point,
- * c_scale, c_zero_point, w_bits, w_block, a 64-byte kernel name ("" automatic), then w_scales, A (m×k), W (n×k or
- * k×n: int8, or int4 two per byte for the int4 ops, ceil(n·k / 2) bytes), bias (n × 4 bytes). Result per job: status (i32), guard
- * flag (i32), then C (m×n). argv: jobs results. */
+/* Runs batches of quantized plans (and gemm_s8's and gemm_s4's, which take no quant) for pytest's numpy oracle
+ * (tests/kernels/runtime/test_quantized.py) and for isaforge bench's counts of them (linked statically there): jobs
+ * from a file, each C written back with whether the bytes around and between its rows stayed untouched. The format
+ * is isaforge.quantjob's (written and read there): per job a header (op, m, n, k, layout, flags, mode: 0
+ * isf_gemm_run, 1 its tiles in reverse order, 2 isf_gemm_run after an export and import; w_scales count, has_bias,
+ * out_min, out_max, a_scale, a_zero_point, c_scale, c_zero_point, w_bits, w_block, a 64-byte kernel name, ""
+ * automatic), then w_scales, A (m×k), W, bias (n × 4 bytes). Result per job: status (i32), guard flag (i32), then C
+ * (m×n); stdout: {"kernel": "<the kernel the plan ran>"} per job. argv: jobs results. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,8 @@ static int one_job(FILE *in, FILE *out) {
                            j.out_max,
                            op->quantized ? &q : NULL};
         int32_t st = (int32_t)run(&j, &d, a_ld, lda, block + GUARD, ldc);
+        const char *name = isf_kernel_name((isf_op)j.op);
+        printf("{\"kernel\": \"%s\"}\n", name != NULL ? name : "");
         int32_t guards = guards_kept(block, &j, op->out_bytes, ldc, c_bytes);
         fwrite(&st, sizeof st, 1, out), fwrite(&guards, sizeof guards, 1, out);
         for (size_t i = 0; i < j.m; i++) {

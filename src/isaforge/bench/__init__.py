@@ -1,11 +1,14 @@
-"""`isaforge bench`: how close the micro-kernels come to the machine, by two measures that need no Arm hardware.
+"""`isaforge bench`: how close kernels come to the machine, by measures that need no Arm hardware, in three layers.
 
-- `mca`: the modeled efficiency of every kernel's hot loop on Arm cores, from LLVM's scheduling models
-  (llvm-mca-19), as MACs per cycle and as a share of the core's peak for the kernel's MAC instruction, the peak
-  itself measured by llvm-mca on a stream of independent MAC instructions.
-- `qemu_count`: the guest instructions one GEMM executes inside libisaforge, counted from QEMU's translation and
-  execution logs, per MAC: what the packing and driver cost on top of the hot loops.
-- `report`: the goals, the markdown tables, JSON and the plot.
+- `measure`: how a figure is taken: llvm-mca's model of a hot loop on Arm cores against the peak of its MAC kind
+  (measure.mca), the guest instructions a run executes, counted from QEMU's execution log (qemu_log, qemu_count),
+  and whole calls priced block by block (wholecall).
+- `scenarios`: what is run: libisaforge's GEMMs and plans at chosen shapes, its quantized plans, the side by side
+  with the peer libraries, and an engine's kernels (`--project`).
+- `report`: what is said, from the results alone: goals, markdown, JSON and plots. How each figure is measured, and
+  what it leaves out, is docs/bench.md.
+
+This module: the tools every layer runs, each named with the Debian package that provides it.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ libisaforge, and (3) counts plan runs (isf_gemm_run alone, the weights packed at
 bias and clamp (--epilogue-shape), and at small M (--plan-shapes), next to the plain API's figures of an earlier
 run (--before). Prints a markdown report (or writes it with --markdown), checks the performance goals, and can
 write the figures as JSON (--json) and a bar chart (--plot). Only aarch64 is benchmarked.
+
+With --project DIR, an engine's kernels instead: the project is built for aarch64 as `isaforge test-qemu` builds it,
+and every kernel its manifests declare has its hot loop priced on every core, as libisaforge's are.
 """
 
 from __future__ import annotations
@@ -14,23 +17,27 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
-import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-from isaforge import builds, process, ui
+from isaforge import ui
 from isaforge.bench import require
-from isaforge.bench.mca import analyse, cores, llvm_mca, objcode
+from isaforge.bench.measure.mca import cores, llvm_mca, objcode
+from isaforge.bench.report import engine as engine_report
+from isaforge.bench.scenarios import engine
 from isaforge.catalogue import REFERENCE, load
 from isaforge.errors import IsaforgeError
 
 try:  # numpy (job files) is an optional dependency: without it, `run` says in one line how to get it
-    from isaforge.bench import peer_report, plans, qemu_count, qplans, report, sidebyside, wholecall
-    from isaforge.bench.qemu_count import PLAN, PLAN_EPILOGUE, Shape
+    from isaforge.bench.measure import executable, wholecall
+    from isaforge.bench.measure.qemu_count import PLAN, PLAN_EPILOGUE
+    from isaforge.bench.report import figures, goals, libisaforge, plans, results
+    from isaforge.bench.report import sidebyside as peer_report
+    from isaforge.bench.scenarios import libisaforge as libisaforge_runs
+    from isaforge.bench.scenarios import shapes, sidebyside
+    from isaforge.bench.scenarios.shapes import Shape
 except ImportError as exc:  # pragma: no cover - depends on the environment
     MISSING: str | None = exc.name
 else:
@@ -49,6 +56,12 @@ DEFAULT_PRECISIONS = "fp32,fp16,bf16,int8,qs8"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--project",
+        type=Path,
+        help="an engine's folder (meson.build or CMakeLists.txt): price its kernels' hot loops per core instead of "
+        "libisaforge's (--compiler, --cores, --markdown, --json and --jobs apply)",
+    )
     parser.add_argument("--compiler", default="clang", help="clang, gcc or both, comma-separated (default: clang)")
     parser.add_argument(
         "--cores", default=DEFAULT_CORES, help=f"llvm-mca cores, comma-separated (default: {DEFAULT_CORES})"
@@ -145,53 +158,42 @@ def command_line(args: argparse.Namespace) -> str:
     for flag in ("no_qemu", "no_mca", "no_plans", "no_decode", "peers"):
         if getattr(args, flag):
             parts.append(f"--{flag.replace('_', '-')}")
-    for name in ("before", "markdown", "json", "plot"):
+    for name in ("project", "before", "markdown", "json", "plot"):
         if getattr(args, name):
             parts += [f"--{name}", str(getattr(args, name))]
     return " ".join(parts)
 
 
-def _version(cmd: list[str], pattern: str) -> str:
-    try:
-        out = process.run([*cmd, "--version"], check=False, timeout=30).stdout
-    except IsaforgeError:
-        return "?"
-    m = re.search(pattern, out)
-    return m[0].strip() if m else (out.splitlines() or ["?"])[0].strip()
-
-
-@dataclass(frozen=True)
-class Choice:
-    compilers: list[str]
-    cores: list[str]
-    ops: list[str]
-    variants: list[str]
-    shapes: list[Shape]
-    plans: list[tuple[Shape, str]]  # (shape, PLAN or PLAN_EPILOGUE)
-    before: plans.Before | None
-    peer_shapes: list[Shape]
-    peer_cores: list[wholecall.CoreModel]
-    precisions: list[str]
-
-
-def _plan_runs(args: argparse.Namespace) -> list[tuple[Shape, str]]:
+def _plan_runs(args: argparse.Namespace, epilogue: Shape) -> list[tuple[Shape, str]]:
     """The epilogue shape without and with the fused epilogue, then every small-M shape (its plain plan run shared
     with the epilogue's when the shapes coincide)."""
     if args.no_plans or args.no_qemu:
         return []
-    epilogue = qemu_count.parse_shapes(args.epilogue_shape)
-    if len(epilogue) != 1:
-        raise IsaforgeError(f"--epilogue-shape {args.epilogue_shape}: give one shape MxNxK")
-    runs = [(epilogue[0], PLAN), (epilogue[0], PLAN_EPILOGUE)]
-    return runs + [(s, PLAN) for s in qemu_count.parse_shapes(args.plan_shapes) if (s, PLAN) not in runs]
+    runs = [(epilogue, PLAN), (epilogue, PLAN_EPILOGUE)]
+    return runs + [(s, PLAN) for s in shapes.parse_shapes(args.plan_shapes) if (s, PLAN) not in runs]
 
 
-def choose(args: argparse.Namespace) -> Choice:
+def choose_engine(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """(compilers, cores) of an engine's pricing, checked, and its tools there."""
+    compilers = _choose("compiler", _split(args.compiler), list(load().compilers))
+    chosen = cores.check_cores(_split(args.cores))
+    if not compilers or not chosen:
+        raise IsaforgeError("choose at least one compiler and one core")
+    for tool in (llvm_mca.LLVM_MCA, objcode.LLVM_OBJDUMP, cores.CLANG):
+        require(tool)
+    return compilers, chosen
+
+
+def choose(args: argparse.Namespace) -> libisaforge_runs.Selection:
     """Every selection checked before anything is built: a bad one is a one-line error naming the valid ones."""
     if MISSING:
         raise IsaforgeError(f"isaforge bench needs {MISSING}; install it with pip install 'isaforge[bench]'")
     cat = load()
-    choice = Choice(
+    epilogue = shapes.parse_shapes(args.epilogue_shape)
+    if len(epilogue) != 1:
+        raise IsaforgeError(f"--epilogue-shape {args.epilogue_shape}: give one shape MxNxK")
+    sel = libisaforge_runs.Selection(
+        command_line(args),
         _choose("compiler", _split(args.compiler), list(cat.compilers)),
         cores.check_cores(_split(args.cores)),
         _ops(args.ops),
@@ -200,12 +202,20 @@ def choose(args: argparse.Namespace) -> Choice:
             _split(args.variants),
             [v.name for v in cat.arch_variants(ARCH) if v.scalable != "streaming"],  # llvm-mca has no SME model
         ),
-        qemu_count.parse_shapes(args.shapes),
-        _plan_runs(args),
+        shapes.parse_shapes(args.shapes),
+        _plan_runs(args, epilogue[0]),
         plans.load_before(args.before) if args.before else None,
-        qemu_count.parse_shapes(args.peer_shapes) if args.peers else [],
-        sidebyside.parse_cores(args.peer_cores) if args.peers else [],
-        sidebyside.parse_precisions(args.precisions) if args.peers else [],
+        shapes.parse_shapes(args.plan_shapes),
+        epilogue[0],
+        args.sve_bits,
+        args.jobs,
+        mca=not args.no_mca,
+        qemu=not args.no_qemu,
+        quantized_plans=not args.no_plans,
+        decode=not args.no_decode,
+        peer_shapes=shapes.parse_shapes(args.peer_shapes) if args.peers else [],
+        peer_cores=sidebyside.parse_cores(args.peer_cores) if args.peers else [],
+        precisions=sidebyside.parse_precisions(args.precisions) if args.peers else [],
     )
     if args.sve_bits % 128 or not 128 <= args.sve_bits <= 2048:
         raise IsaforgeError(f"--sve-bits {args.sve_bits}: choose a multiple of 128 from 128 to 2048")
@@ -213,14 +223,14 @@ def choose(args: argparse.Namespace) -> Choice:
         raise IsaforgeError("--no-mca and --no-qemu leave nothing to do")
     if args.plot and args.no_mca and not args.peers:
         raise IsaforgeError("--plot shows the llvm-mca figures; drop --no-mca")
-    if not choice.compilers or not choice.cores:
+    if not sel.compilers or not sel.cores:
         raise IsaforgeError("choose at least one compiler and one core")
     tools = [] if args.no_mca else [llvm_mca.LLVM_MCA, objcode.LLVM_OBJDUMP, cores.CLANG]
-    tools += [] if args.no_qemu else [cat.arch(ARCH).qemu, qemu_count.LLVM_NM, objcode.LLVM_OBJDUMP]
-    tools += [cat.arch(ARCH).qemu, qemu_count.LLVM_NM, llvm_mca.LLVM_MCA, wholecall.LLVM_MC] if args.peers else []
+    tools += [] if args.no_qemu else [cat.arch(ARCH).qemu, executable.LLVM_NM, objcode.LLVM_OBJDUMP]
+    tools += [cat.arch(ARCH).qemu, executable.LLVM_NM, llvm_mca.LLVM_MCA, wholecall.LLVM_MC] if args.peers else []
     for tool in tools:
         require(tool)
-    return choice
+    return sel
 
 
 def _stage(status: ui.StatusLine, stage: str) -> Callable[[int, int, str], None]:
@@ -229,124 +239,62 @@ def _stage(status: ui.StatusLine, stage: str) -> Callable[[int, int, str], None]
     return lambda done, total, detail: status.update("bench", f"{stage} {done}/{total} {detail}")
 
 
-def split_ops(chosen: list[str]) -> tuple[list[str] | None, list[str], list[str] | None]:
-    """(plain ops for the one-call counts, plan-only ops for bench.qplans, ops whose kernels llvm-mca models);
-    None: every op. No --ops: every op of both kinds (gemm_s4's kernels, which have no one-call op, through plans)."""
-    cat = load()
-    if not chosen:
-        return list(cat.plain_ops()), qplans.quantized_ops(), None
-    plain = [o for o in chosen if cat.ops[o].plain]
-    quantized = [o for o in chosen if not cat.ops[o].plain]
-    return plain, quantized, list(dict.fromkeys(plain + [qplans.kernel_op(o) for o in quantized]))
-
-
-def collect(args: argparse.Namespace, choice: Choice, status: ui.StatusLine) -> report.BenchResult:
-    cat = load()
-    plain_ops, quantized_ops, mca_ops = split_ops(choice.ops)
-    result = report.BenchResult(
-        command_line(args), choice.compilers, choice.cores, [s.label for s in choice.shapes], args.sve_bits,
-        ran_mca=not args.no_mca, ran_qemu=not args.no_qemu, ran_plans=bool(choice.plans),
-        plan_shapes=[s.label for s in qemu_count.parse_shapes(args.plan_shapes)],
-        epilogue_shape=qemu_count.parse_shapes(args.epilogue_shape)[0].label, before=choice.before,
-    )  # fmt: skip
-    if not args.no_mca:
-        result.tools["llvm-mca"] = _version([llvm_mca.LLVM_MCA], r"LLVM version [\w.]+")
-        result.core_map = cores.core_map()
-        result.core_isa = {c: sorted(cores.core_features(c)) for c in choice.cores}
-    if not args.no_qemu:
-        result.tools["QEMU"] = _version([cat.arch(ARCH).qemu], r"version [\w.]+")
-    for compiler in choice.compilers:
-        build = builds.build_for(cat.arch(ARCH).triple, compiler)
-        status.step("bench", f"building {build.name}")
-        directory = builds.ensure_built(build)
-        assert build.toolchain is not None
-        result.tools[compiler] = _version(build.toolchain.compiler.command(build.toolchain.arch)[:1], r".*")
-        if not args.no_mca:
-            rows, peaks, loops = analyse.analyse(
-                directory / qemu_count.LIBRARY, compiler, choice.cores, mca_ops, choice.variants, args.jobs,
-                _stage(status, f"llvm-mca ({compiler})"),
-            )  # fmt: skip
-            result.mca += rows
-            result.peaks[compiler] = peaks
-            result.hot_loops += [report.HotLoop.of(compiler, kl) for kl in loops]
-        if not args.no_qemu and plain_ops != []:
-            counts, _ = qemu_count.count_all(
-                build, directory, plain_ops, choice.variants, choice.shapes, args.sve_bits, args.jobs,
-                _stage(status, f"qemu ({compiler})"), choice.plans,
-            )  # fmt: skip
-            result.qemu += counts
-        if not args.no_qemu and not args.no_plans and quantized_ops:
-            with tempfile.TemporaryDirectory(prefix="isaforge-qbench-") as tmp:
-                result.quantized.append(
-                    qplans.collect(
-                        build,
-                        directory,
-                        quantized_ops,
-                        choice.variants or None,
-                        Path(tmp),
-                        args.sve_bits,
-                        not args.no_decode,
-                        args.jobs,
-                        _stage(status, f"quantized plans ({compiler})"),
-                    )
-                )
-    return result
-
-
-@dataclass
-class PeerResult:
-    result: sidebyside.SideBySide
-    goals: list[report.Goal]
-    text: str
-
-
-def collect_peers(args: argparse.Namespace, choice: Choice, status: ui.StatusLine) -> PeerResult:
-    """The side by side, with the first chosen compiler's build of libisaforge."""
-    build = builds.build_for(load().arch(ARCH).triple, choice.compilers[0])
-    status.step("bench", f"building {build.name}")
-    builds.ensure_built(build)
-    result = sidebyside.collect(
-        build, choice.peer_shapes, choice.peer_cores, choice.precisions, args.jobs, _stage(status, "side by side")
-    )
-    goals = peer_report.goals(result, choice.compilers[0])
-    text = peer_report.markdown(result, goals, command_line(args), sidebyside.package_versions())
-    return PeerResult(result, goals, text)
-
-
 def _hot_loop_plot(path: Path) -> Path:
     return path.with_name(f"{path.stem}-hot-loops{path.suffix}")
 
 
-def write_outputs(args: argparse.Namespace, result: report.BenchResult, peer: PeerResult | None) -> None:
-    goals = report.evaluate_goals(result)
-    only_peers = peer is not None and args.no_mca and args.no_qemu
-    text = "" if only_peers else report.markdown(result, goals)
-    if peer is not None:
-        text += ("# libisaforge performance\n\n" if only_peers else "\n") + peer.text
+def _write(args: argparse.Namespace, text: str, data: dict) -> None:
+    """The markdown to --markdown (else stdout), the figures to --json when asked."""
     if args.markdown:
         args.markdown.write_text(text)
         print(f"bench: wrote {args.markdown}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     if args.json:
-        data = {} if only_peers else report.to_json(result, goals)
-        if peer is not None:
-            data["peers"] = peer_report.to_json(peer.result, peer.goals)
         args.json.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def write_outputs(args: argparse.Namespace, result: results.BenchResult, peer: sidebyside.SideBySide | None) -> None:
+    verdicts = goals.evaluate_goals(result)
+    only_peers = peer is not None and args.no_mca and args.no_qemu
+    text = "" if only_peers else libisaforge.markdown(result, verdicts)
+    data = {} if only_peers or not args.json else figures.to_json(result, verdicts)
+    if peer is not None:
+        peer_goals = peer_report.goals(peer, result.compilers[0])
+        versions = sidebyside.package_versions()
+        text += "# libisaforge performance\n\n" if only_peers else "\n"
+        text += peer_report.markdown(peer, peer_goals, result.command, versions)
+        data["peers"] = peer_report.to_json(peer, peer_goals)
+    _write(args, text, data)
     if args.plot:
         if peer is not None:
-            peer_report.plot(peer.result, args.plot)
+            peer_report.plot(peer, args.plot)
         if not args.no_mca:
-            report.plot(result, _hot_loop_plot(args.plot) if peer is not None else args.plot)
+            figures.plot(result, _hot_loop_plot(args.plot) if peer is not None else args.plot)
+
+
+def run_engine(args: argparse.Namespace) -> int:
+    compilers, chosen = choose_engine(args)
+    status = ui.StatusLine(sys.stderr, quiet=args.quiet)
+    try:
+        result = engine.collect(args.project, compilers, chosen, args.jobs, lambda stage: _stage(status, stage))
+    finally:
+        status.close()
+    result.tools["llvm-mca"] = libisaforge_runs.version([llvm_mca.LLVM_MCA], r"LLVM version [\w.]+")
+    command = command_line(args)
+    _write(args, engine_report.markdown(result, command), engine_report.to_json(result, command))
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.project is not None:
+        return run_engine(args)
     start = time.monotonic()
-    choice = choose(args)
+    sel = choose(args)
     status = ui.StatusLine(sys.stderr, quiet=args.quiet)
     try:
-        result = collect(args, choice, status)
-        peer = collect_peers(args, choice, status) if args.peers else None
+        result = libisaforge_runs.collect(sel, lambda stage: _stage(status, stage))
+        peer = libisaforge_runs.collect_peers(sel, lambda stage: _stage(status, stage)) if args.peers else None
     finally:
         status.close()
     result.seconds = time.monotonic() - start
@@ -359,12 +307,12 @@ def run(args: argparse.Namespace) -> int:
                 f"bench: warning: {rc.kernel} at {rc.shape} ({rc.mode}) executed {rc.mac_check:.4f}× its tiles' MACs",
                 file=sys.stderr,
             )
-    for row in peer.result.rows if peer is not None else []:
+    for row in peer.rows if peer is not None else []:
         if row.status == sidebyside.WRONG:
             where = f"{row.entrant} {row.precision} {row.shape} on {row.core}"
             print(f"bench: warning: {where} gave a wrong C: {row.detail}", file=sys.stderr)
-    for library, why in peer.result.missing.items() if peer is not None else []:
+    for library, why in peer.missing.items() if peer is not None else []:
         print(f"bench: {library} not run: {why}", file=sys.stderr)
-    if REFERENCE in choice.variants and not args.no_mca:
+    if REFERENCE in sel.variants and not args.no_mca:
         print("bench: the reference variant is not modeled by llvm-mca (portable C)", file=sys.stderr)
     return 0

@@ -1,0 +1,352 @@
+"""Executed instructions of one GEMM inside libisaforge, counted under QEMU user mode, and those of the libc calls
+it makes, counted apart.
+
+gemm_runner is linked statically (bench.measure.executable) so libisaforge's code sits at fixed addresses. QEMU runs
+it with `-d in_asm,exec,nochain`: every translated block is logged once with its instructions' addresses, and, with
+chaining off, every execution of a block leaves one `Trace` line (bench.measure.qemu_log). Executions per address in
+libisaforge's range × the instruction llvm-objdump decodes there (QEMU's own disassembler cannot read SVE) give the
+counts: all instructions, MAC instructions and their MACs, loads, and those outside the micro-kernels (packing and
+driver). The encodings in QEMU's log are checked against llvm-objdump's.
+
+The calls libisaforge makes out of its range (libc: aligned_alloc and free once per GEMM, memcpy and memset where
+the runtime copies or clears) are counted as calls, per callee, from the executions of its own `bl` and `b`
+instructions (`calls_out`), and the instructions executed inside them, per callee, apart from libisaforge's own
+(`libc_instructions`, `libc_by_call`). IFUNC callees (static glibc's string functions) are named through their .iplt
+stub, GOT slot and R_AARCH64_IRELATIVE resolver.
+
+Plans (gemm_runner's plan mode: isf_gemm_create, isf_gemm_run, isf_gemm_destroy) are counted over the run alone:
+the executions from the first of isf_gemm_run's entry block to the first of isf_gemm_destroy's, so packing the
+weights at create is left out. MACs are counted as useful ones: a kernel of one row (MR = 1) built on 2×2 matrix
+instructions (smmla, bfmmla: the second row zero) does half the MACs the instruction nominally does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from isaforge import gemmjob, process, qemu
+from isaforge.bench import run_tool
+from isaforge.bench.measure.executable import LIBRARY, CodeRange, code_range, external_names, link_static_runner
+from isaforge.bench.measure.mca import macs, objcode, provenance
+from isaforge.bench.measure.qemu_log import ExecLog, parse_log
+from isaforge.bench.scenarios.shapes import Shape
+from isaforge.builds import Build
+from isaforge.catalogue import KernelName, load, parse_kernel_name
+from isaforge.errors import IsaforgeError
+
+CPU = "max"
+DEFAULT_SVE_BITS = 128
+MAC_CHECK_TOLERANCE = 0.02
+ISF_ERR_UNSUPPORTED = 3
+# How a GEMM is called: the one-call API, a plan (counted over isf_gemm_run only), a plan with its epilogue fused
+# (bias and clamp; bias alone for int32 C).
+PLAIN, PLAN, PLAN_EPILOGUE = "plain", "plan", "plan+epilogue"
+MODES = (PLAIN, PLAN, PLAN_EPILOGUE)
+RUN_ENTRY, RUN_EXIT = "isf_gemm_run", "isf_gemm_destroy"  # a plan run's window in the log
+MATRIX_MACS = frozenset({"smmla", "ummla", "usmmla", "bfmmla"})  # 2×2 tiles of C per (128-bit) segment
+
+
+@dataclass
+class RunCount:
+    op: str
+    variant: str
+    kernel: str
+    shape: str
+    sve_bits: int
+    useful_macs: int  # M·N·K
+    padded_macs: int  # rounded up to whole MR×NR×KR tiles: what the kernels must execute
+    compiler: str = ""
+    mode: str = PLAIN  # PLAIN, PLAN or PLAN_EPILOGUE
+    status: int = 0  # the library's: a plan the build cannot make yet (ISF_ERR_UNSUPPORTED) is reported, not counted
+    loop_kernel: str = ""  # whose hot loop is the ideal: the kernel meant to do the bulk of this shape's MACs
+    wrong: str = ""  # the oracle's complaint about C (gemmjob.check_case), empty when C is right
+    instructions: int = 0
+    kernel_instructions: int = 0  # inside isf_ukernel_* functions
+    mac_instructions: int = 0
+    macs_executed: int = 0
+    loads: int = 0
+    hot_loop_instructions_per_mac: float = 0.0  # loop_kernel's hot loop, as compiled, per useful MAC
+    macs_by_kernel: dict[str, int] = field(default_factory=dict)  # useful MACs executed per micro-kernel
+    by_function: dict[str, int] = field(default_factory=dict)
+    mac_mnemonics: dict[str, int] = field(default_factory=dict)
+    calls_out: dict[str, int] = field(default_factory=dict)  # calls out of libisaforge (libc), per callee
+    libc_instructions: int = 0  # executed inside those calls: apart from `instructions`, libisaforge's own
+    libc_by_call: dict[str, int] = field(default_factory=dict)  # the same per callee
+
+    @property
+    def counted(self) -> bool:
+        return self.status == 0
+
+    @property
+    def instructions_per_mac(self) -> float:
+        return self.instructions / self.useful_macs
+
+    @property
+    def over_hot_loop(self) -> float:
+        """Instructions per useful MAC over the ideal (loop_kernel's hot loop alone); 0 when there is no ideal."""
+        ideal = self.hot_loop_instructions_per_mac
+        return self.instructions_per_mac / ideal if ideal and self.counted else 0.0
+
+    @property
+    def mac_share(self) -> float:
+        return self.mac_instructions / self.instructions if self.instructions else 0.0
+
+    @property
+    def loads_per_mac(self) -> float:
+        return self.loads / self.useful_macs
+
+    @property
+    def packing_share(self) -> float:
+        """Instructions outside the micro-kernels (packing, driver, dispatch)."""
+        return 1.0 - self.kernel_instructions / self.instructions if self.instructions else 0.0
+
+    @property
+    def mac_check(self) -> float:
+        """MACs executed / MACs of the padded tiles: 1.0 when every tile's MACs were counted once."""
+        return self.macs_executed / self.padded_macs if self.padded_macs else 0.0
+
+    @property
+    def mac_check_ok(self) -> bool:
+        return abs(self.mac_check - 1.0) <= MAC_CHECK_TOLERANCE
+
+    def as_dict(self) -> dict[str, object]:
+        out = dict(self.__dict__)
+        for name in ("instructions_per_mac", "mac_share", "loads_per_mac", "packing_share", "mac_check",
+                     "over_hot_loop"):  # fmt: skip
+            out[name] = round(getattr(self, name), 6)
+        out["mac_check_ok"] = self.mac_check_ok
+        return out
+
+
+def _round_up(x: int, to: int) -> int:
+    return (x + to - 1) // to * to
+
+
+def padded_macs(kernel: KernelName, shape: Shape, sve_bits: int, row_kernel: bool = False) -> int:
+    """M·N·K rounded up to whole tiles. `row_kernel`: the driver ran the variant's kernel of one row (reading the
+    same panels) on the rows a full tile would pad (m below MR, the last m % MR): M is not rounded up."""
+    nr = kernel.nr * sve_bits // 128 if load().variant(kernel.variant).scalable else kernel.nr
+    rows = shape.m if row_kernel else _round_up(shape.m, kernel.mr)
+    return rows * _round_up(shape.n, nr) * _round_up(shape.k, kernel.kr)
+
+
+def useful_macs(kernel: KernelName | None, insn: objcode.Insn, sve_bits: int) -> int:
+    """MACs of one execution of `insn` in `kernel` that land in C: a 2×2 matrix instruction in a kernel of an odd
+    number of rows (1) multiplies a zero row too, so only MR of its MR rounded up to even rows count."""
+    n = macs.macs_of(insn, sve_bits)
+    if kernel is not None and kernel.mr % 2 and macs.base_mnemonic(insn.mnemonic) in MATRIX_MACS:
+        return n * kernel.mr // (kernel.mr + 1)
+    return n
+
+
+@dataclass
+class StaticRunner:
+    """The static runner of one build, its code and its disassembly: what every run of that build shares."""
+
+    build: Build
+    exe: Path
+    lib: Path
+    code: CodeRange
+    insns: dict[int, objcode.Insn]
+    functions: dict[str, list[objcode.Insn]]
+    sve_bits: int
+    external: dict[int, str] = field(default_factory=dict)  # names of the functions outside the range it calls
+
+    @classmethod
+    def prepare(
+        cls, build: Build, directory: Path, workdir: Path, sve_bits: int, program: str = "gemm_runner"
+    ) -> StaticRunner:
+        """`program`, one of the tests' runners, linked statically and read."""
+        exe = link_static_runner(build, directory, program, workdir / f"{program}-{build.name}")
+        return cls.of(build, directory, exe, sve_bits)
+
+    @classmethod
+    def of(cls, build: Build, directory: Path, exe: Path, sve_bits: int) -> StaticRunner:
+        """A statically linked program (`exe`) with libisaforge's code range in it disassembled."""
+        lib = directory / LIBRARY
+        code = code_range(exe, lib)
+        text = run_tool(
+            [objcode.LLVM_OBJDUMP, "-d", f"--start-address=0x{code.lo:x}", f"--stop-address=0x{code.hi:x}", str(exe)],
+            f"disassembly of the static {exe.name}",
+        )
+        functions = objcode.parse_objdump(text)
+        insns = objcode.instructions_by_address(text)
+        return cls(build, exe, lib, code, insns, functions, sve_bits, external_names(exe))
+
+    @cached_property
+    def load_sources(self) -> dict[int, str]:
+        """What each load of the micro-kernels, and of the functions they call or branch into (quant_tile), reads
+        (provenance's labels: weights, a, c, epilogue, stack, constant, unknown), by address."""
+        functions = [provenance.Function(*f) for f in self.code.functions]
+        roots = [f.start for f in functions if f.name.startswith(objcode.KERNEL_PREFIX)]
+        return provenance.classify_loads(self.insns, functions, roots)
+
+    def kernels(self) -> list[KernelName]:
+        cat = load()
+        names = [n.removeprefix(objcode.KERNEL_PREFIX) for n in self.functions if n.startswith(objcode.KERNEL_PREFIX)]
+        return sorted((parse_kernel_name(n, cat.ops) for n in names), key=lambda k: (k.op, cat.variant(k.variant).rank))
+
+    def hot_loop_ideal(self, kernel: KernelName) -> float:
+        """Instructions per useful MAC of the kernel's hot loop alone."""
+        body = self.functions.get(objcode.KERNEL_PREFIX + kernel.name, [])
+        loop = macs.hot_loop(body, macs.kernel_kind(body))
+        if loop is None:
+            return 0.0
+        return len(loop.body) / max(1, sum(useful_macs(kernel, i, self.sve_bits) for i in loop.body))
+
+    def row_kernel(self, kernel: KernelName) -> KernelName | None:
+        """The variant's kernel of one row that reads `kernel`'s panels (same op, NR and KR), if built."""
+        rows = [k for k in self.kernels() if (k.op, k.variant, k.nr, k.kr, k.mr) == (kernel.op, kernel.variant,
+                kernel.nr, kernel.kr, 1) and k != kernel]  # fmt: skip
+        return rows[0] if rows else None
+
+    def loop_kernel(self, kernel: KernelName, shape: Shape) -> KernelName:
+        """The kernel meant to do the bulk of the shape's MACs: the row kernel for m below MR when built (the
+        driver runs it instead of padding A), else the full kernel."""
+        row = self.row_kernel(kernel) if shape.m < kernel.mr else None
+        return row or kernel
+
+    def function_kernel(self, function: str) -> KernelName | None:
+        if not function.startswith(objcode.KERNEL_PREFIX):
+            return None
+        return parse_kernel_name(function.removeprefix(objcode.KERNEL_PREFIX), load().ops)
+
+    def window(self, mode: str) -> tuple[int, int] | None:
+        """A plan run's window in the log (isf_gemm_run's entry to isf_gemm_destroy's); None for the plain API."""
+        if mode == PLAIN:
+            return None
+        entries = {name: start for start, _end, name in self.code.functions}
+        missing = [f for f in (RUN_ENTRY, RUN_EXIT) if f not in entries]
+        if missing:
+            raise IsaforgeError(f"the static gemm_runner has no {', '.join(missing)}: cannot count a plan run alone")
+        return entries[RUN_ENTRY], entries[RUN_EXIT]
+
+    def logged_command(self, cpu: str, args: list[str], log_path: Path) -> list[str]:
+        """The program under QEMU `cpu`, every block it translates and executes logged to `log_path` (all of them:
+        the code libisaforge calls out to is counted too)."""
+        cmd = qemu.qemu_command(self.build.arch, cpu, self.exe, args)
+        at = cmd.index(str(self.exe))
+        cmd[at:at] = ["-d", "in_asm,exec,nochain", "-D", str(log_path)]
+        return cmd
+
+    def read_log(self, log_path: Path, mode: str) -> ExecLog:
+        """The run's log: libisaforge's executions (over the plan run's window but in PLAIN mode), and its calls
+        out."""
+        with log_path.open(errors="replace") as fh:
+            return parse_log(fh, self.window(mode), (self.code.lo, self.code.hi))
+
+    @property
+    def cpu(self) -> str:
+        return f"{CPU},sve-default-vector-length={self.sve_bits // 8}"
+
+    def run(self, kernel: KernelName, shape: Shape, workdir: Path, mode: str = PLAIN) -> RunCount:
+        cat = load()
+        arch = self.build.arch
+        types = gemmjob.op_types(kernel.op)
+        case = gemmjob.Case(shape.m, shape.n, shape.k, shape.k, shape.n, shape.n)
+        a, b = gemmjob.random_operands(types, [case], seed=1)
+        stem = f"{kernel.name}-{shape.label}-{mode}"
+        job, out, log_path = (workdir / f"{stem}.{ext}" for ext in ("job", "out", "log"))
+        epilogue = gemmjob.random_epilogue(types, shape.n, seed=2) if mode == PLAN_EPILOGUE else gemmjob.NO_EPILOGUE
+        gemmjob.write_job(job, types, a, b, [case], plan=mode != PLAIN, epilogue=epilogue)
+        mask = cat.mask(cat.variant_features(arch.name, kernel.variant))
+        cmd = self.logged_command(self.cpu, [str(job), str(out), str(mask)], log_path)
+        what = f"gemm_runner for {kernel.name} at {shape.label}"
+        result = process.run(cmd, what=what, timeout=qemu.DEFAULT_TIMEOUT)
+        chosen = json.loads(result.stdout.strip().splitlines()[-1])["kernel"]
+        if chosen != kernel.name:
+            raise IsaforgeError(f"mask {mask:#x} selected {chosen}, not {kernel.name}")
+        (got,) = gemmjob.read_results(out, types, [case])
+        if got.status == ISF_ERR_UNSUPPORTED and mode != PLAIN:  # a plan this build cannot make yet: say so, go on
+            for path in (job, out, log_path):
+                path.unlink()
+            return self.tally(kernel, shape, ExecLog(), mode, got.status)
+        if got.status != 0:
+            raise IsaforgeError(f"gemm {kernel.name} at {shape.label} ({mode}) returned status {got.status}")
+        log = self.read_log(log_path, mode)
+        for path in (job, out, log_path):
+            path.unlink()
+        rc = self.tally(kernel, shape, log, mode)
+        # Counts of a GEMM that skipped work (an epilogue a kernel ignores) would flatter it: the oracle checks C.
+        rc.wrong = gemmjob.check_case(types, kernel.variant, a, b, case, got, epilogue) or ""
+        return rc
+
+    def tally(self, kernel: KernelName, shape: Shape, log: ExecLog, mode: str = PLAIN, status: int = 0) -> RunCount:
+        """The counts of one run from its log; a run the library refused (`status`) keeps zeros."""
+        what = f"{kernel.name} at {shape.label} ({mode})"
+        if log.unknown_traces:
+            raise IsaforgeError(f"{log.unknown_traces} executed blocks of {what} had no translation in the log")
+        if status == 0 and mode != PLAIN and not (log.window_opened and log.window_closed):
+            raise IsaforgeError(f"{what}: the log has no {RUN_ENTRY} … {RUN_EXIT} window: not a plan run")
+        loop = self.loop_kernel(kernel, shape)
+        rc = RunCount(
+            kernel.op,
+            kernel.variant,
+            kernel.name,
+            shape.label,
+            self.sve_bits,
+            shape.macs,
+            padded_macs(kernel, shape, self.sve_bits),
+            compiler=self.build.toolchain.compiler.name if self.build.toolchain else "",
+            mode=mode,
+            status=status,
+            loop_kernel=loop.name,
+            hot_loop_instructions_per_mac=self.hot_loop_ideal(loop),
+        )
+        if status != 0:  # not counted: the report says why
+            return rc
+        by_function: Counter[str] = Counter()
+        mnemonics: Counter[str] = Counter()
+        calls_out: Counter[str] = Counter()
+        by_kernel: Counter[str] = Counter()
+        for addr, n in log.executions.items():
+            insn = self.insns.get(addr)
+            if insn is None:
+                raise IsaforgeError(f"QEMU executed 0x{addr:x}, which llvm-objdump does not decode as an instruction")
+            if insn.raw and log.encodings.get(addr, insn.raw) != insn.raw:
+                raise IsaforgeError(f"0x{addr:x}: QEMU read {log.encodings[addr]}, the executable has {insn.raw}")
+            rc.instructions += n
+            function = self.code.function_at(addr)
+            by_function[function] += n
+            if function.startswith(objcode.KERNEL_PREFIX):
+                rc.kernel_instructions += n
+            if insn.is_load:
+                rc.loads += n
+            if macs.mac_kind(insn):
+                rc.mac_instructions += n
+                owner = self.function_kernel(function)
+                done = n * useful_macs(owner, insn, self.sve_bits)
+                rc.macs_executed += done
+                by_kernel[owner.name if owner else function] += done
+                mnemonics[insn.mnemonic] += n
+            callee = self.call_out(insn)
+            if callee is not None:
+                calls_out[callee] += n
+        rc.by_function = dict(by_function.most_common())
+        rc.mac_mnemonics = dict(mnemonics.most_common())
+        rc.macs_by_kernel = dict(by_kernel.most_common())
+        row = self.row_kernel(kernel)
+        if row is not None and by_kernel[row.name]:  # the rows a full tile would pad went to the row kernel
+            rc.padded_macs = padded_macs(kernel, shape, self.sve_bits, row_kernel=True)
+        rc.calls_out = dict(sorted(calls_out.items()))
+        by_call = Counter({self.external.get(entry, f"0x{entry:x}"): n for entry, n in log.called.items()})
+        rc.libc_by_call = dict(by_call.most_common())
+        rc.libc_instructions = sum(by_call.values())
+        return rc
+
+    def call_out(self, insn: objcode.Insn) -> str | None:
+        """The callee of a direct call or tail call that leaves libisaforge's range, else None."""
+        if insn.mnemonic not in ("bl", "b") or not insn.operands:
+            return None
+        target = insn.target
+        if target is None:
+            ref = re.match(r"^(?:0x)?([0-9a-f]+)\b", insn.operands[-1])
+            target = int(ref[1], 16) if ref else None
+        if target is None or self.code.lo <= target < self.code.hi:
+            return None
+        return self.external.get(target, f"0x{target:x}")

@@ -1,0 +1,420 @@
+"""The libraries engines use today (OpenBLAS, BLIS, XNNPACK: Debian's arm64 packages) and libisaforge, each called
+once through a small C harness under QEMU, so that one whole call can be compared with another.
+
+The harnesses (this folder: harness.h documents the protocol) are cross-compiled with aarch64-linux-gnu-gcc and
+`-no-pie`, so the addresses llvm-nm reads are those the run executes, and linked dynamically against Debian's
+multiarch libc6:arm64: QEMU runs them without `-L`, the ELF interpreter /lib/ld-linux-aarch64.so.1 and the libraries
+coming from the host's own arm64 multiarch directories. libisaforge's harness links a Build's libisaforge.a.
+
+A run checks its result with gemmjob's oracle: the float bound of the library's accumulation type (binary16 for
+XNNPACK's f16 operator, which accumulates in binary16), the exact int32 for libisaforge's gemm_s8, for XNNPACK's
+requantized qs8 clamp(round_half_even(acc·scale) + zero point) within ±1 (its fixed-point requantization rounds
+its own way), and for libisaforge's gemm_qs8 plan isaforge.quant's formula byte for byte (its fp32 steps are
+specified, so there is no rounding of its own to allow for).
+
+Precision qs8 is int8 A and B with requantized int8 C for every library; int8 is the same inputs with C as the
+library gives it (libisaforge: int32; XNNPACK, which has no int32 output: the qs8 call again).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from isaforge import gemmjob, process, qemu, quant
+from isaforge.bench import require, run_tool
+from isaforge.bench.measure.executable import LIBRARY, LLVM_NM, parse_nm
+from isaforge.bench.scenarios.shapes import Shape
+from isaforge.builds import Build
+from isaforge.catalogue import REFERENCE, load, parse_kernel_name
+from isaforge.errors import IsaforgeError
+
+HERE = Path(__file__).resolve().parent
+ARCH = "aarch64"
+CC = "aarch64-linux-gnu-gcc"
+CC_PACKAGE = "gcc-aarch64-linux-gnu"
+QEMU = "qemu-aarch64"
+INTERPRETER = Path("/lib/ld-linux-aarch64.so.1")  # from libc6:arm64; QEMU runs the harnesses without -L
+INSTALL_HINT = "bash ci/install-toolchains.sh --peers"
+LOG_FLAGS = ("-d", "in_asm,exec,nochain")
+BEGIN, END = "isf_bench_begin", "isf_bench_end"  # the window: [entry of BEGIN, entry of END)
+
+PRECISIONS = ("fp32", "fp16", "bf16", "int8", "qs8")
+PLAIN, PREPACKED = "plain", "prepacked"
+MODES = (PLAIN, PREPACKED)
+PRECISION_OPS = {"fp32": "gemm_f32", "fp16": "gemm_f16", "bf16": "gemm_bf16", "int8": "gemm_s8", "qs8": "gemm_qs8"}
+INT8_INPUTS = ("int8", "qs8")  # the precisions whose input file carries a requantization (scale, zero point)
+
+MAGIC, VERSION = b"ISFP", 1
+# Output element codes (harness.h's isf_bench_element) and their numpy types.
+F32, F16, I32, I8 = 1, 2, 3, 4
+ELEMENTS: dict[int, np.dtype] = {F32: np.dtype("<f4"), F16: np.dtype("<f2"), I32: np.dtype("<i4"), I8: np.dtype("i1")}
+ELEMENT_NAMES = {F32: "f32", F16: "binary16", I32: "int32", I8: "int8 (requantized)"}
+
+ARM64_LIB = "/usr/lib/aarch64-linux-gnu"
+OPENBLAS_LIB = f"{ARM64_LIB}/openblas-serial"
+OPENBLAS_INCLUDE = "/usr/include/aarch64-linux-gnu/openblas-serial"
+BLIS_LIB = f"{ARM64_LIB}/blis-serial"
+BLIS_INCLUDE = "/usr/include/aarch64-linux-gnu/blis-serial"
+ISAFORGE = "isaforge"
+
+
+@dataclass(frozen=True)
+class Peer:
+    """One library: where Debian puts it and what its harness offers. `requires` lists the (package, file) pairs
+    its harness cannot be built without; `narrow` the precisions it accumulates in binary16; `requantized` those
+    whose output is requantized int8 (held to ±1 of the exact requantization), `exact` those of them held to
+    isaforge.quant's gemm_qs8 byte for byte; `prepacked_only` the precisions it offers prepacked only."""
+
+    library: str
+    package: str  # the Debian package that installs it ("" for libisaforge: built from this tree)
+    source: str  # its harness file in this folder
+    include_dirs: tuple[str, ...]
+    link: tuple[str, ...]
+    requires: tuple[tuple[str, str], ...]
+    precisions: tuple[str, ...]
+    modes: tuple[str, ...]
+    narrow: tuple[str, ...] = ()
+    requantized: tuple[str, ...] = ()
+    exact: tuple[str, ...] = ()
+    prepacked_only: tuple[str, ...] = ()
+
+    def offers(self, precision: str, mode: str) -> bool:
+        if precision in self.prepacked_only and mode != PREPACKED:
+            return False
+        return precision in self.precisions and mode in self.modes
+
+    def pairs(self) -> list[tuple[str, str]]:
+        return [(p, m) for p in self.precisions for m in self.modes if self.offers(p, m)]
+
+    def element(self, precision: str) -> int:
+        """The output element code its harness writes for `precision`."""
+        if precision in self.requantized:
+            return I8
+        out = gemmjob.op_types(PRECISION_OPS[precision]).out_dtype
+        return next(code for code, dtype in ELEMENTS.items() if dtype == out)
+
+
+PEERS: dict[str, Peer] = {
+    "openblas": Peer(
+        "openblas",
+        "libopenblas-serial-dev:arm64",
+        "openblas.c",
+        (OPENBLAS_INCLUDE,),
+        (f"-L{OPENBLAS_LIB}", "-lopenblas", f"-Wl,-rpath,{OPENBLAS_LIB}"),
+        (
+            ("libopenblas-serial-dev:arm64", f"{OPENBLAS_INCLUDE}/cblas.h"),
+            ("libopenblas-serial-dev:arm64", f"{OPENBLAS_LIB}/libopenblas.so"),
+        ),
+        ("fp32",),
+        (PLAIN,),
+    ),
+    "blis": Peer(
+        "blis",
+        "libblis-serial-dev:arm64",
+        "blis.c",
+        (BLIS_INCLUDE,),
+        (f"-L{BLIS_LIB}", "-lblis", f"-Wl,-rpath,{BLIS_LIB}"),
+        (
+            ("libblis-serial-dev:arm64", f"{BLIS_INCLUDE}/blis.h"),
+            ("libblis-serial-dev:arm64", f"{BLIS_LIB}/libblis.so"),
+        ),
+        ("fp32",),
+        (PLAIN,),
+    ),
+    "xnnpack": Peer(
+        "xnnpack",
+        "libxnnpack-dev:arm64",
+        "xnnpack.c",
+        (),
+        # libXNNPACK.so needs libcpuinfo and libpthreadpool: -rpath-link lets the cross linker find them there.
+        (f"-L{ARM64_LIB}", "-lXNNPACK", f"-Wl,-rpath-link,{ARM64_LIB}"),
+        (
+            ("libxnnpack-dev:arm64", "/usr/include/xnnpack.h"),
+            ("libxnnpack-dev:arm64", f"{ARM64_LIB}/libXNNPACK.so"),
+            ("libpthreadpool-dev:arm64", "/usr/include/pthreadpool.h"),
+            ("libcpuinfo-dev:arm64", f"{ARM64_LIB}/libcpuinfo.so"),
+        ),
+        ("fp32", "fp16", "int8", "qs8"),
+        (PREPACKED,),
+        narrow=("fp16",),
+        requantized=("int8", "qs8"),
+    ),
+    # qs8: a gemm_qs8 plan (the quantized ops have no one-call function).
+    ISAFORGE: Peer(
+        ISAFORGE,
+        "",
+        "isaforge.c",
+        (),
+        (),
+        (),
+        PRECISIONS,
+        MODES,
+        requantized=("qs8",),
+        exact=("qs8",),
+        prepacked_only=("qs8",),
+    ),
+}
+
+
+def peer(library: str) -> Peer:
+    if library not in PEERS:
+        raise IsaforgeError(f"unknown peer library {library!r}; choose one of: {', '.join(PEERS)}")
+    return PEERS[library]
+
+
+def available(library: str) -> str | None:
+    """None when the library's harness can be built here, else one line naming the package that is missing."""
+    for package, path in peer(library).requires:
+        if not Path(path).is_file():
+            return f"{library}: {package} is not installed ({INSTALL_HINT})"
+    return None
+
+
+# -- building -----------------------------------------------------------------------------------------------------
+def build_harness(library: str, workdir: Path, build: Build | None = None) -> Path:
+    """The library's harness, cross-compiled into `workdir`; libisaforge's links `build`'s libisaforge.a."""
+    p = peer(library)
+    if (missing := available(library)) is not None:
+        raise IsaforgeError(missing)
+    if shutil.which(CC) is None:
+        raise IsaforgeError(f"{CC} not found; install the Debian package {CC_PACKAGE} (bash ci/install-toolchains.sh)")
+    include_dirs, link = list(p.include_dirs), list(p.link)
+    name = f"peer-{library}"
+    if library == ISAFORGE:
+        if build is None:
+            raise IsaforgeError("the isaforge harness links a build of libisaforge: pass one (builds.ensure_built)")
+        if build.arch_name != ARCH:
+            raise IsaforgeError(f"the peer harnesses run on {ARCH}; {build.name} is a build for {build.arch_name}")
+        lib = build.directory / LIBRARY
+        if not lib.is_file():
+            raise IsaforgeError(f"{lib} is missing; build {build.name} first (isaforge build)")
+        include_dirs.append(str(build.root / "include"))
+        link += [str(lib), "-pthread"]
+        name += f"-{build.name}"
+    workdir.mkdir(parents=True, exist_ok=True)
+    exe = workdir / name
+    # -isystem: the libraries' own headers are not ours to hold to -Wextra (blis.h is not clean under it).
+    cmd = [CC, "-std=c11", "-O2", "-no-pie", "-Wall", "-Wextra", f"-I{HERE}"]
+    cmd += [f"-isystem{d}" for d in include_dirs]
+    cmd += [str(HERE / "harness.c"), str(HERE / p.source), "-o", str(exe), *link]
+    process.run(cmd, what=f"build of the {library} harness", log=workdir / f"{name}.log")
+    return exe
+
+
+def markers(exe: Path) -> tuple[int, int]:
+    """The entry addresses of isf_bench_begin and isf_bench_end in the (non-PIE) harness."""
+    text = run_tool([LLVM_NM, "-S", "--defined-only", str(exe)], f"symbols of {exe.name}")
+    found = {name: addr for addr, _size, kind, name in parse_nm(text) if kind in "tT"}
+    missing = [m for m in (BEGIN, END) if m not in found]
+    if missing:
+        raise IsaforgeError(f"{exe.name} has no {' or '.join(missing)} in its symbol table (stripped?)")
+    return found[BEGIN], found[END]
+
+
+# -- operands and files -------------------------------------------------------------------------------------------
+def operands(library: str, precision: str, shape: Shape, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """A [m][k] and B [k][n] in the precision's wire type (gemmjob.random_operands). Requantized int8 weights stay
+    in [-127, 127], as TFLite's int8 scheme requires of weights (XNNPACK's kernels without sdot may sum two products
+    of -128·-128 in int16); libisaforge's qs8 gets the same, so its qs8 row computes what XNNPACK's does."""
+    types = gemmjob.op_types(PRECISION_OPS[precision])
+    case = gemmjob.Case(shape.m, shape.n, shape.k, shape.k, shape.n, shape.n)
+    a, b = gemmjob.random_operands(types, [case], seed)
+    if precision in peer(library).requantized:
+        b = np.maximum(b, -127).astype(b.dtype)
+    return a[: shape.m * shape.k].reshape(shape.m, shape.k), b[: shape.k * shape.n].reshape(shape.k, shape.n)
+
+
+def requantization(k: int) -> tuple[float, int]:
+    """Scale and zero point for requantized int8 output: random int8 products have a standard deviation near
+    74² (uniform on [-128, 127]), so acc·scale spreads over about ±60 and its tails reach the clamp."""
+    return float(np.float32(60.0 / (74.0**2 * math.sqrt(k)))), -3
+
+
+def quant_params(scale: float, zero_point: int) -> quant.QuantParams:
+    """The gemm_qs8 parameters libisaforge's harness gives its plan (isaforge.c): scales 1 and zero point 0 for A
+    and W, and C's scale the output scale XNNPACK is given, 1 / scale in fp32, so (a_scale · w_scale) / c_scale is
+    the same multiplier."""
+    c_scale = np.float32(1.0) / np.float32(scale)
+    return quant.QuantParams(np.array([1.0], np.float32), c_scale=float(c_scale), c_zero_point=zero_point)
+
+
+def write_input(
+    path: Path, precision: str, a: np.ndarray, b: np.ndarray, scale: float = 1.0, zero_point: int = 0
+) -> None:
+    """The harness's input file: header, then A [m][k] and B [k][n] in the precision's wire type."""
+    types = gemmjob.op_types(PRECISION_OPS[precision])
+    m, k = a.shape
+    k_b, n = b.shape
+    if k_b != k:
+        raise ValueError(f"A is {m}×{k} but B is {k_b}×{n}")
+    header = MAGIC + struct.pack("<IIIIfi", VERSION, m, n, k, scale, zero_point)
+    wire = types.in_dtype.newbyteorder("<")
+    path.write_bytes(header + np.ascontiguousarray(a, wire).tobytes() + np.ascontiguousarray(b, wire).tobytes())
+
+
+@dataclass(frozen=True)
+class PeerOutput:
+    status: int
+    element: int
+    c: np.ndarray  # [m][n] in ELEMENTS[element]
+    guards_intact: bool
+
+
+def read_output(path: Path, m: int, n: int) -> PeerOutput:
+    data = path.read_bytes()
+    if len(data) < 8:
+        raise IsaforgeError(f"{path} is too short for a harness output ({len(data)} bytes)")
+    status, element = struct.unpack_from("<iI", data)
+    if element not in ELEMENTS:
+        raise IsaforgeError(f"{path}: unknown element code {element}")
+    dtype = ELEMENTS[element]
+    expected = 8 + m * n * dtype.itemsize + 4
+    if len(data) != expected:
+        raise IsaforgeError(f"{path} has {len(data)} bytes; {m}×{n} {ELEMENT_NAMES[element]} makes {expected}")
+    c = np.frombuffer(data, dtype, m * n, 8).reshape(m, n)
+    (intact,) = struct.unpack_from("<I", data, expected - 4)
+    return PeerOutput(status, element, c, intact == 1)
+
+
+# -- the oracle ---------------------------------------------------------------------------------------------------
+def requantized_expected(a: np.ndarray, b: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
+    """clamp(round_half_even(A·B·scale) + zero point) to [-128, 127], from the exact int32 accumulator."""
+    acc = a.astype(np.int64) @ b.astype(np.int64)
+    return np.clip(np.rint(acc * np.float64(np.float32(scale))) + zero_point, -128, 127).astype(np.int64)
+
+
+def _check_requantized(
+    a: np.ndarray, b: np.ndarray, c: np.ndarray, exact: bool, scale: float, zero_point: int, prefix: str
+) -> str:
+    if exact:
+        want = quant.gemm_qs8(a, b, quant_params(scale, zero_point))
+        differ = c != want
+        if not differ.any():
+            return ""
+        at = tuple(int(i) for i in np.argwhere(differ)[0])
+        return f"{prefix}C{at} = {c[at]}, expected {want[at]} exactly (isaforge.quant.gemm_qs8)"
+    expected = requantized_expected(a, b, scale, zero_point)
+    got = c.astype(np.int64)
+    off = np.abs(got - expected) > 1
+    if not off.any():
+        return ""
+    bad = tuple(int(i) for i in np.argwhere(off)[0])
+    return f"{prefix}C{bad} = {got[bad]}, expected {expected[bad]} ± 1 (clamp(round(acc·scale) + zero point))"
+
+
+def check(
+    precision: str,
+    a: np.ndarray,
+    b: np.ndarray,
+    out: PeerOutput,
+    *,
+    element: int,
+    narrow: bool = False,
+    exact: bool = False,
+    scale: float = 1.0,
+    zero_point: int = 0,
+    label: str = "",
+) -> str:
+    """'' when `out` is right, else one line saying what is wrong (guard damage first: it is the worse). `element`
+    is the output type the library should have written; `narrow`: it accumulates in binary16; `exact`: requantized
+    int8 must be isaforge.quant.gemm_qs8's bytes (libisaforge's gemm_qs8), not within ±1."""
+    prefix = f"{label}: " if label else ""
+    if not out.guards_intact:
+        return f"{prefix}wrote outside C: the 64 guard bytes before or after it are damaged"
+    if out.status != 0:
+        return f"{prefix}status {out.status} (the library's error): C not checked"
+    if out.element != element:
+        return f"{prefix}C came as {ELEMENT_NAMES[out.element]}, expected {ELEMENT_NAMES[element]}"
+    if element == I8:
+        return _check_requantized(a, b, out.c, exact, scale, zero_point, prefix)
+    op = PRECISION_OPS[precision]
+    narrow_variants = load().ops[op].narrow_accumulation
+    variant = narrow_variants[0] if narrow and narrow_variants else REFERENCE
+    types = gemmjob.op_types(op)
+    return gemmjob.check_matrix(types, variant, a, b, out.c, label=label or precision) or ""
+
+
+# -- running ------------------------------------------------------------------------------------------------------
+def qemu_command(exe: Path, cpu: str, args: Sequence[str] = (), log: Path | None = None) -> list[str]:
+    """qemu-aarch64 -cpu CPU [-d in_asm,exec,nochain -D LOG] EXE ARGS; no -L: the host's multiarch libc6:arm64 is
+    the guest's."""
+    load().cpu_features(ARCH, cpu)  # unknown model: one line naming the valid ones
+    require(QEMU)
+    if not INTERPRETER.exists():
+        raise IsaforgeError(f"{INTERPRETER} is missing: the peer harnesses need libc6:arm64 ({INSTALL_HINT})")
+    logging = [*LOG_FLAGS, "-D", str(log)] if log is not None else []
+    return [QEMU, "-cpu", cpu, *logging, str(exe), *args]
+
+
+@dataclass(frozen=True)
+class PeerRun:
+    library: str
+    precision: str
+    mode: str
+    shape: str
+    cpu: str
+    status: int  # 0, else the library's error code
+    wrong: str  # '' when the result passed the oracle
+    log: Path | None  # QEMU's log of the run, when asked for
+    detail: str = ""  # what the library chose, as its harness says ("core=neoversen1", "kernel=…")
+    element: str = ""
+
+
+def _accumulates_narrow(p: Peer, precision: str, detail: str) -> bool:
+    if precision in p.narrow:
+        return True
+    if p.library != ISAFORGE or not detail.startswith("kernel="):
+        return False
+    kernel = parse_kernel_name(detail.removeprefix("kernel="), load().ops)
+    return kernel.variant in load().ops[kernel.op].narrow_accumulation
+
+
+def run(
+    library: str,
+    exe: Path,
+    precision: str,
+    mode: str,
+    shape: Shape,
+    cpu: str,
+    workdir: Path,
+    log: Path | None = None,
+    seed: int = 1,
+    timeout: float = qemu.DEFAULT_TIMEOUT,
+) -> PeerRun:
+    """One call of `library` through its harness `exe` under `cpu`, checked by the oracle. A harness that fails
+    (not the library: its status is in the result) is a one-line IsaforgeError naming the kept log."""
+    p = peer(library)
+    if not p.offers(precision, mode):
+        offered = ", ".join(f"{pr} {mo}" for pr, mo in p.pairs())
+        raise IsaforgeError(f"{library} does not offer {precision} {mode} (it offers: {offered})")
+    a, b = operands(library, precision, shape, seed)
+    scale, zero_point = requantization(shape.k) if precision in INT8_INPUTS else (1.0, 0)
+    stem = f"{library}-{precision}-{mode}-{shape.label}-{cpu.replace(',', '_').replace('=', '-')}"
+    inp, outp = workdir / f"{stem}.in", workdir / f"{stem}.out"
+    write_input(inp, precision, a, b, scale, zero_point)
+    cmd = qemu_command(exe, cpu, [precision, mode, str(inp), str(outp)], log)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("QEMU_", "ISAFORGE_"))}
+    what = f"the {library} harness ({precision} {mode}, {shape.label}) under {cpu}"
+    result = process.run(cmd, what=what, env=env, timeout=timeout, log=workdir / f"{stem}.qemu.log")
+    words = (result.stdout.strip().splitlines() or [""])[-1].split(maxsplit=1)
+    detail = words[1] if len(words) == 2 and words[0] == library else ""
+    out = read_output(outp, shape.m, shape.n)
+    element = p.element(precision)
+    wrong = check(
+        precision, a, b, out, element=element, narrow=_accumulates_narrow(p, precision, detail),
+        exact=precision in p.exact, scale=scale, zero_point=zero_point,
+        label=f"{library} {precision} {mode} {shape.label} on {cpu}",
+    )  # fmt: skip
+    if not wrong:
+        for path in (inp, outp):
+            path.unlink()
+    element_name = ELEMENT_NAMES[out.element]
+    return PeerRun(library, precision, mode, shape.label, cpu, out.status, wrong, log, detail, element_name)

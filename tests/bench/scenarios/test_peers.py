@@ -1,0 +1,242 @@
+"""bench.peers: every harness (OpenBLAS, BLIS, XNNPACK from Debian's arm64 packages; libisaforge from its aarch64
+clang build) computes awkward shapes right under QEMU in every precision and mode it offers, refuses the others, and
+has its window markers; the oracle (pure Python) catches damaged results."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from isaforge import builds, quant
+from isaforge.bench.measure import qemu_log
+from isaforge.bench.scenarios import peers
+from isaforge.bench.scenarios.shapes import Shape
+from isaforge.errors import IsaforgeError
+
+SHAPES = (Shape(5, 7, 9), Shape(1, 17, 33))  # edges in every direction; m = 1 is the decoding case
+CASES = [(lib, prec, mode) for lib, p in peers.PEERS.items() for prec, mode in p.pairs()]
+
+
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory) -> Callable[[str], Path]:
+    """harness(library) → its executable, built once per module; skips where the library is not installed."""
+    workdir = tmp_path_factory.mktemp("peers")
+    built: dict[str, Path] = {}
+
+    def get(library: str) -> Path:
+        if library not in built:
+            if (missing := peers.available(library)) is not None:
+                pytest.skip(missing)
+            build = None
+            if library == peers.ISAFORGE:  # never skipped: this tree builds it
+                build = builds.build_for("aarch64-linux-gnu", "clang")
+                builds.ensure_built(build)
+            built[library] = peers.build_harness(library, workdir, build)
+        return built[library]
+
+    return get
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize(("library", "precision", "mode"), CASES, ids=["-".join(c) for c in CASES])
+def test_harness_computes_right(harness, tmp_path, library, precision, mode):
+    exe = harness(library)
+    for shape in SHAPES:
+        run = peers.run(library, exe, precision, mode, shape, "max", tmp_path)
+        assert (run.status, run.wrong) == (0, ""), run
+        assert run.element == peers.ELEMENT_NAMES[peers.peer(library).element(precision)]
+
+
+@pytest.mark.peers
+def test_xnnpack_fp32_on_neoverse_n1_with_its_window_in_the_log(harness, tmp_path):
+    """A real core model, logged as the whole-call bench logs it: the window the markers open and close is there."""
+    exe = harness("xnnpack")
+    log = tmp_path / "qemu.log"
+    run = peers.run("xnnpack", exe, "fp32", peers.PREPACKED, SHAPES[0], "neoverse-n1", tmp_path, log=log)
+    assert (run.status, run.wrong, run.log) == (0, "", log)
+    begin, end = peers.markers(exe)
+    with log.open(errors="replace") as fh:
+        parsed = qemu_log.parse_log(fh, (begin, end))
+    assert parsed.window_opened and parsed.window_closed
+    assert parsed.traces > 10  # the measured call's blocks, not just the marker's own
+
+
+@pytest.mark.peers
+def test_openblas_dispatches_by_core_model(harness, tmp_path):
+    exe = harness("openblas")
+    run = peers.run("openblas", exe, "fp32", peers.PLAIN, SHAPES[0], "neoverse-n1", tmp_path)
+    assert (run.status, run.wrong, run.detail) == (0, "", "core=neoversen1")
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("library", list(peers.PEERS))
+def test_markers_exist_in_order(harness, library):
+    begin, end = peers.markers(harness(library))
+    assert 0 < begin < end
+
+
+REFUSED = [("openblas", "fp16", "plain"), ("blis", "fp32", "prepacked"), ("xnnpack", "fp32", "plain"),
+           ("xnnpack", "bf16", "prepacked"), ("isaforge", "qs8", "plain"), ("openblas", "qs8", "plain")]  # fmt: skip
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize(("library", "precision", "mode"), REFUSED)
+def test_a_pair_not_offered_is_refused_in_one_line(harness, tmp_path, library, precision, mode):
+    exe = harness(library)
+    cmd = peers.qemu_command(exe, "max", [precision, mode, str(tmp_path / "in"), str(tmp_path / "out")])
+    proc = peers.process.run(cmd, check=False)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"{library} does not offer {precision} {mode}" in lines[0], proc.stderr
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(IsaforgeError, match=f"{library} does not offer {precision} {mode}"):
+        peers.run(library, exe, precision, mode, SHAPES[0], "max", tmp_path)
+
+
+@pytest.mark.peers
+def test_the_harness_sees_a_damaged_guard_byte(harness, tmp_path, monkeypatch):
+    """The harness's own guard check, end to end: told to, it flips the byte right after C once the call is done."""
+    monkeypatch.setenv("ISF_BENCH_SELFTEST", "guard")
+    run = peers.run(peers.ISAFORGE, harness(peers.ISAFORGE), "fp32", peers.PLAIN, SHAPES[0], "max", tmp_path)
+    assert "guard bytes" in run.wrong
+
+
+@pytest.mark.peers
+def test_a_qs8_output_one_step_off_is_wrong_for_libisaforge(harness, tmp_path, monkeypatch):
+    """libisaforge's gemm_qs8 is held to isaforge.quant byte for byte: the harness, told to, flips the lowest bit
+    of C's first byte (one step, which XNNPACK's ±1 would allow), and the run is wrong; untouched, it is right on a
+    core whose kernel differs from max's."""
+    exe = harness(peers.ISAFORGE)
+    right = peers.run(peers.ISAFORGE, exe, "qs8", peers.PREPACKED, SHAPES[0], "neoverse-n1", tmp_path)
+    assert (right.status, right.wrong, right.element) == (0, "", "int8 (requantized)")
+    assert right.detail.startswith("kernel=gemm_s8_") and right.detail.endswith("_dotprod"), right.detail
+    monkeypatch.setenv("ISF_BENCH_SELFTEST", "c")
+    run = peers.run(peers.ISAFORGE, exe, "qs8", peers.PREPACKED, SHAPES[0], "neoverse-n1", tmp_path)
+    assert run.status == 0 and "C(0, 0) = " in run.wrong and "exactly (isaforge.quant.gemm_qs8)" in run.wrong, run
+
+
+# -- the oracle, pure Python --------------------------------------------------------------------------------------
+def output(c: np.ndarray, element: int, status: int = 0, intact: bool = True) -> peers.PeerOutput:
+    return peers.PeerOutput(status, element, c, intact)
+
+
+def test_a_damaged_float_result_is_wrong():
+    a, b = peers.operands("openblas", "fp32", SHAPES[0])
+    right = (a.astype(np.float64) @ b).astype(np.float32)
+    assert peers.check("fp32", a, b, output(right, peers.F32), element=peers.F32) == ""
+    bad = right.copy()
+    bad[3, 4] += np.float32(1e-3)
+    wrong = peers.check("fp32", a, b, output(bad, peers.F32), element=peers.F32, label="damaged")
+    assert wrong.startswith("damaged: C(") and "error 0.001 > bound" in wrong, wrong
+    assert "guard bytes" in peers.check("fp32", a, b, output(right, peers.F32, intact=False), element=peers.F32)
+    assert "status 6" in peers.check("fp32", a, b, output(right, peers.F32, status=6), element=peers.F32)
+    assert "expected f32" in peers.check("fp32", a, b, output(right.astype(np.float16), peers.F16), element=peers.F32)
+
+
+def test_binary16_accumulation_gets_the_narrow_bound_only_when_it_is_narrow():
+    a, b = peers.operands("xnnpack", "fp16", Shape(4, 8, 64))
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    # an error far past binary16 rounding of the output (u = 2^-11) yet within γ(65) at u = 2^-11
+    off = exact + 8 * 2.0**-11 * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
+    c = off.astype(np.float16)
+    assert peers.check("fp16", a, b, output(c, peers.F16), element=peers.F16, narrow=True) == ""
+    assert "bound" in peers.check("fp16", a, b, output(c, peers.F16), element=peers.F16, narrow=False)
+
+
+def test_a_damaged_int32_result_is_wrong():
+    a, b = peers.operands(peers.ISAFORGE, "int8", SHAPES[1])
+    right = (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32)
+    assert peers.check("int8", a, b, output(right, peers.I32), element=peers.I32) == ""
+    bad = right.copy()
+    bad[0, 16] += 1
+    wrong = peers.check("int8", a, b, output(bad, peers.I32), element=peers.I32)
+    assert wrong.endswith(f"= {bad[0, 16]}, expected {right[0, 16]}"), wrong
+
+
+def test_requantized_int8_is_held_to_one_step():
+    shape = Shape(6, 40, 33)
+    a, b = peers.operands("xnnpack", "int8", shape)
+    assert b.min() >= -127 and a.min() == -128  # weights in TFLite's range, activations in the full one
+    scale, zp = peers.requantization(shape.k)
+    right = peers.requantized_expected(a, b, scale, zp)
+    assert (right == 127).any() or (right == -128).any(), "the scale should reach the clamp somewhere"
+    assert np.ptp(right) > 60, "the scale should spread the outputs"
+    kw = {"element": peers.I8, "scale": scale, "zero_point": zp}
+    c = right.astype(np.int8)
+    assert peers.check("int8", a, b, output(c, peers.I8), **kw) == ""
+    inner = np.argwhere((right > -127) & (right < 126))[0]
+    nudged = c.copy()
+    nudged[tuple(inner)] += 1
+    assert peers.check("int8", a, b, output(nudged, peers.I8), **kw) == ""
+    nudged[tuple(inner)] += 1
+    assert f"C{tuple(int(i) for i in inner)}" in peers.check("int8", a, b, output(nudged, peers.I8), **kw)
+
+
+def test_libisaforge_qs8_is_held_to_the_byte():
+    shape = Shape(6, 40, 33)
+    a, b = peers.operands(peers.ISAFORGE, "qs8", shape)
+    assert b.min() >= -127  # the same weights XNNPACK's qs8 gets
+    scale, zp = peers.requantization(shape.k)
+    p = peers.quant_params(scale, zp)
+    assert p.c_scale == np.float32(1) / np.float32(scale) and (p.a_scale, p.a_zero_point, p.c_zero_point) == (1, 0, zp)
+    right = quant.gemm_qs8(a, b, p)
+    assert np.abs(right.astype(np.int64) - peers.requantized_expected(a, b, scale, zp)).max() <= 1
+    kw = {"element": peers.I8, "scale": scale, "zero_point": zp}
+    assert peers.check("qs8", a, b, output(right, peers.I8), exact=True, **kw) == ""
+    inner = tuple(int(i) for i in np.argwhere((right > -127) & (right < 126))[0])
+    nudged = right.copy()
+    nudged[inner] += 1
+    assert peers.check("qs8", a, b, output(nudged, peers.I8), **kw) == ""  # XNNPACK's ±1 lets it through
+    wrong = peers.check("qs8", a, b, output(nudged, peers.I8), exact=True, **kw)
+    assert f"C{inner} = {nudged[inner]}, expected {right[inner]} exactly" in wrong, wrong
+
+
+def test_qs8_is_requantized_for_every_library_that_offers_it():
+    for library, p in peers.PEERS.items():
+        if any(prec == "qs8" for prec, _mode in p.pairs()):
+            assert p.element("qs8") == peers.I8, library
+    assert peers.PEERS[peers.ISAFORGE].element("int8") == peers.I32  # int8 stays libisaforge's int32 gemm_s8
+    assert peers.PEERS[peers.ISAFORGE].exact == ("qs8",) and not peers.PEERS["xnnpack"].exact
+    assert (peers.ISAFORGE, "qs8", peers.PLAIN) not in CASES and ("xnnpack", "qs8", peers.PREPACKED) in CASES
+
+
+def test_input_and_output_files_round_trip(tmp_path):
+    a, b = peers.operands(peers.ISAFORGE, "bf16", SHAPES[0])
+    path = tmp_path / "in"
+    peers.write_input(path, "bf16", a, b, 0.5, 7)
+    data = path.read_bytes()
+    assert data[:4] == b"ISFP" and len(data) == 28 + 2 * (5 * 9 + 9 * 7)
+    assert np.array_equal(np.frombuffer(data, "<u2", 45, 28), a.ravel())
+    out = tmp_path / "out"
+    c = np.arange(35, dtype="<f4").reshape(5, 7)
+    out.write_bytes(np.array([0, peers.F32], "<i4").tobytes() + c.tobytes() + np.array([1], "<u4").tobytes())
+    got = peers.read_output(out, 5, 7)
+    assert (got.status, got.element, got.guards_intact) == (0, peers.F32, True) and np.array_equal(got.c, c)
+    with pytest.raises(IsaforgeError, match="bytes"):
+        peers.read_output(out, 5, 8)
+
+
+def test_missing_pieces_are_named(monkeypatch, tmp_path):
+    missing = dataclasses.replace(peers.PEERS["blis"], requires=(("libblis-serial-dev:arm64", str(tmp_path / "x")),))
+    monkeypatch.setitem(peers.PEERS, "blis", missing)
+    line = peers.available("blis")
+    assert line == "blis: libblis-serial-dev:arm64 is not installed (bash ci/install-toolchains.sh --peers)"
+    with pytest.raises(IsaforgeError, match="libblis-serial-dev:arm64 is not installed"):
+        peers.build_harness("blis", tmp_path)
+    assert peers.available(peers.ISAFORGE) is None
+    monkeypatch.setattr(peers, "INTERPRETER", tmp_path / "ld-linux-aarch64.so.1")
+    with pytest.raises(IsaforgeError, match="libc6:arm64"):
+        peers.qemu_command(tmp_path / "exe", "max")
+    with pytest.raises(IsaforgeError, match="unknown peer library"):
+        peers.peer("mkl")
+
+
+def test_qemu_command_has_no_sysroot_and_logs_on_request(tmp_path):
+    exe = tmp_path / "exe"
+    assert peers.qemu_command(exe, "neoverse-n1", ["fp32"]) == ["qemu-aarch64", "-cpu", "neoverse-n1", str(exe), "fp32"]
+    logged = peers.qemu_command(exe, "max", [], tmp_path / "log")
+    assert logged == ["qemu-aarch64", "-cpu", "max", "-d", "in_asm,exec,nochain", "-D", str(tmp_path / "log"), str(exe)]
