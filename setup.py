@@ -39,6 +39,7 @@ SOURCE_TREE = (
     "src/isaforge/codegen.py",
     "src/isaforge/inst*.py",
     "src/isaforge/engine*",  # enginegen.py and engine_dispatch.c
+    "src/isaforge/engine/*.py",  # the generator's modules
     "src/isaforge/variant_route.py",
 )
 JUNK = ("__pycache__", ".pyc")

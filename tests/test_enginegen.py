@@ -6,13 +6,14 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 
 from isaforge import enginegen
 from isaforge.catalogue import load
 from isaforge.codegen import GENERATOR_FILES
+from isaforge.engine.c_dispatch import DISPATCH_CODE, DISPATCH_SOURCE
 
 SCRIPT = Path(enginegen.__file__)
 GCC64 = ["aarch64-linux-gnu-gcc"]
@@ -107,7 +108,7 @@ def test_generated_sources_compile_with_the_kernels(tmp_path):
     proc = run(toml, out)
     assert proc.returncode == 0, proc.stderr
     include = Path(__file__).resolve().parents[1] / "include"
-    lines = [*proc.stdout.splitlines(), f"dispatch||{enginegen.DISPATCH_SOURCE}"]
+    lines = [*proc.stdout.splitlines(), f"dispatch||{DISPATCH_SOURCE}"]
     for name, flags, sources in (line.split("|") for line in lines):
         for source in sources.split():
             obj = tmp_path / f"{name}-{Path(source).stem}.o"
@@ -205,13 +206,17 @@ def test_the_generator_leaves_its_installed_tree_as_it_was(tmp_path):
     installed = tmp_path / "share" / "isaforge" / "python" / "isaforge"
     installed.mkdir(parents=True)
     for name in GENERATOR_FILES:
+        (installed / name).parent.mkdir(exist_ok=True)
         (installed / name).write_bytes((SCRIPT.parent / name).read_bytes())
     toml = make_engine(tmp_path / "engine", GOOD)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     cmd = [sys.executable, str(installed / "enginegen.py"), str(toml), "-o", str(tmp_path / "out"), "--cc", *GCC64]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in installed.iterdir()) == sorted(GENERATOR_FILES)
+    folders = {str(PurePosixPath(name).parent) for name in GENERATOR_FILES} - {"."}
+    assert sorted(p.relative_to(installed).as_posix() for p in installed.rglob("*")) == sorted(
+        {*GENERATOR_FILES, *folders}
+    )
 
 
 # -- kernels declared where they are, feature sets ---------------------------------------------------------------
@@ -308,9 +313,7 @@ def test_a_declared_kernel_is_built_where_it_is_with_its_feature_set(tmp_path):
     }  # fmt: skip
     header = (out / "eng_dispatch.h").read_text()
     assert "int32_t vlib_dot_i8_fp16dot(const int8_t *a, const int8_t *b, size_t n);" in header
-    assert (
-        '{"vlib_dot_i8_fp16dot", "fp16+dotprod", 1, 16, 4, 0, 0x7u, {0},' in (out / enginegen.DISPATCH_CODE).read_text()
-    )
+    assert '{"vlib_dot_i8_fp16dot", "fp16+dotprod", 1, 16, 4, 0, 0x7u, {0},' in (out / DISPATCH_CODE).read_text()
 
 
 def test_a_declared_kernel_for_aarch64_stays_out_of_an_arm_build(tmp_path):
@@ -345,7 +348,7 @@ def build_engine_program(tmp_path: Path, toml: Path, prefix: Path, program: str 
     assert proc.returncode == 0, proc.stderr
     include = ["-I", str(out), "-I", str(prefix / "include")]
     objects = []
-    lines = [*proc.stdout.splitlines(), f"dispatch||{enginegen.DISPATCH_SOURCE}"]
+    lines = [*proc.stdout.splitlines(), f"dispatch||{DISPATCH_SOURCE}"]
     for name, flags, sources in (line.split("|") for line in lines):
         for source in sources.split():
             obj = tmp_path / f"{name}-{Path(source).name}.o"
