@@ -16,7 +16,8 @@ ASSEMBLER_WRAPPER_DIR = "isaforge-as"
 
 def library_lines(cat: Catalogue, p: Plan, outdir: Path) -> list[str]:
     """`name|c_args|sources`: one static library per built variant or feature set with only its flags, then the
-    references at the baseline (the build's own flags). The dispatch is DISPATCH_SOURCE, which the build adds."""
+    references at the baseline (the build's own flags). The dispatch is c_dispatch.DISPATCH_SOURCE, which the build
+    adds."""
     lines = []
     includes = [f"-I{d}" for d in p.engine.include_dirs]
     for label in [*p.built, REFERENCE]:
