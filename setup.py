@@ -1,6 +1,6 @@
 """Packs libisaforge's source tree into the wheel (isaforge/_source/), laid out exactly like the checkout.
 
-Every command that builds runs Meson on that tree (toolchains.source_root()), so an installed isaforge builds with
+Every command that builds runs Meson on that tree (source_tree.source_root()), so an installed isaforge builds with
 no checkout around; meson.build, the Conan recipe and the cross files work from it unchanged. The metadata lives in
 pyproject.toml; this file only adds the tree.
 """
@@ -15,7 +15,7 @@ from setuptools.command.build_py import build_py
 from setuptools.command.sdist import sdist
 
 HERE = Path(__file__).resolve().parent
-PACKAGED_SOURCE = Path("isaforge", "_source")  # inside the wheel; toolchains.source_root() looks here
+PACKAGED_SOURCE = Path("isaforge", "_source")  # inside the wheel; source_tree.source_root() looks here
 # What Meson, the Conan recipe and the cross/host files read, relative to the checkout. A folder takes everything
 # under it, so a new kernel, header or profile is packed without touching this list. From src/isaforge/ only the
 # stdlib-only scripts Meson runs as `python3 src/isaforge/<script>.py` (and what they import), not the CLI.
@@ -40,6 +40,7 @@ SOURCE_TREE = (
     "src/isaforge/codegen.py",
     "src/isaforge/inst*.py",
     "src/isaforge/engine*",  # enginegen.py and engine_dispatch.c
+    "src/isaforge/engine/*.py",  # the generator's modules
     "src/isaforge/variant_route.py",
 )
 JUNK = ("__pycache__", ".pyc")

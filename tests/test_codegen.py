@@ -6,11 +6,13 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import PurePosixPath
 
 import pytest
 
 from isaforge.catalogue import CatalogueError, load
 from isaforge.codegen import (
+    GENERATOR_FILES,
     NEWLINE,
     OPS_HEADER,
     configure_answer,
@@ -116,6 +118,18 @@ def test_configure_answer_carries_each_variant_whole() -> None:
     rest = {line.split("|")[0]: line.split("|")[1] for line in lines if not line.startswith("variant|")}
     assert rest["cpus"].split() == list(cat.cpus["aarch64"])
     assert "kernels/reference/gemm_f32_4x4_ref.c" in rest["reference"].split()
+
+
+def test_configure_answer_names_the_generator_files_by_the_folder_they_install_into() -> None:
+    """meson.build installs each line into one folder: the generator's own files, then its engine package's."""
+    lines = configure_answer(load(), ROOT, "aarch64", "gcc").splitlines()
+    answer = {fields[0]: fields[1].split() for fields in (line.split("|") for line in lines)}
+    top, engine = answer["generator-files"], answer["generator-engine-files"]
+    assert {PurePosixPath(p).parent.as_posix() for p in top} == {"src/isaforge"}
+    assert {PurePosixPath(p).parent.as_posix() for p in engine} == {"src/isaforge/engine"}
+    assert "src/isaforge/enginegen.py" in top and "src/isaforge/engine/__init__.py" in engine
+    assert sorted(p.removeprefix("src/isaforge/") for p in [*top, *engine]) == sorted(GENERATOR_FILES)
+    assert all((ROOT / p).is_file() for p in [*top, *engine])
 
 
 def test_script_mode_error_is_one_line() -> None:

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from isaforge import projects, toolchains
+from isaforge import projects
 from isaforge.errors import IsaforgeError
+from isaforge.toolchains.model import toolchains
 
 
 def write(root: Path, rel: str, text: str = "") -> Path:
@@ -84,7 +85,7 @@ def test_fingerprint_follows_the_projects_files_not_its_builds(tmp_path):
 @pytest.mark.parametrize("system", [projects.MESON, projects.CMAKE])
 @pytest.mark.parametrize(("buildtype", "cmake_type"), [("release", "Release"), ("debugoptimized", "RelWithDebInfo")])
 def test_build_type_and_options_reach_the_configure_command(tmp_path, system, buildtype, cmake_type):
-    tc = next(tc for tc in toolchains.toolchains() if tc.name == "aarch64-linux-gnu-gcc")
+    tc = next(tc for tc in toolchains() if tc.name == "aarch64-linux-gnu-gcc")
     project = projects.Project(tmp_path / "p", system)
     pb = projects.ProjectBuild(project, tc, tmp_path / "b" / tc.name, None, buildtype, ("warning_level=2", "X=a b"))
     env = projects.tool_env()

@@ -63,6 +63,7 @@ _SOURCES = (
     "src/isaforge/kernel_inventory.py",
     "src/isaforge/codegen.py",
     "src/isaforge/enginegen.py",
+    "src/isaforge/engine/*.py",
     "src/isaforge/engine_dispatch.c",
     "src/isaforge/inst.py",
     "src/isaforge/inst_encoding.py",
@@ -309,13 +310,11 @@ class IsaforgeConan(ConanFile):
         copy(self, "LICENSE", self.recipe_folder, os.path.join(self.package_folder, "licenses"))
         if self._is_tool:
             answer = dict(line.split("|", 1) for line in self._codegen("configure").splitlines())
-            for path in answer["generator-files"].split():
-                copy(
-                    self,
-                    os.path.basename(path),
-                    os.path.join(self.source_folder, os.path.dirname(path)),
-                    os.path.join(self.package_folder, _GENERATOR_DIR),
-                )
+            package = os.path.join(self.source_folder, "src", "isaforge")
+            generator_dir = os.path.join(self.package_folder, _GENERATOR_DIR)
+            for path in answer["generator-files"].split() + answer["generator-engine-files"].split():
+                # relative to src/isaforge/: the engine package keeps its folder
+                copy(self, os.path.relpath(path, "src/isaforge"), package, generator_dir)
             return
         meson = Meson(self)
         meson.install()

@@ -17,7 +17,9 @@ from pathlib import Path
 from isaforge import __version__, process
 from isaforge.catalogue import HOST_ARCH, Arch, load
 from isaforge.errors import IsaforgeError
-from isaforge.toolchains import Toolchain, packaged_source, probe, source_root, toolchain
+from isaforge.source_tree import packaged_source, source_root
+from isaforge.toolchains.model import Toolchain, toolchain
+from isaforge.toolchains.probing import probe
 
 BUILD_ROOT_ENV = "ISAFORGE_BUILD_ROOT"
 

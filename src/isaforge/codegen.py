@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 if __package__ in (None, ""):  # run as a script by Meson: make `isaforge` importable from the source tree
     # The tree may be an installed prefix or a Conan package, which must stay as installed: no __pycache__ in it.
@@ -305,12 +305,15 @@ def render_c(cat: Catalogue, source_root: Path, arch: str, variants: list[str]) 
     return "\n".join(out) + "\n"
 
 
-# What an engine's build runs of isaforge at configure time: enginegen.py, what it imports, and the fixed source its
-# dispatch is compiled through. Meson installs them under <datadir>/isaforge/python/isaforge/ and the Conan tool
-# package carries them.
+# What an engine's build runs of isaforge at configure time: enginegen.py, the engine package it is made of (every
+# module of it, so a new one is carried without touching this list), what they import, and the fixed source its
+# dispatch is compiled through. Paths are relative to src/isaforge/; Meson installs them under
+# <datadir>/isaforge/python/isaforge/ as laid out here, and the Conan tool package carries them.
+ENGINE_PACKAGE = "engine"
 GENERATOR_FILES = (
     "__init__.py",
     "enginegen.py",
+    *(f"{ENGINE_PACKAGE}/{p.name}" for p in sorted((Path(__file__).parent / ENGINE_PACKAGE).glob("*.py"))),
     "engine_dispatch.c",
     "catalogue.py",
     "catalogue_entries.py",
@@ -365,7 +368,8 @@ def _kernel_features(cat: Catalogue, arch: str, k: KernelName) -> set[str]:
 #   variant|<name>|<flags>|<required features>|<scalable>|<sources>|<probe>|<asm probe>|<packers>
 #   reference|<sources>
 #   cpus|<QEMU CPU models>
-#   generator-files|<files an install carries for engines>
+#   generator-files|<files an install carries for engines, in its generator folder>
+#   generator-engine-files|<the engine package's modules, in that folder's engine/>
 # A variant's flags end with the variant define, so check-isolation holds each object of its library to it. <probe>
 # is C with its newlines as NEWLINE; <asm probe> one instruction (empty when the variant has none on the arch);
 # <packers> "none", "yes" (codegen's `packers` writes them) or the error that stops configure if the variant is built.
@@ -394,9 +398,15 @@ def configure_answer(cat: Catalogue, root: Path, arch: str, compiler: str) -> st
     lines += [
         _line("reference", _sources(cat, root, arch, REFERENCE)),
         _line("cpus", " ".join(cat.cpus.get(arch, {}))),
-        _line("generator-files", " ".join(f"src/isaforge/{name}" for name in GENERATOR_FILES)),
+        _line("generator-files", _generator_files(".")),
+        _line("generator-engine-files", _generator_files(ENGINE_PACKAGE)),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _generator_files(folder: str) -> str:
+    """The generator files in `folder` of src/isaforge/ ("." for its top), which an install puts in one folder."""
+    return " ".join(f"src/isaforge/{name}" for name in GENERATOR_FILES if str(PurePosixPath(name).parent) == folder)
 
 
 def _line(*fields: str) -> str:

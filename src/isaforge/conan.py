@@ -12,9 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from isaforge import process, toolchains
+from isaforge import process
 from isaforge.catalogue import REFERENCE, load
 from isaforge.errors import IsaforgeError
+from isaforge.source_tree import source_root
+from isaforge.toolchains.conan_profiles import CONAN_ARCH
+from isaforge.toolchains.model import toolchain, toolchains
+from isaforge.toolchains.probing import INSTALL_SCRIPT, probe
 
 RECIPE_DIR = PurePosixPath("recipes/isaforge")
 PACKAGE = "isaforge"
@@ -75,7 +79,7 @@ def parse_option(text: str) -> tuple[str, str]:
 
 def arch_of_conan(conan_arch: str) -> str | None:
     """The catalogue arch of a Conan arch (armv8 -> aarch64), None for any other."""
-    return next((cat for cat, conan in toolchains.CONAN_ARCH.items() if conan == conan_arch), None)
+    return next((cat for cat, conan in CONAN_ARCH.items() if conan == conan_arch), None)
 
 
 @dataclass(frozen=True)
@@ -106,12 +110,12 @@ def check_profile_compiler(profile: str, facts: ProfileFacts) -> None:
     """One line naming the compiler and how to install it, when the profile's C compiler is not on PATH."""
     if not facts.c_compiler or shutil.which(facts.c_compiler, path=tool_env()["PATH"]):
         return
-    match = next((tc for tc in toolchains.toolchains() if tc.c[0] == facts.c_compiler), None)
+    match = next((tc for tc in toolchains() if tc.c[0] == facts.c_compiler), None)
     if match is not None:
         packages = match.compiler.debian_packages or match.arch.debian_packages
-        how = f"apt-get install {' '.join(packages)} (or run {toolchains.INSTALL_SCRIPT})"
+        how = f"apt-get install {' '.join(packages)} (or run {INSTALL_SCRIPT})"
     else:
-        how = f"install it, or use an isaforge profile ({toolchains.INSTALL_SCRIPT} installs the cross GCCs and clang)"
+        how = f"install it, or use an isaforge profile ({INSTALL_SCRIPT} installs the cross GCCs and clang)"
     raise IsaforgeError(f"host profile {profile} names C compiler {facts.c_compiler}, which is not installed; {how}")
 
 
@@ -129,18 +133,18 @@ class CreateRequest:
 
 def create_command(req: CreateRequest, root: Path | None = None) -> list[str]:
     """The `conan create` command line for `req`; IsaforgeError (one line) for bad input."""
-    root = root or toolchains.source_root()
+    root = root or source_root()
     cat = load()
     options = [parse_option(o) for o in req.options]
     qemu_cpu: str | None = None
     if req.target is not None:
         if req.profile is not None:
             raise IsaforgeError("give --target/--compiler or --profile, not both")
-        tc = toolchains.toolchain(req.target, req.compiler or "gcc", cat)
+        tc = toolchain(req.target, req.compiler or "gcc", cat)
         if req.cpu:
             cat.cpu_features(tc.arch.name, req.cpu)  # unknown model: the valid ones, one line
             qemu_cpu = req.cpu
-        reasons = [r for r in toolchains.probe(tc).reasons if not (req.skip_tests and tc.arch.qemu in r)]
+        reasons = [r for r in probe(tc).reasons if not (req.skip_tests and tc.arch.qemu in r)]
         if reasons:
             raise IsaforgeError(f"{tc.name} cannot build here: {'; '.join(reasons)}")
         host = str(root / tc.conan_profile)
@@ -158,7 +162,7 @@ def create_command(req: CreateRequest, root: Path | None = None) -> list[str]:
             if arch is None:
                 raise IsaforgeError(
                     f"--cpu chooses the QEMU model of a cross build; host profile {host} has arch={facts.arch}, "
-                    f"which runs natively (cross arches: {', '.join(toolchains.CONAN_ARCH.values())})"
+                    f"which runs natively (cross arches: {', '.join(CONAN_ARCH.values())})"
                 )
             cat.cpu_features(arch, req.cpu)
             qemu_cpu = req.cpu

@@ -18,7 +18,7 @@
 
 typedef void (*isf_engine_fn)(void); /* converted back to the op's type before every call */
 
-#define ISF_ENGINE_MAX_TUNED 8 /* enginegen.py MAX_TUNED */
+#define ISF_ENGINE_MAX_TUNED 8 /* isaforge/engine/model.py MAX_TUNED */
 
 typedef struct {
     const char *name, *variant;
@@ -89,7 +89,7 @@ static size_t isf_engine_role_count(engine_op op) { return isf_engine_first_role
 
 /* The first kernel of the op that serves the role, runs under the active features and suits the core, in the
  * table's order (most preferred first, a variant's tuned kernels before its others); the role's portable kernel
- * always qualifies, and enginegen.py refuses an engine without one. */
+ * always qualifies, and the generator refuses an engine without one (engine/checks.py). */
 static int isf_engine_best(engine_op op, size_t role) {
     size_t i = isf_engine_first[op], end = isf_engine_first[op + 1];
     while (i + 1 < end && !(isf_engine_serves(i, role) && isf_engine_runnable(i) && isf_engine_suits_core(i))) {

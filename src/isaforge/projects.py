@@ -21,7 +21,9 @@ from pathlib import Path
 
 from isaforge import builds, process
 from isaforge.errors import IsaforgeError
-from isaforge.toolchains import Toolchain, render_cmake_toolchain, render_cross_file
+from isaforge.toolchains.cmake_files import render_cmake_toolchain
+from isaforge.toolchains.meson_files import render_cross_file
+from isaforge.toolchains.model import Toolchain
 
 MESON, CMAKE = "meson", "cmake"
 STAMP = ".isaforge-test-qemu"  # how the build directory was configured; another configuration starts afresh

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from isaforge import toolchains
+from isaforge import source_tree
 from tests.conftest import assert_one_line_error
 from tests.recipes import conan_env
 
-REPO = Path(toolchains.__file__).resolve().parents[2]
+REPO = Path(source_tree.__file__).resolve().parents[2]
 
 pytestmark = conan_env.MARKS
 

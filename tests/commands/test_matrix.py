@@ -15,7 +15,7 @@ from isaforge import ciimage
 from isaforge.matrix.definition import load_matrix
 from isaforge.matrix.results import NATIVE
 from isaforge.matrix.run import DOCKER_RESULTS
-from isaforge.toolchains import probe
+from isaforge.toolchains.probing import probe
 from tests.conftest import ROOT, assert_one_line_error
 
 

@@ -13,15 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from isaforge import coverage, projects, qemu, toolchains
+from isaforge import coverage, projects, qemu, source_tree
 from isaforge.catalogue import load
 from isaforge.cli import build_parser
 from isaforge.commands.test_qemu import _split_models, run_env, run_files, selected_models, selected_toolchains
 from isaforge.coverage import Kernel, Manifest, Run, Trace
 from isaforge.errors import IsaforgeError
+from isaforge.toolchains.model import Toolchain, toolchains
+from isaforge.toolchains.probing import probe
 from tests.conftest import assert_one_line_error
 
-REPO = Path(toolchains.__file__).resolve().parents[2]
+REPO = Path(source_tree.__file__).resolve().parents[2]
 CAT = load()
 
 
@@ -33,9 +35,9 @@ def isaforge(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     )
 
 
-def usable(name: str) -> toolchains.Toolchain:
-    tc = next(tc for tc in toolchains.toolchains() if tc.name == name)
-    found = toolchains.probe(tc)
+def usable(name: str) -> Toolchain:
+    tc = next(tc for tc in toolchains() if tc.name == name)
+    found = probe(tc)
     if not found.usable:
         pytest.skip(f"{name} unusable here: {'; '.join(found.reasons)}")
     return tc
@@ -290,7 +292,7 @@ def test_the_declared_arches_choose_the_default_toolchains(tmp_path):
     aarch64 = _declaring(tmp_path / "a", '["aarch64"]')
     assert chosen(aarch64) == ["aarch64-linux-gnu-gcc", "aarch64-linux-gnu-clang"]
     assert chosen(aarch64, "--compilers", "clang") == ["aarch64-linux-gnu-clang"]
-    assert chosen(_declaring(tmp_path / "b", '["arm", "aarch64"]')) == [tc.name for tc in toolchains.toolchains()]
+    assert chosen(_declaring(tmp_path / "b", '["arm", "aarch64"]')) == [tc.name for tc in toolchains()]
     (tmp_path / "b" / "engine.toml").write_text('[engine]\nname = "tiny"\n')  # no arches: every one, as before
     assert len(chosen(tmp_path / "b")) == 4
     (tmp_path / "b" / "engine.toml").write_text('[engine]\nname = "tiny"\narches = ["riscv64"]\n')

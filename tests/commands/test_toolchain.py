@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from isaforge import toolchains
+from isaforge import source_tree
+from isaforge.toolchains.generated import CROSS_HEADER
+from isaforge.toolchains.model import toolchain, toolchains
 from tests.conftest import assert_one_line_error
 from tests.recipes import conan_env
 
-REPO = Path(toolchains.__file__).resolve().parents[2]
+REPO = Path(source_tree.__file__).resolve().parents[2]
 SRC = REPO / "src"
 TRIPLES = ["aarch64-linux-gnu", "arm-linux-gnueabihf"]
 COMPILERS = ["gcc", "clang"]
@@ -81,7 +83,7 @@ def test_list_with_only_clang_missing(tmp_path):
     # Everything GCC needs is on PATH, clang/lld/llvm are not: gcc rows usable, clang rows say what to install.
     bindir = tmp_path / "bin"
     bindir.mkdir()
-    for tc in toolchains.toolchains():
+    for tc in toolchains():
         if tc.compiler.name == "gcc":
             for tool in [tc.c[0], tc.ar, tc.strip, tc.arch.qemu]:
                 if not (bindir / tool).exists():
@@ -131,7 +133,7 @@ def test_show_conan_prints_a_profile_that_works_saved_anywhere(target, compiler,
     saved = tmp_path / "elsewhere" / "my-profile"
     saved.parent.mkdir()
     saved.write_text(proc.stdout)
-    tc = toolchains.toolchain(target, compiler)
+    tc = toolchain(target, compiler)
     # The same profile as the checked-in one, but for the machine file it includes: by absolute path, not next to it.
     machine = REPO / tc.conan_machine_file
     assert proc.stdout == (REPO / tc.conan_profile).read_text().replace(
@@ -203,7 +205,7 @@ def test_write_then_check_in_a_fresh_checkout(tmp_path):
 
     proc = isaforge("toolchain", "write", pythonpath=src, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    for tc in toolchains.toolchains():
+    for tc in toolchains():
         assert (root / tc.cross_file).read_text() == (REPO / tc.cross_file).read_text()
         assert (root / tc.cmake_toolchain).read_text() == (REPO / tc.cmake_toolchain).read_text()
     assert (root / "meson.options").read_text() == (REPO / "meson.options").read_text()
@@ -214,7 +216,7 @@ def test_write_then_check_in_a_fresh_checkout(tmp_path):
     edited = root / "toolchains" / "meson" / "arm-linux-gnueabihf-clang.ini"
     edited.write_text(edited.read_text().replace("qemu-arm", "qemu-armeb"))
     stale = root / "toolchains" / "meson" / "mips-linux-gnu-gcc.ini"
-    stale.write_text(toolchains.CROSS_HEADER + "\n")
+    stale.write_text(CROSS_HEADER + "\n")
     hand_written = root / "toolchains" / "meson" / "local.ini"
     hand_written.write_text("[binaries]\n")
     proc = isaforge("toolchain", "write", "--check", pythonpath=src, cwd=tmp_path)
@@ -246,7 +248,7 @@ def test_write_out_writes_every_file_the_profiles_include_without_a_checkout(tmp
     assert sorted(proc.stdout.splitlines()) == sorted(f"wrote {out / rel}" for rel in written)
     for rel in written:  # the checkout's own files, in the same layout
         assert (out / rel).read_text() == (REPO / "toolchains" / rel).read_text(), rel
-    for tc in toolchains.toolchains():
+    for tc in toolchains():
         included = included_machine_files(out / "conan" / tc.name)
         assert included == [out / "conan" / f"{tc.triple}-qemu.ini"]
         assert all(path.is_file() for path in included)

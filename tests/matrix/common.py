@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from isaforge.matrix.definition import Cell, load_matrix
 from isaforge.matrix.results import CellResult, Run
-from isaforge.toolchains import probe
+from isaforge.toolchains.probing import probe
 from tests.conftest import ROOT
 
 MATRIX = load_matrix(ROOT)

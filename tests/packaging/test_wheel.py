@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from isaforge import builds, toolchains
+from isaforge import builds, source_tree
+from isaforge.toolchains.model import toolchain
+from isaforge.toolchains.probing import probe
 from tests.packaging import wheel_env
 from tests.packaging.wheel_env import REPO, cache_of, pip_install, run_installed
 
@@ -58,13 +60,13 @@ def tree(folder: Path) -> set[Path]:
 
 
 def needs_toolchain() -> None:
-    found = toolchains.probe(toolchains.toolchain(TARGET, COMPILER))
+    found = probe(toolchain(TARGET, COMPILER))
     if not found.usable:
         pytest.skip(f"{BUILD_NAME} unusable here: {'; '.join(found.reasons)}")
 
 
 def test_a_checkout_builds_from_itself_into_its_build_folder() -> None:
-    assert toolchains.source_root() == REPO
+    assert source_tree.source_root() == REPO
     assert builds.build_for(TARGET, COMPILER).directory == REPO / "build" / BUILD_NAME
 
 

@@ -18,10 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from isaforge import toolchains
+from isaforge import source_tree
 from isaforge.catalogue import load
+from isaforge.toolchains import probing
+from isaforge.toolchains.model import Toolchain, toolchains
 
-REPO = Path(toolchains.__file__).resolve().parents[2]
+REPO = Path(source_tree.__file__).resolve().parents[2]
 RECIPE = REPO / "recipes" / "isaforge"
 VERSION = (REPO / "VERSION").read_text().strip()
 REF = f"isaforge/{VERSION}"
@@ -130,7 +132,7 @@ def cli_create() -> subprocess.CompletedProcess[str]:
     return _cli_create()
 
 
-def with_package(tc: toolchains.Toolchain) -> ConanHome:
+def with_package(tc: Toolchain) -> ConanHome:
     """The session's CONAN_HOME with the recipe exported and, for armv8-clang, its package made by cli_create(); the
     consumer's --build=missing builds any other toolchain's package."""
     conan = exported()
@@ -140,20 +142,20 @@ def with_package(tc: toolchains.Toolchain) -> ConanHome:
     return conan
 
 
-def require(name: str) -> toolchains.Toolchain:
+def require(name: str) -> Toolchain:
     """The toolchain `<triple>-<compiler>`, skipping when this machine cannot use it."""
-    tc = next(t for t in toolchains.toolchains() if t.name == name)
-    probe = toolchains.probe(tc)
+    tc = next(t for t in toolchains() if t.name == name)
+    probe = probing.probe(tc)
     if not probe.usable:
         pytest.skip(f"{tc.name} unusable here: {'; '.join(probe.reasons)}")
     return tc
 
 
-def profile(tc: toolchains.Toolchain) -> str:
+def profile(tc: Toolchain) -> str:
     return str(REPO / tc.conan_profile)
 
 
-def cross_args(tc: toolchains.Toolchain) -> list[str]:
+def cross_args(tc: Toolchain) -> list[str]:
     """Host profile of `tc`, the detected build profile, the package built if missing, two jobs."""
     return ["-pr:h", profile(tc), "-pr:b", "default", "--build=missing", "-c", JOBS]
 

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from isaforge import builds, toolchains
+from isaforge import builds
 from isaforge.catalogue import load
+from isaforge.toolchains.model import Toolchain
 from tests.recipes import conan_env
 from tests.recipes.conan_env import REPO, require
 
@@ -195,7 +196,7 @@ def installed_prefix(tmp_path_factory) -> Path:
     return moved
 
 
-def _toolchain_file(tc: toolchains.Toolchain, path: Path) -> Path:
+def _toolchain_file(tc: Toolchain, path: Path) -> Path:
     compiler, *rest = tc.c
     lines = [
         "set(CMAKE_SYSTEM_NAME Linux)",

@@ -9,7 +9,7 @@ from isaforge import builds, qemu, ui
 from isaforge.builds import Build
 from isaforge.catalogue import load
 from isaforge.errors import IsaforgeError
-from isaforge.toolchains import probe
+from isaforge.toolchains.probing import probe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from isaforge import ciimage
 from isaforge.errors import IsaforgeError
-from isaforge.toolchains import repo_root
+from isaforge.source_tree import repo_root
 
 LOG_DIR = Path("build", "docker")
 

@@ -25,7 +25,7 @@ from isaforge.matrix import github, plan, report
 from isaforge.matrix import run as runner
 from isaforge.matrix.definition import RESULTS_DIR, load_matrix
 from isaforge.matrix.results import NATIVE
-from isaforge.toolchains import repo_root
+from isaforge.source_tree import repo_root
 
 ONLY_HELP = "select cells: 'key=v1,v2 …' with key cell|target|compiler|build|toolchain|cpu, or a cell name (repeatable)"
 

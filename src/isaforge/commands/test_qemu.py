@@ -29,7 +29,8 @@ from pathlib import Path
 from isaforge import builds, coverage, projects, qemu, ui
 from isaforge.catalogue import SME_QEMU_PREFIX, Arch, Catalogue, CpuSpec, load
 from isaforge.errors import IsaforgeError
-from isaforge.toolchains import Toolchain, probe, toolchains
+from isaforge.toolchains.model import Toolchain, toolchains
+from isaforge.toolchains.probing import probe
 
 BUILDDIR = "build-isaforge"
 # The steps of one build, as a failed build's report names them.

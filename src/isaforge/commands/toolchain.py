@@ -16,9 +16,13 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePath, PurePosixPath
 
-from isaforge import codegen, toolchains, ui
+from isaforge import codegen, ui
 from isaforge.catalogue import load
 from isaforge.errors import IsaforgeError
+from isaforge.source_tree import repo_root, source_root
+from isaforge.toolchains import cmake_files, conan_profiles, meson_files
+from isaforge.toolchains.model import CONAN_DIR, CROSS_DIR, Toolchain, toolchain, toolchains
+from isaforge.toolchains.probing import probe
 
 MESON_OPTIONS = PurePosixPath("meson.options")
 OPS_HEADER = PurePosixPath(codegen.OPS_HEADER)
@@ -58,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    probes = [toolchains.probe(tc) for tc in toolchains.toolchains()]
+    probes = [probe(tc) for tc in toolchains()]
     if args.json:
         rows = [
             {
@@ -87,9 +91,9 @@ def generated_files() -> dict[PurePosixPath, str]:
     """Every file `write` owns in a source checkout: repo-relative path -> text."""
     cat = load()
     return {
-        **toolchains.cross_files(cat),
-        **toolchains.cmake_files(cat),
-        **toolchains.conan_files(cat),
+        **meson_files.cross_files(cat),
+        **cmake_files.cmake_files(cat),
+        **conan_profiles.conan_files(cat),
         MESON_OPTIONS: codegen.meson_options(cat),
         OPS_HEADER: codegen.render_header(cat),
     }
@@ -100,19 +104,19 @@ def toolchain_files() -> dict[PurePosixPath, str]:
     machine files they include, DIR-relative in the layout of the checkout's toolchains/ (so each profile's
     {{ profile_dir }} finds its own)."""
     cat = load()
-    top = toolchains.CROSS_DIR.parent
-    every = {**toolchains.cross_files(cat), **toolchains.cmake_files(cat), **toolchains.conan_files(cat)}
+    top = CROSS_DIR.parent
+    every = {**meson_files.cross_files(cat), **cmake_files.cmake_files(cat), **conan_profiles.conan_files(cat)}
     return {rel.relative_to(top): text for rel, text in every.items()}
 
 
 def out_of_date(root: Path) -> tuple[dict[PurePosixPath, str], list[PurePosixPath]]:
     """(files whose text differs from what the catalogue makes, stale generated cross files to delete)."""
-    changed = {
-        rel: text
-        for rel, text in generated_files().items()
-        if not (root / rel).is_file() or (root / rel).read_text() != text
-    }
-    stale = toolchains.stale_cross_files(root) + toolchains.stale_cmake_files(root) + toolchains.stale_conan_files(root)
+    changed = {rel: text for rel, text in generated_files().items() if _differs(root / rel, text)}
+    stale = [
+        *meson_files.stale_cross_files(root),
+        *cmake_files.stale_cmake_files(root),
+        *conan_profiles.stale_conan_files(root),
+    ]
     return changed, stale
 
 
@@ -129,7 +133,7 @@ def _write(args: argparse.Namespace) -> int:
         stale: Sequence[PurePath] = []  # DIR is the user's: nothing there is removed
         fix = f"isaforge toolchain write --out {out}"
     else:
-        base = toolchains.repo_root()
+        base = repo_root()
         changed, stale = out_of_date(base)
         fix = "isaforge toolchain write"
     if args.check:
@@ -163,25 +167,25 @@ def _differs(path: Path, text: str) -> bool:
 
 
 def _show(args: argparse.Namespace) -> int:
-    tc = toolchains.toolchain(args.target, args.compiler)
+    tc = toolchain(args.target, args.compiler)
     if args.conan:
-        print(toolchains.render_conan_profile(tc, _machine_file_dir(tc)), end="")
+        print(conan_profiles.render_conan_profile(tc, _machine_file_dir(tc)), end="")
     elif args.cmake:
-        print(toolchains.render_cmake_toolchain(tc), end="")
+        print(cmake_files.render_cmake_toolchain(tc), end="")
     else:
-        print(toolchains.render_cross_file(tc), end="")
+        print(meson_files.render_cross_file(tc), end="")
     return 0
 
 
-def _machine_file_dir(tc: toolchains.Toolchain) -> Path:
+def _machine_file_dir(tc: Toolchain) -> Path:
     """The folder of the QEMU machine file a shown profile includes: printed profiles are saved anywhere, so they
     include the checked-in one by its absolute path, which must exist and say what the catalogue says."""
     fix = "write the profiles with the files they include with `isaforge toolchain write --out DIR`"
     try:
-        folder = toolchains.source_root() / toolchains.CONAN_DIR
+        folder = source_root() / CONAN_DIR
     except IsaforgeError as exc:
         raise IsaforgeError(f"{exc}; {fix}") from None
     machine_file = folder / tc.conan_machine_file.name
-    if _differs(machine_file, toolchains.render_qemu_machine_file(tc.arch)):
+    if _differs(machine_file, conan_profiles.render_qemu_machine_file(tc.arch)):
         raise IsaforgeError(f"{machine_file}, which the profile includes, is missing or out of date; {fix}")
     return folder

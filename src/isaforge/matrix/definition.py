@@ -16,7 +16,8 @@ from typing import Any
 from isaforge import builds
 from isaforge.catalogue import HOST_ARCH, Catalogue, load
 from isaforge.errors import IsaforgeError
-from isaforge.toolchains import Toolchain, repo_root, toolchain
+from isaforge.source_tree import repo_root
+from isaforge.toolchains.model import Toolchain, toolchain
 
 MATRIX_FILE = PurePosixPath("ci/matrix.toml")
 RESULTS_DIR = PurePosixPath("build/matrix")  # a run writes build/matrix/<cell>/{junit.xml,pytest.log}

@@ -11,7 +11,7 @@ from isaforge import process
 from isaforge.catalogue import Catalogue, load
 from isaforge.errors import IsaforgeError
 from isaforge.matrix.definition import Cell, Matrix, MatrixError
-from isaforge.toolchains import INSTALL_SCRIPT, probe
+from isaforge.toolchains.probing import INSTALL_SCRIPT, probe
 
 FILTER_KEYS = ("cell", "target", "compiler", "build", "toolchain", "cpu")
 

@@ -23,7 +23,7 @@ from isaforge.matrix.definition import RESULTS_DIR, Cell, MatrixError, load_matr
 from isaforge.matrix.plan import unavailable
 from isaforge.matrix.report import describe
 from isaforge.matrix.results import CellResult, Run, Tally, tally_junit
-from isaforge.toolchains import repo_root
+from isaforge.source_tree import repo_root
 
 PLUGIN = "isaforge.matrix.plugin"
 # A whole cell's tests under QEMU; one test has its own, shorter, limit (qemu.DEFAULT_TIMEOUT).
