@@ -18,7 +18,8 @@ HERE = Path(__file__).resolve().parent
 PACKAGED_SOURCE = Path("isaforge", "_source")  # inside the wheel; source_tree.source_root() looks here
 # What Meson, the Conan recipe and the cross/host files read, relative to the checkout. A folder takes everything
 # under it, so a new kernel, header or profile is packed without touching this list. From src/isaforge/ only the
-# stdlib-only scripts Meson runs as `python3 src/isaforge/<script>.py` (and what they import), not the CLI.
+# stdlib-only scripts Meson runs as `python3 src/isaforge/<script>.py` and what they import (codegen.py, and the files
+# src/isaforge/generator_files.txt lists), not the CLI.
 SOURCE_TREE = (
     "meson.build",
     "meson.options",
@@ -32,25 +33,23 @@ SOURCE_TREE = (
     "recipes/**/*",
     "tests/kernels/meson.build",  # meson.build ends with subdir('tests/kernels'): its C programs, not its pytest files
     "tests/kernels/**/*.[ch]",
-    "src/isaforge/isa.toml",
-    "src/isaforge/__init__.py",
-    "src/isaforge/errors.py",
-    "src/isaforge/catalogue*.py",
-    "src/isaforge/kernel_inventory.py",
     "src/isaforge/codegen.py",
-    "src/isaforge/inst*.py",
-    "src/isaforge/engine*",  # enginegen.py and engine_dispatch.c
-    "src/isaforge/engine/*.py",  # the generator's modules
-    "src/isaforge/variant_route.py",
+    "src/isaforge/generator_files.txt",
 )
 JUNK = ("__pycache__", ".pyc")
 
 
+def generator_files(root: Path) -> list[str]:
+    """src/isaforge/generator_files.txt's entries, as patterns under root: what codegen.py and engines' builds run."""
+    text = (root / "src" / "isaforge" / "generator_files.txt").read_text()
+    return [f"src/isaforge/{line.strip()}" for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
 def source_files(root: Path = HERE) -> list[Path]:
-    """The files of SOURCE_TREE that exist under root, relative to it, sorted."""
+    """The files of SOURCE_TREE and of generator_files.txt that exist under root, relative to it, sorted."""
     found = {
         path.relative_to(root)
-        for pattern in SOURCE_TREE
+        for pattern in (*SOURCE_TREE, *generator_files(root))
         for path in root.glob(pattern)
         if path.is_file() and not any(j in path.parts or path.name.endswith(j) for j in JUNK)
     }

@@ -54,24 +54,16 @@ _SOURCES = (
     "tests/kernels/*.c",
     "tests/kernels/*.h",
     "cmake/*",
-    "src/isaforge/isa.toml",
-    "src/isaforge/__init__.py",
-    "src/isaforge/catalogue.py",
-    "src/isaforge/catalogue_entries.py",
-    "src/isaforge/catalogue_reading.py",
-    "src/isaforge/catalogue_checks.py",
-    "src/isaforge/kernel_inventory.py",
     "src/isaforge/codegen.py",
-    "src/isaforge/enginegen.py",
-    "src/isaforge/engine/*.py",
-    "src/isaforge/engine_dispatch.c",
-    "src/isaforge/inst.py",
-    "src/isaforge/inst_encoding.py",
-    "src/isaforge/inst_sme.py",
-    "src/isaforge/inst_sme_table.py",
-    "src/isaforge/variant_route.py",
-    "src/isaforge/errors.py",
+    "src/isaforge/generator_files.txt",
 )
+
+
+def _generator_files(root: str) -> list[str]:
+    """The entries of src/isaforge/generator_files.txt (the one list of what the build runs of the package)."""
+    with open(os.path.join(root, "src", "isaforge", "generator_files.txt"), encoding="utf-8") as f:
+        text = f.read()
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
 def _catalogue_path() -> str:
@@ -139,7 +131,8 @@ class IsaforgeConan(ConanFile):
 
     def export_sources(self) -> None:
         root = os.path.join(self.recipe_folder, _REPO)
-        for pattern in _SOURCES:
+        package = os.path.join("src", "isaforge")
+        for pattern in (*_SOURCES, *(os.path.join(package, name) for name in _generator_files(root))):
             copy(self, pattern, root, self.export_sources_folder, excludes=("*.pyc", "__pycache__/*"))
 
     # -- configuration -------------------------------------------------------------------------------------------

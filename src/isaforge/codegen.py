@@ -305,30 +305,24 @@ def render_c(cat: Catalogue, source_root: Path, arch: str, variants: list[str]) 
     return "\n".join(out) + "\n"
 
 
-# What an engine's build runs of isaforge at configure time: enginegen.py, the engine package it is made of (every
-# module of it, so a new one is carried without touching this list), what they import, and the fixed source its
-# dispatch is compiled through. Paths are relative to src/isaforge/; Meson installs them under
-# <datadir>/isaforge/python/isaforge/ as laid out here, and the Conan tool package carries them.
-ENGINE_PACKAGE = "engine"
-GENERATOR_FILES = (
-    "__init__.py",
-    "enginegen.py",
-    *(f"{ENGINE_PACKAGE}/{p.name}" for p in sorted((Path(__file__).parent / ENGINE_PACKAGE).glob("*.py"))),
-    "engine_dispatch.c",
-    "catalogue.py",
-    "catalogue_entries.py",
-    "catalogue_reading.py",
-    "catalogue_checks.py",
-    "kernel_inventory.py",
-    "errors.py",
-    "isa.toml",
-    # How gcc builds SME .S kernels (variant_route.py), and the .inst encoder its assembler wrapper runs.
-    "variant_route.py",
-    "inst.py",
-    "inst_encoding.py",
-    "inst_sme.py",
-    "inst_sme_table.py",
-)
+GENERATOR_LIST = "generator_files.txt"  # what an engine's build runs of isaforge: the one list, read by all
+
+
+def generator_files(package: Path = Path(__file__).parent) -> tuple[str, ...]:
+    """The files of generator_files.txt, relative to the package folder, with each `<folder>/*.py` expanded."""
+    names: list[str] = []
+    for line in (package / GENERATOR_LIST).read_text().splitlines():
+        entry = line.strip()
+        if not entry or entry.startswith("#"):
+            continue
+        if "*" in entry:
+            names += sorted(str(p.relative_to(package)) for p in package.glob(entry))
+        else:
+            names.append(entry)
+    return tuple(names)
+
+
+GENERATOR_FILES = generator_files()
 
 
 def manifest(cat: Catalogue, source_root: Path, arch: str, compiler: str, built: list[str]) -> str:
@@ -399,7 +393,7 @@ def configure_answer(cat: Catalogue, root: Path, arch: str, compiler: str) -> st
         _line("reference", _sources(cat, root, arch, REFERENCE)),
         _line("cpus", " ".join(cat.cpus.get(arch, {}))),
         _line("generator-files", _generator_files(".")),
-        _line("generator-engine-files", _generator_files(ENGINE_PACKAGE)),
+        _line("generator-engine-files", _generator_files("engine")),
     ]
     return "\n".join(lines) + "\n"
 

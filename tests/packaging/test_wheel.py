@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from isaforge import builds, source_tree
+from isaforge.codegen import GENERATOR_FILES, GENERATOR_LIST
 from isaforge.toolchains.model import toolchain
 from isaforge.toolchains.probing import probe
 from tests.packaging import wheel_env
@@ -23,20 +24,7 @@ TARGET, COMPILER = "aarch64-linux-gnu", "gcc"
 BUILD_NAME = f"{TARGET}-{COMPILER}"
 PACKED = "isaforge/_source/"
 # meson.build runs these with a bare python3 (no isaforge installed): they must be in the packed tree.
-MESON_SCRIPTS = (
-    "__init__",
-    "codegen",
-    "catalogue",
-    "catalogue_entries",
-    "catalogue_reading",
-    "catalogue_checks",
-    "kernel_inventory",
-    "errors",
-    "inst",
-    "inst_encoding",
-    "inst_sme",
-    "inst_sme_table",
-)
+MESON_SCRIPTS = ("codegen.py", GENERATOR_LIST, *GENERATOR_FILES)
 
 
 def wheel_files(wheel: Path) -> set[str]:
@@ -79,7 +67,7 @@ def test_the_wheel_carries_the_tree_meson_builds_laid_out_like_the_checkout(isaf
         if p.is_file() and "__pycache__" not in p.parts
     }
     assert checkout <= packed, sorted(checkout - packed)
-    scripts = {f"src/isaforge/{name}.py" for name in MESON_SCRIPTS}
+    scripts = {f"src/isaforge/{name}" for name in MESON_SCRIPTS}
     assert {"meson.build", "meson.options", "VERSION", "src/isaforge/isa.toml", *scripts} <= packed
     assert {"tests/kernels/meson.build", "tests/kernels/test_threads.c", "tests/kernels/test_util.h"} <= packed
     # Meson's C programs, not the checkout's own pytest suite, nor the CLI modules (they sit beside _source).

@@ -9,13 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from isaforge import toolchains
 from isaforge.bench.measure.mca import cores
 from isaforge.bench.measure.mca.analyse import NO_ISA, NO_MACS, OK
 from isaforge.bench.scenarios import engine
 from isaforge.cli import main
+from isaforge.source_tree import repo_root
+from isaforge.toolchains.model import toolchains
+from isaforge.toolchains.probing import probe
 
-REPO = Path(toolchains.__file__).resolve().parents[2]
+REPO = repo_root()
 TOOLCHAIN = "aarch64-linux-gnu-clang"
 PRICED = ["dot_s8_2x2x8_i8mm", "dot_s8_1x16x4_dotprod", "dot_s8_1x16_neon", "relu_f16_1x8_fp16", "relu_f16_1x8_neon"]
 
@@ -23,8 +25,8 @@ PRICED = ["dot_s8_2x2x8_i8mm", "dot_s8_1x16x4_dotprod", "dot_s8_1x16_neon", "rel
 @pytest.fixture(scope="module")
 def priced(tmp_path_factory) -> tuple[Path, dict, str]:
     """The example engine priced: its copy, the JSON and the markdown."""
-    tc = next(tc for tc in toolchains.toolchains() if tc.name == TOOLCHAIN)
-    found = toolchains.probe(tc)
+    tc = next(tc for tc in toolchains() if tc.name == TOOLCHAIN)
+    found = probe(tc)
     if not found.usable:
         pytest.skip(f"{TOOLCHAIN} unusable here: {'; '.join(found.reasons)}")
     copy = tmp_path_factory.mktemp("engines") / "engine-meson"

@@ -22,7 +22,8 @@ from isaforge.bench.measure.mca.macs import innermost, kernel_kind
 from isaforge.bench.measure.mca.objcode import Insn, Loop, disassemble, loops
 from isaforge.catalogue import REFERENCE, load
 from isaforge.errors import IsaforgeError
-from isaforge.toolchains import Toolchain, probe, toolchains
+from isaforge.toolchains.model import Toolchain, toolchains
+from isaforge.toolchains.probing import probe
 
 ARCH = "aarch64"
 # test-qemu's build folder: a project it has proven is priced without another build
