@@ -325,14 +325,14 @@ typedef struct {
 const isf_selection *isf_selection_enter(void);
 void isf_selection_leave(const isf_selection *sel);
 
-/* A pre-packed B's header (isaforge.h gives its byte format), as read by gemm.c. */
+/* A pre-packed B's header (isaforge.h gives its byte format), as packed_weights.c reads it. */
 typedef struct {
     uint32_t magic, version, op, layout, vector_bytes;
     uint64_t n, k, kc;
     uint64_t panels; /* offset of the panels from the buffer start: the first 64-byte boundary after the header */
 } isf_packed_header;
 
-/* The plan export's parts that its size needs (plan.c writes the format): a header before the packed buffer, and
+/* The plan export's parts that its size needs (plan_file.c writes the format): a header before the packed buffer, and
  * the quantized ops' section starts with these bytes of scalars before its column arrays. */
 enum { ISF_PLAN_HEADER_BYTES = 64, ISF_QUANT_SCALAR_BYTES = 32 };
 
@@ -360,7 +360,7 @@ typedef struct {
  * leaves room below SIZE_MAX to round it up to 64. shape NULL: the packed buffer's sizes only (n, k, kc, extent). */
 int isf_sizes_of(const isf_kernel *kern, const isf_packed_header *h, const isf_plan_shape *shape, isf_sizes *s);
 
-/* What isf_pack_b and isf_gemm_packed are made of (gemm.c), for the plan API (plan.c). */
+/* What isf_pack_b and isf_gemm_packed are made of (packed_weights.c), for the plan API (plan.c) too. */
 /* kc: the Kc to pack with (a whole number of the kernel's k blocks, pairs for nibble panels), 0 for the planned
  * one (blockwise int4 plans pack one scale block per Kc block). The bytes a buffer needs at any alignment, 0 when
  * a size of it (or of the plan `shape`, if not NULL) wraps. */

@@ -12,16 +12,12 @@
 #include "isf_copy.h"
 #include "isf_half.h"
 #include "isf_internal.h"
+#include "isf_size_arith.h"
 #include "isf_widen.h"
 
 #if defined(__ARM_NEON)
 #include <arm_neon.h>
 #endif
-
-enum { PANEL_ALIGN = 64 };
-
-static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
-static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
 size_t isf_kernel_blocks(const isf_pack_spec *s, size_t depth) {
     size_t blocks = (depth + s->kr - 1) / s->kr;
