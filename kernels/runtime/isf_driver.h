@@ -20,24 +20,14 @@ typedef struct {
  * (bounded whatever m, n and k are, so the work buffer is too), for the vector length the calling thread has now. */
 isf_blocking isf_blocking_of(const isf_kernel *kern, size_t k, size_t vector_bytes, size_t fixed_kc);
 
-typedef struct {
-    size_t m, n, k;
-    const unsigned char *a;
-    size_t lda;
-    const unsigned char *b;
-    size_t ldb;
-    unsigned char *c;
-    size_t ldc;
-    const unsigned char *packed_b; /* NULL: pack B here */
-    const isf_epilogue *ep;        /* applied with the last k block */
-    size_t packed_kc;              /* the Kc packed_b was packed with (its header's, never re-planned) */
-} isf_gemm_args;
-
 /* What the kernels get for every k block but the last: store the sums as they are. */
 extern const isf_epilogue isf_no_epilogue;
 
-/* One call of `kern` over all of m, n and k > 0 (B packed here, or pre-packed), with a work buffer of its own. */
-isf_status isf_run_gemm(const isf_kernel *kern, const isf_gemm_args *g);
+/* A whole call of `kern` over all of r's rows and columns and k > 0, B given (r->b) or pre-packed with Kc `kc`
+ * (r->panels), in a work buffer of its own: ISF_ERR_NO_MEMORY when there is none. */
+isf_status isf_run_gemm(const isf_kernel *kern, size_t k, size_t kc, const isf_region *r);
+/* k = 0 has no panels: A·B is zero, only the region's epilogue is left (its bias values of bias_bytes each). */
+void isf_epilogue_alone(isf_op op, size_t bias_bytes, const isf_region *r);
 
 /* An op of the one-call entry points: the quantized ones need their parameters, so plans only. */
 static inline int isf_plain_op(isf_op op) { return (unsigned)op < isf_op_count && isf_ops[op].plain; }

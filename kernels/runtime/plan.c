@@ -233,110 +233,33 @@ typedef struct {
     int accumulate;
 } run_args;
 
-static isf_status check_run(const isf_gemm *plan, size_t m, const void *a, size_t lda, const void *c, size_t ldc,
+/* The plan's whole C (rows, cols, col and the accumulation to set per block): what every region shares. */
+static isf_region region_of(const isf_gemm *plan, const void *a, size_t lda, void *c, size_t ldc, uint32_t flags) {
+    const isf_blockwise *bw = plan->blockwise.col_sum != NULL ? &plan->blockwise : NULL;
+    isf_region r = {a, lda, NULL, 0, plan->packed + plan->h.panels, c, ldc, 0, 0, 0, 0, &plan->ep, bw};
+    r.accumulate = (flags & ISF_ACCUMULATE) != 0;
+    return r;
+}
+
+static isf_status check_run(const isf_gemm *plan, size_t m, const void *a, size_t lda, void *c, size_t ldc,
                             uint32_t flags) {
     if (plan == NULL || (flags & ~(uint32_t)ISF_ACCUMULATE) != 0 || (quantized(plan->op) && flags != 0)) {
         return ISF_ERR_INVALID_ARG;
     }
-    size_t n = (size_t)plan->h.n, k = (size_t)plan->h.k;
-    const isf_op_info *op = &isf_ops[plan->op];
-    if ((m && k && a == NULL) || (m && n && c == NULL) || lda < k || ldc < n) {
-        return ISF_ERR_INVALID_ARG; /* the leading dimensions whatever m is (isaforge.h) */
-    }
-    return isf_span_fits(m, k, lda, op->in_bytes) && isf_span_fits(m, n, ldc, op->out_bytes) ? ISF_OK
-                                                                                             : ISF_ERR_INVALID_ARG;
-}
-
-/* A quantized plan's epilogue from column `col` on (its column arrays are never NULL). */
-static isf_epilogue quantized_columns_from(const isf_gemm *g, size_t col) {
-    isf_epilogue ep = g->ep;
-    ep.bias = ep.bias != NULL ? (const int32_t *)ep.bias + col : NULL;
-    ep.col_sum += col, ep.col_scale += col, ep.out_bias += col;
-    return ep;
-}
-
-/* One element of a quantized op's C when k = 0: the epilogue on a zero sum (an empty row quantizes with scale 1). */
-static void quantized_alone(const isf_gemm *g, unsigned char *e, size_t j) {
-    static const int32_t no_offset = 0;
-    static const float unit = 1.0f;
-    isf_epilogue ep = quantized_columns_from(g, j);
-    ep.row_offset = &no_offset, ep.row_scale = &unit;
-    isf_epilogue_store_s32(&ep, 0, 0, 0, e, 0);
-}
-
-/* One element of C when k = 0: (C's value when accumulating, else 0) + bias, clamped, in C's type. */
-static void element_alone(const isf_gemm *g, unsigned char *e, size_t j, int accumulate) {
-    const isf_op_info *op = &isf_ops[g->op];
-    if (quantized(g->op)) {
-        quantized_alone(g, e, j);
-        return;
-    }
-    if (op->out_kind == ISF_ELEM_INT) {
-        int32_t v = 0, b = 0;
-        memcpy(&v, accumulate ? e : (const unsigned char *)&b, sizeof v);
-        memcpy(&b, g->bias != NULL ? g->bias + j * sizeof b : (const unsigned char *)&b, sizeof b);
-        v = (int32_t)((uint32_t)v + (uint32_t)b);
-        memcpy(e, &v, sizeof v);
-        return;
-    }
-    int half = op->out_kind == ISF_ELEM_BINARY16;
-    float v = 0.0f;
-    uint16_t h16 = 0;
-    if (accumulate) {
-        memcpy(half ? (void *)&h16 : (void *)&v, e, op->out_bytes);
-        v = half ? isf_f16_to_f32(h16) : v;
-    }
-    if (g->bias != NULL) {
-        float b = 0.0f;
-        memcpy(half ? (void *)&h16 : (void *)&b, g->bias + j * op->out_bytes, op->out_bytes);
-        v += half ? isf_f16_to_f32(h16) : b;
-    }
-    v = g->ep.steps & ISF_EPILOGUE_CLAMP ? isf_clamp_f32(v, g->ep.min, g->ep.max) : v;
-    h16 = isf_f32_to_f16(v);
-    memcpy(e, half ? (void *)&h16 : (void *)&v, op->out_bytes);
-}
-
-/* k = 0 has no panels: A·W is zero, only the epilogue is left. */
-static void epilogue_alone(const isf_gemm *g, unsigned char *c, size_t ldc, size_t rows, size_t col, size_t cols,
-                           int accumulate) {
-    size_t out = isf_ops[g->op].out_bytes;
-    for (size_t i = 0; i < rows; i++) {
-        for (size_t j = 0; j < cols; j++) {
-            element_alone(g, c + (i * ldc + j) * out, col + j, accumulate);
-        }
-    }
+    isf_region whole = region_of(plan, a, lda, c, ldc, flags);
+    whole.rows = m, whole.cols = (size_t)plan->h.n;
+    return isf_check_operands(plan->op, (size_t)plan->h.k, &whole);
 }
 
 /* C's block of `rows` rows from `row` and `cols` columns from `col`. */
 static void run_block(const run_args *r, size_t row, size_t rows, size_t col, size_t cols) {
     const isf_gemm *g = r->plan;
     size_t in = isf_ops[g->op].in_bytes, out = isf_ops[g->op].out_bytes;
-    unsigned char *c = r->c + (row * r->ldc + col) * out;
-    if (g->h.k == 0) { /* no panels: A·W is zero */
-        epilogue_alone(g, c, r->ldc, rows, col, cols, r->accumulate);
-        return;
-    }
-    isf_epilogue ep = g->ep;
-    if (ep.bias != NULL && !quantized(g->op)) {
-        ep.bias = g->kernel_bias + col * (r->kern->widened ? sizeof(float) : out);
-    } else if (quantized(g->op)) {
-        ep = quantized_columns_from(g, col);
-    }
-    isf_blockwise bw = g->blockwise;
-    if (bw.col_sum != NULL) { /* none without blockwise scales: no offset on a null pointer */
-        bw.col_sum += col, bw.col_scale += col;
-    }
-    isf_region reg = {r->a + row * r->lda * in,
-                      r->lda,
-                      c,
-                      r->ldc,
-                      rows,
-                      col,
-                      cols,
-                      r->accumulate,
-                      &ep,
-                      g->blockwise.col_sum != NULL ? &bw : NULL};
-    isf_gemm_region(r->kern, r->row, &g->h, g->packed + g->h.panels, &reg);
+    const unsigned char *a = g->h.k ? r->a + row * r->lda * in : r->a; /* k = 0: A may be NULL, never read */
+    isf_region reg =
+        region_of(g, a, r->lda, r->c + (row * r->ldc + col) * out, r->ldc, r->accumulate ? ISF_ACCUMULATE : 0u);
+    reg.rows = rows, reg.col = col, reg.cols = cols;
+    isf_gemm_region(r->kern, r->row, &g->h, &reg);
 }
 
 /* Tile t: row block t / column blocks, column block t % column blocks. */
