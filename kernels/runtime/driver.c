@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isf_copy.h"
 #include "isf_driver.h"
 #include "isf_half.h"
 
@@ -62,48 +61,13 @@ isf_blocking isf_blocking_of(const isf_kernel *kern, size_t k, size_t vector_byt
     return bl;
 }
 
-/* ---- tiles (no library calls: `isaforge bench` counts everything the driver executes) --------------------------- */
+/* ---- tiles -------------------------------------------------------------------------------------------------------- */
 
-/* rows × n bytes between row-major buffers: common row sizes (one edge tile's valid width) loop over rows with two
- * possibly overlapping copies per row, decided once. */
-static inline void copy_rows(unsigned char *d, size_t d_stride, const unsigned char *s, size_t s_stride, size_t rows,
-                             size_t n) {
-#if defined(__aarch64__)
-    if (n >= 32 && n <= 64) {
-        for (; rows > 0; rows--, d += d_stride, s += s_stride) {
-            uint8x16x2_t x = vld1q_u8_x2(s), y = vld1q_u8_x2(s + n - 32);
-            vst1q_u8_x2(d, x);
-            vst1q_u8_x2(d + n - 32, y);
-        }
-        return;
-    }
-    if (n >= 16 && n < 32) {
-        for (; rows > 0; rows--, d += d_stride, s += s_stride) {
-            uint8x16_t x = vld1q_u8(s), y = vld1q_u8(s + n - 16);
-            vst1q_u8(d, x);
-            vst1q_u8(d + n - 16, y);
-        }
-        return;
-    }
-#endif
-    if (n >= 8 && n < 16) {
-        for (; rows > 0; rows--, d += d_stride, s += s_stride) {
-            uint64_t x, y;
-            memcpy(&x, s, 8), memcpy(&y, s + n - 8, 8);
-            memcpy(d, &x, 8), memcpy(d + n - 8, &y, 8);
-        }
-        return;
-    }
-    if (n >= 4 && n < 8) {
-        for (; rows > 0; rows--, d += d_stride, s += s_stride) {
-            uint32_t x, y;
-            memcpy(&x, s, 4), memcpy(&y, s + n - 4, 4);
-            memcpy(d, &x, 4), memcpy(d + n - 4, &y, 4);
-        }
-        return;
-    }
+/* rows × n bytes between row-major buffers: an edge tile's valid part, a row of it at a time. */
+static void copy_rows(unsigned char *d, size_t d_stride, const unsigned char *s, size_t s_stride, size_t rows,
+                      size_t n) {
     for (; rows > 0; rows--, d += d_stride, s += s_stride) {
-        isf_copy_bytes(d, s, n);
+        memcpy(d, s, n);
     }
 }
 
@@ -290,7 +254,7 @@ static const unsigned char *b_block(const blocked_loop *l, size_t pc, size_t dep
     if (w->held[0] != pc || w->held[1] != col) {
         if (r->panels != NULL) {
             const unsigned char *src = packed_block(bl, r->panels, (size_t)l->h->n, pc, depth, col);
-            copy_rows(w->b, 0, src, 0, 1, blocks_of(cols, bl->pack.nr) * isf_b_panel_stride(&bl->pack, depth));
+            memcpy(w->b, src, blocks_of(cols, bl->pack.nr) * isf_b_panel_stride(&bl->pack, depth));
         } else {
             const unsigned char *b = r->b + (pc * r->ldb + col) * bl->pack.src_bytes;
             isf_pack_b_panels(&bl->pack, b, r->ldb, depth, cols, w->b);

@@ -100,9 +100,11 @@ void isf_pack_a_quantized(const isf_pack_spec *s, const float *a, size_t lda, si
             if (valid) {
                 quantize_run(a + i * lda + p0, valid, inv[i], zp[i], run);
             }
-            memset(run + valid, 0, len - valid);
+            if (valid < len) {
+                memset(run + valid, 0, len - valid);
+            }
             for (size_t x = 0; x < len; x += kr) { /* sizeof run is a multiple of every KR */
-                memcpy(dst + (((p0 + x) / kr) * mr + i) * kr, run + x, kr);
+                isf_copy_group(dst + (((p0 + x) / kr) * mr + i) * kr, run + x, kr);
             }
         }
     }
