@@ -24,9 +24,6 @@ enum {
 
 const isf_epilogue isf_no_epilogue = {.steps = ISF_EPILOGUE_NONE};
 
-/* Keeps the tile loops in functions of their own, with their pointers in registers across the kernel calls. */
-#define ISF_NOINLINE __attribute__((noinline))
-
 static isf_pack_kind pack_kind(const isf_kernel *kern) {
     if (!kern->widened) {
         return ISF_PACK_COPY;
@@ -61,16 +58,6 @@ isf_blocking isf_blocking_of(const isf_kernel *kern, size_t k, size_t vector_byt
     return bl;
 }
 
-/* ---- tiles -------------------------------------------------------------------------------------------------------- */
-
-/* rows × n bytes between row-major buffers: an edge tile's valid part, a row of it at a time. */
-static void copy_rows(unsigned char *d, size_t d_stride, const unsigned char *s, size_t s_stride, size_t rows,
-                      size_t n) {
-    for (; rows > 0; rows--, d += d_stride, s += s_stride) {
-        memcpy(d, s, n);
-    }
-}
-
 /* One row of n > 0 fp32 values → binary16, rounded once (the widened fp16 path). AArch64: fcvtn, which rounds by FPCR
  * as the scalar fcvt of isf_f32_to_f16 does, 4 at a time, the last 4 ending at n (AArch32 NEON would flush
  * subnormals). */
@@ -86,111 +73,6 @@ static inline void narrow_row_f16(uint16_t *d, const float *s, size_t n) {
 #endif
     for (size_t j = 0; j < n; j++) {
         d[j] = isf_f32_to_f16(s[j]);
-    }
-}
-
-/* Edge tiles: the kernel writes a full MR×NR scratch tile; only the valid rows × cols reach C. To accumulate, the
- * valid part of C is copied in first (the rest of the tile is left over from earlier tiles: the kernel reads it, its
- * results are dropped). */
-static ISF_NOINLINE void scratch_tile(const isf_kernel *kern, const isf_blocking *bl, size_t kblocks,
-                                      const unsigned char *ap, const unsigned char *bp, unsigned char *c, size_t ldc,
-                                      size_t rows, size_t cols, int accumulate, const isf_epilogue *ep,
-                                      unsigned char *scratch) {
-    size_t nr = bl->pack.nr, tile_row = nr * bl->out, c_row = ldc * bl->out, bytes = cols * bl->out;
-    if (accumulate) {
-        copy_rows(scratch, tile_row, c, c_row, rows, bytes);
-    }
-    kern->fn(kblocks, ap, bp, scratch, nr, accumulate, ep);
-    copy_rows(c, c_row, scratch, tile_row, rows, bytes);
-}
-
-/* Where the tiles of one macro tile are: A panels down, B panels across, C tiles both ways. */
-typedef struct {
-    isf_ukernel_fn fn;
-    size_t kblocks, ldc;
-    int accumulate;
-    const isf_epilogue *ep; /* for the grid's first column of tiles */
-    const unsigned char *a, *b;
-    size_t a_panel, b_panel;
-    unsigned char *c;
-    size_t c_down, c_right;
-    size_t nr, bias_bytes;
-} tile_grid;
-
-/* The epilogue of the tiles `cols` columns to the right of the grid's first: the column arrays (and the partial
- * sums) move with them. */
-static inline isf_epilogue epilogue_across(const isf_epilogue *ep, size_t cols, size_t bias_bytes) {
-    isf_epilogue e = *ep;
-    if (e.bias != NULL) {
-        e.bias = (const unsigned char *)e.bias + cols * bias_bytes;
-    }
-    if (e.steps & ~(uint32_t)(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP)) {
-        e.partial = e.partial != NULL ? e.partial + cols : NULL;
-        e.col_sum = e.col_sum != NULL ? e.col_sum + cols : NULL;
-        e.col_scale = e.col_scale != NULL ? e.col_scale + cols : NULL;
-        e.out_bias = e.out_bias != NULL ? e.out_bias + cols : NULL;
-    }
-    return e;
-}
-
-/* down × across full tiles from the grid's origin, written by the kernel straight into C. The inner loop keeps its
- * eleven values in callee-saved registers: seven moves, the call and three steps per tile. */
-static ISF_NOINLINE void full_tiles(const tile_grid *t, size_t down, size_t across) {
-    const unsigned char *b = t->b;
-    unsigned char *c_col = t->c;
-    for (size_t j = 0; j < across; j++, b += t->b_panel, c_col += t->c_right) {
-        isf_ukernel_fn fn = t->fn;
-        size_t kblocks = t->kblocks, ldc = t->ldc, a_panel = t->a_panel, c_down = t->c_down;
-        int accumulate = t->accumulate;
-        isf_epilogue ep = epilogue_across(t->ep, j * t->nr, t->bias_bytes);
-        const unsigned char *a = t->a;
-        unsigned char *c = c_col;
-        for (size_t i = down; i > 0; i--, a += a_panel, c += c_down) {
-            fn(kblocks, a, b, c, ldc, accumulate, &ep);
-        }
-    }
-}
-
-/* Where one macro tile writes: a row-major block of elements of the kernel's output type. */
-typedef struct {
-    unsigned char *c;
-    size_t ldc;
-} c_block;
-
-/* rows × cols of `dst` from packed A (rows) and packed B (cols): the full tiles straight into it, then the edge row
- * and column of tiles through the scratch tile. */
-static void macro_tile(const isf_kernel *kern, const isf_blocking *bl, c_block dst, size_t rows, size_t cols,
-                       size_t depth, int accumulate, const isf_epilogue *ep, const unsigned char *apack,
-                       const unsigned char *bpack, unsigned char *scratch) {
-    size_t mr = bl->pack.mr, nr = bl->pack.nr;
-    tile_grid t = {kern->fn,
-                   isf_kernel_blocks(&bl->pack, depth),
-                   dst.ldc,
-                   accumulate,
-                   ep,
-                   apack,
-                   bpack,
-                   isf_panel_stride(&bl->pack, depth, mr),
-                   isf_b_panel_stride(&bl->pack, depth),
-                   dst.c,
-                   mr * dst.ldc * bl->out,
-                   nr * bl->out,
-                   nr,
-                   bl->bias_bytes};
-    size_t down = rows / mr, across = cols / nr;
-    if (down && across) {
-        full_tiles(&t, down, across);
-    }
-    /* The rest through the scratch tile: the row of tiles below the full ones, then the last column. */
-    for (size_t i = down, j = 0; i * mr < rows && j < across; j++) {
-        isf_epilogue e = epilogue_across(ep, j * nr, t.bias_bytes);
-        scratch_tile(kern, bl, t.kblocks, t.a + i * t.a_panel, t.b + j * t.b_panel, t.c + i * t.c_down + j * t.c_right,
-                     t.ldc, rows - i * mr, nr, accumulate, &e, scratch);
-    }
-    isf_epilogue e = epilogue_across(ep, across * nr, t.bias_bytes);
-    for (size_t i = 0, j = across; j * nr < cols && i * mr < rows; i++) {
-        scratch_tile(kern, bl, t.kblocks, t.a + i * t.a_panel, t.b + j * t.b_panel, t.c + i * t.c_down + j * t.c_right,
-                     t.ldc, min_size(mr, rows - i * mr), cols - j * nr, accumulate, &e, scratch);
     }
 }
 
@@ -306,7 +188,7 @@ static size_t chunk_rows(const blocked_loop *l, const row_chunk *ch, size_t rows
 
 /* The region's epilogue for the column block from jc: its column arrays from that column of B on. */
 static isf_epilogue block_epilogue(const blocked_loop *l, size_t jc) {
-    return epilogue_across(l->r->ep, l->r->col + jc, l->rk.full.bl.bias_bytes);
+    return isf_epilogue_across(l->r->ep, l->r->col + jc, l->rk.full.bl.bias_bytes);
 }
 
 /* C and the kernel share the element type: k blocks outside, so each B block is fetched once, the full kernel's
@@ -323,8 +205,8 @@ static void into_c(const blocked_loop *l, size_t jc, size_t cols) {
             const row_chunk *ch = next_chunk(&l->rk, r->rows - i);
             rows = chunk_rows(l, ch, r->rows - i, depth, 0);
             const unsigned char *ap = a_panel(ch, r, i, pc, depth, rows, l->w);
-            c_block dst = {r->c + (i * r->ldc + jc) * ch->bl.out, r->ldc};
-            macro_tile(ch->kern, &ch->bl, dst, rows, cols, depth, r->accumulate || pc > 0, e, ap, bp, l->w->tile);
+            isf_c_block dst = {r->c + (i * r->ldc + jc) * ch->bl.out, r->ldc};
+            isf_macro_tile(ch->kern, &ch->bl, dst, rows, cols, depth, r->accumulate || pc > 0, e, ap, bp, l->w->tile);
         }
     }
 }
@@ -349,9 +231,9 @@ static void through_acc(const blocked_loop *l, size_t jc, size_t cols) {
             depth = min_size(ch->bl.kc, k - pc);
             const unsigned char *bp = b_block(l, pc, depth, jc, cols);
             const unsigned char *ap = a_panel(ch, r, i, pc, depth, rows, l->w);
-            c_block dst = {l->w->acc, cols};
-            macro_tile(ch->kern, &ch->bl, dst, rows, cols, depth, r->accumulate || pc > 0,
-                       pc + depth == k ? &ep : &isf_no_epilogue, ap, bp, l->w->tile);
+            isf_c_block dst = {l->w->acc, cols};
+            isf_macro_tile(ch->kern, &ch->bl, dst, rows, cols, depth, r->accumulate || pc > 0,
+                           pc + depth == k ? &ep : &isf_no_epilogue, ap, bp, l->w->tile);
         }
         for (size_t y = 0; y < rows; y++) {
             narrow_row_f16(c + y * r->ldc, acc + y * cols, cols);
@@ -415,8 +297,9 @@ static void quantized(const blocked_loop *l, size_t jc, size_t cols) {
             const unsigned char *bp = b_block(l, pc, depth, jc, cols);
             const unsigned char *ap = quantized_a(l, ch, dynamic ? &q : NULL, i, pc, depth, rows);
             if (pc + depth < k) {
-                c_block acc = {l->w->acc, width};
-                macro_tile(ch->kern, &sums, acc, ch->rows, width, depth, pc > 0, &isf_no_epilogue, ap, bp, l->w->tile);
+                isf_c_block acc = {l->w->acc, width};
+                isf_macro_tile(ch->kern, &sums, acc, ch->rows, width, depth, pc > 0, &isf_no_epilogue, ap, bp,
+                               l->w->tile);
                 continue;
             }
             isf_epilogue last = ep;
@@ -424,8 +307,8 @@ static void quantized(const blocked_loop *l, size_t jc, size_t cols) {
                 last.steps |= ISF_EPILOGUE_PARTIAL;
                 last.partial = (const int32_t *)(const void *)l->w->acc, last.partial_ld = (uint32_t)width;
             }
-            c_block dst = {r->c + (i * r->ldc + jc) * ch->bl.out, r->ldc};
-            macro_tile(ch->kern, &ch->bl, dst, rows, cols, depth, 0, &last, ap, bp, l->w->tile);
+            isf_c_block dst = {r->c + (i * r->ldc + jc) * ch->bl.out, r->ldc};
+            isf_macro_tile(ch->kern, &ch->bl, dst, rows, cols, depth, 0, &last, ap, bp, l->w->tile);
         }
     }
 }
@@ -466,9 +349,9 @@ static void blockwise(const blocked_loop *l, size_t jc, size_t cols) {
             depth = min_size(ch->bl.kc, k - pc);
             const unsigned char *ap = quantized_a(l, ch, &q, i, pc, depth, rows);
             ep.col_sum = bw->col_sum + b * bw->stride + col, ep.col_scale = bw->col_scale + b * bw->stride + col;
-            c_block acc = {l->w->acc, cols};
+            isf_c_block acc = {l->w->acc, cols};
             const unsigned char *bp = b_block(l, pc, depth, jc, cols);
-            macro_tile(ch->kern, &ch->bl, acc, rows, cols, depth, 0, &ep, ap, bp, l->w->tile);
+            isf_macro_tile(ch->kern, &ch->bl, acc, rows, cols, depth, 0, &ep, ap, bp, l->w->tile);
             blockwise_into_c(r, &block_ep, i, jc, rows, cols, (const float *)(void *)l->w->acc, pc == 0,
                              pc + depth == k);
         }
@@ -513,59 +396,6 @@ static blocked_loop start_loop(const isf_kernel *kern, const isf_kernel *row, co
     const isf_pack_spec *ps = &l.rk.full.bl.pack;
     memset(w->tile, 0, round_up(ps->mr * ps->nr * l.rk.full.bl.out, PANEL_ALIGN));
     return l;
-}
-
-/* ---- k = 0 -------------------------------------------------------------------------------------------------------- */
-
-/* One int32 sum's element (gemm_s8's C, the quantized ops'): C's value when accumulating, else 0, through the
- * epilogue (an empty row quantizes with scale 1). */
-static void sum_alone(const isf_epilogue *ep, unsigned char *e, int accumulate) {
-    static const int32_t no_offset = 0;
-    static const float unit = 1.0f;
-    isf_epilogue one = *ep;
-    one.row_offset = &no_offset, one.row_scale = &unit;
-    int32_t r = 0;
-    if (accumulate) {
-        memcpy(&r, e, sizeof r);
-    }
-    isf_epilogue_store_s32(&one, r, 0, 0, e, 0);
-}
-
-/* One float element: (C's value when accumulating, else 0) + the bias (of bias_bytes: binary16 or fp32), clamped,
- * in C's type. */
-static void float_alone(const isf_op_info *op, const isf_epilogue *ep, size_t bias_bytes, unsigned char *e,
-                        int accumulate) {
-    int half = op->out_kind == ISF_ELEM_BINARY16;
-    float v = 0.0f;
-    uint16_t h16 = 0;
-    if (accumulate) {
-        memcpy(half ? (void *)&h16 : (void *)&v, e, op->out_bytes);
-        v = half ? isf_f16_to_f32(h16) : v;
-    }
-    if (ep->steps & ISF_EPILOGUE_BIAS) {
-        float b = 0.0f;
-        memcpy(bias_bytes == sizeof h16 ? (void *)&h16 : (void *)&b, ep->bias, bias_bytes);
-        v += bias_bytes == sizeof h16 ? isf_f16_to_f32(h16) : b;
-    }
-    v = ep->steps & ISF_EPILOGUE_CLAMP ? isf_clamp_f32(v, ep->min, ep->max) : v;
-    h16 = isf_f32_to_f16(v);
-    memcpy(e, half ? (void *)&h16 : (void *)&v, op->out_bytes);
-}
-
-void isf_epilogue_alone(isf_op op, size_t bias_bytes, const isf_region *r) {
-    const isf_op_info *info = &isf_ops[op];
-    int sums = info->quantized || info->out_kind == ISF_ELEM_INT;
-    for (size_t i = 0; i < r->rows; i++) {
-        for (size_t j = 0; j < r->cols; j++) {
-            unsigned char *e = r->c + (i * r->ldc + j) * info->out_bytes;
-            isf_epilogue ep = epilogue_across(r->ep, r->col + j, bias_bytes);
-            if (sums) {
-                sum_alone(&ep, e, r->accumulate);
-            } else {
-                float_alone(info, &ep, bias_bytes, e, r->accumulate);
-            }
-        }
-    }
 }
 
 /* ---- the callers: a whole call, a plan's region --------------------------------------------------------------- */

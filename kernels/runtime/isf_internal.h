@@ -395,48 +395,6 @@ int isf_packed_header_read(const void *packed, isf_packed_header *h); /* 0: not 
 /* The runnable kernel (in `sel`, at this thread's vector length) reading h's layout: `prefer` if it does. */
 const isf_kernel *isf_packed_reader(const isf_packed_header *h, const isf_selection *sel, const isf_kernel *prefer);
 
-/* Blockwise weight scales (gemm_qd8_f32_qc4w, isaforge.h): the plan packs with Kc = the scale block, and each Kc
- * block's sums become fp32 through its own column arrays (ROW_OFFSET, TO_F32, ROW_SCALE: t = ((float)acc · scale_i)
- * · w_scale[j][b]), added to C left to right; the last block then adds the bias and clamps (ep's). */
-typedef struct {
-    const int32_t *col_sum; /* block b's at col_sum + b · stride, from B's column 0 */
-    const float *col_scale; /* likewise */
-    size_t stride;          /* n rounded up to NR */
-} isf_blockwise;
-
-/* What the driver (driver.c) computes: rows × cols of C (c at its first element, ldc in C's elements) from the same
- * rows of A (a at their first element, lda in A's elements) and columns [col, col + cols) of B, all of k. B is given
- * (b, ldb in elements: packed block by block as the driver goes), or pre-packed (panels: the first panel of a packed
- * buffer; col then a multiple of NR). */
-typedef struct {
-    const unsigned char *a;
-    size_t lda;
-    const unsigned char *b; /* NULL when pre-packed */
-    size_t ldb;
-    const unsigned char *panels; /* NULL when B is given */
-    unsigned char *c;
-    size_t ldc;
-    size_t rows, col, cols;
-    int accumulate;                 /* C += A·B: C read once */
-    const isf_epilogue *ep;         /* with the last k block; its bias and column arrays from B's column 0 */
-    const isf_blockwise *blockwise; /* gemm_qd8_f32_qc4w with scales per block of k; NULL: per column */
-} isf_region;
-
-/* The operands of a call or a run of `op` with k, r->rows and r->cols (gemm.c): ISF_ERR_INVALID_ARG for a NULL
- * operand that would be read, a leading dimension shorter than its row whatever the sizes (isaforge.h), or a span
- * past size_t. B is checked only when given. */
-isf_status isf_check_operands(isf_op op, size_t k, const isf_region *r);
-
-/* 1 when isf_gemm_region's stack buffers hold what `kern` needs for regions of up to `rows` rows × `cols` columns,
- * with `row` (isf_row_kernel's, or NULL) for the rows it would pad; rows = MR holds for any number of rows. */
-int isf_region_fits(const isf_kernel *kern, const isf_kernel *row, const isf_packed_header *h, size_t rows,
-                    size_t cols);
-/* Runs a region of pre-packed B with `kern` (runnable, reading h's layout at this thread's vector length) and, for
- * the rows it would pad, `row` (isf_row_kernel's, or NULL). Allocates nothing. */
-void isf_gemm_region(const isf_kernel *kern, const isf_kernel *row, const isf_packed_header *h, const isf_region *r);
-/* The row kernel (MR = 1) reading the same B panels as `full` that `sel` can run, or NULL. */
-const isf_kernel *isf_row_kernel(const isf_kernel *full, const isf_selection *sel);
-
 /* Runtime internals shared by the runtime files, isaforge-info and the tests. */
 const isf_kernel *isf_selected_kernel(isf_op op);                /* the kernel of `op` in the current selection */
 const isf_kernel *isf_best_kernel(isf_op op, uint32_t features); /* what dispatch picks for them */

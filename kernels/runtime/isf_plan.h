@@ -6,8 +6,7 @@
 #include <float.h>
 #include <math.h>
 
-#include "isf_internal.h"
-#include "isf_size_arith.h"
+#include "isf_driver.h"
 
 struct isf_gemm {
     isf_op op;
