@@ -278,7 +278,7 @@ static const unsigned char *quantized_a(const blocked_loop *l, const row_chunk *
 static void quantized(const blocked_loop *l, size_t jc, size_t cols) {
     const isf_region *r = l->r;
     size_t k = (size_t)l->h->k;
-    int dynamic = isf_ops[l->rk.full.kern->op].in_kind == ISF_ELEM_FLOAT;
+    int dynamic = isf_op_dynamic(l->rk.full.kern->op);
     isf_epilogue block_ep = block_epilogue(l, jc);
     for (size_t i = 0, rows; i < r->rows; i += rows) {
         const row_chunk *ch = next_chunk(&l->rk, r->rows - i);
@@ -362,7 +362,7 @@ static void blockwise(const blocked_loop *l, size_t jc, size_t cols) {
 static void run_loop(const blocked_loop *l) {
     const isf_blocking *bl = &l->rk.full.bl;
     const isf_op_info *op = &isf_ops[l->rk.full.kern->op];
-    int partial_sums = op->quantized && (op->in_kind == ISF_ELEM_FLOAT || (size_t)l->h->k > bl->kc);
+    int partial_sums = op->quantized && (isf_op_dynamic(l->rk.full.kern->op) || (size_t)l->h->k > bl->kc);
     for (size_t jc = 0, cols; jc < l->r->cols; jc += cols) {
         cols = min_size(l->w->width, l->r->cols - jc);
         if (l->r->blockwise != NULL) {

@@ -100,6 +100,12 @@ isf_status isf_run_gemm(const isf_kernel *kern, size_t k, size_t kc, const isf_r
 /* k = 0 has no panels: A·B is zero, only the region's epilogue is left (its bias values of bias_bytes each). */
 void isf_epilogue_alone(isf_op op, size_t bias_bytes, const isf_region *r);
 
+/* The quantized ops take isf_quant_params: their bias is int32 (the sums' type) or fp32 (gemm_qd8_f32's C). */
+static inline int isf_op_quantized(isf_op op) { return isf_ops[op].quantized; }
+
+/* Its activations are fp32, quantized per row at run time (gemm_qd8_f32, gemm_qd8_f32_qc4w). */
+static inline int isf_op_dynamic(isf_op op) { return isf_op_quantized(op) && isf_ops[op].in_kind == ISF_ELEM_FLOAT; }
+
 /* An op of the one-call entry points: the quantized ones need their parameters, so plans only. */
 static inline int isf_plain_op(isf_op op) { return (unsigned)op < isf_op_count && isf_ops[op].plain; }
 

@@ -30,12 +30,6 @@ struct isf_gemm {
     isf_blockwise blockwise;   /* its column arrays in quant_cols too; col_sum NULL: scales per column */
 };
 
-/* The quantized ops take isf_quant_params: their bias is int32 (the sums' type) or fp32 (gemm_qd8_f32's C). */
-static inline int quantized(isf_op op) { return isf_ops[op].quantized; }
-
-/* Its activations are fp32, quantized per row at run time (gemm_qd8_f32, gemm_qd8_f32_qc4w). */
-static inline int dynamic(isf_op op) { return quantized(op) && isf_ops[op].in_kind == ISF_ELEM_FLOAT; }
-
 /* The quantized ops' fp32 operands (bias, clamp bounds) are normal or zero: AArch32's NEON reads a subnormal one
  * as 0, and the other kernels would not. */
 static inline int subnormal(float x) { return x != 0.0f && fabsf(x) < FLT_MIN; }

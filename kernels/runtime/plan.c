@@ -11,7 +11,7 @@ enum {
     TILE_COLS = 128, /* columns of a tile, rounded down to NR (at least NR) */
 };
 
-static size_t bias_bytes_of(isf_op op) { return quantized(op) ? sizeof(int32_t) : isf_ops[op].out_bytes; }
+static size_t bias_bytes_of(isf_op op) { return isf_op_quantized(op) ? sizeof(int32_t) : isf_ops[op].out_bytes; }
 
 /* ---- descriptor checks ---------------------------------------------------------------------------------------- */
 
@@ -28,7 +28,7 @@ isf_status isf_plan_check_clamp(const isf_gemm_desc *d) {
     }
     int int_out = isf_ops[d->op].out_kind == ISF_ELEM_INT;
     int bad = isnan(d->out_min) || isnan(d->out_max) || d->out_min > d->out_max;
-    bad |= quantized(d->op) && (subnormal(d->out_min) || subnormal(d->out_max));
+    bad |= isf_op_quantized(d->op) && (subnormal(d->out_min) || subnormal(d->out_max));
     return int_out || bad ? ISF_ERR_INVALID_ARG : ISF_OK;
 }
 
@@ -45,7 +45,7 @@ static isf_status check_desc(const isf_gemm_desc *d) {
     if (d->bias != NULL && !isf_span_fits(1, d->n, d->n, bias_bytes_of(d->op))) {
         return ISF_ERR_INVALID_ARG; /* n values of bias cannot exist: none is read */
     }
-    if ((d->quant != NULL) != quantized(d->op) || (d->quant != NULL && isf_quant_check(d) != ISF_OK)) {
+    if ((d->quant != NULL) != isf_op_quantized(d->op) || (d->quant != NULL && isf_quant_check(d) != ISF_OK)) {
         return ISF_ERR_INVALID_ARG;
     }
     if (!isf_span_fits(rows, cols, d->ldw, isf_ops[d->op].w_bytes) || !isf_span_fits(d->k, d->n, d->n, sizeof(float))) {
@@ -147,7 +147,8 @@ static isf_status keep_epilogue(const isf_gemm_desc *d, isf_gemm *g) {
         }
         memcpy(g->bias, d->bias, g->bias_bytes);
     }
-    return quantized(d->op) ? ISF_OK : isf_plan_set_epilogue(g); /* quantized: set_quant_epilogue, which needs W */
+    return isf_op_quantized(d->op) ? ISF_OK
+                                   : isf_plan_set_epilogue(g); /* quantized: set_quant_epilogue, which needs W */
 }
 
 /* What the desc's plan holds besides its packed W: its bias, its blocks of scales. */
@@ -180,7 +181,7 @@ static isf_status build(const isf_kernel *kern, const isf_gemm_desc *d, isf_gemm
         g->packed_bytes = g->sizes.extent;
         isf_plan_set_tiles(g);
         st = isf_region_fits(kern, NULL, &g->h, kern->mr, g->tile_cols) ? keep_epilogue(d, g) : ISF_ERR_UNSUPPORTED;
-        st = st == ISF_OK && quantized(d->op) ? isf_quant_set_epilogue(d, v, g) : st;
+        st = st == ISF_OK && isf_op_quantized(d->op) ? isf_quant_set_epilogue(d, v, g) : st;
     } else if (g != NULL) {
         g->packed = packed;
     }
@@ -243,7 +244,7 @@ static isf_region region_of(const isf_gemm *plan, const void *a, size_t lda, voi
 
 static isf_status check_run(const isf_gemm *plan, size_t m, const void *a, size_t lda, void *c, size_t ldc,
                             uint32_t flags) {
-    if (plan == NULL || (flags & ~(uint32_t)ISF_ACCUMULATE) != 0 || (quantized(plan->op) && flags != 0)) {
+    if (plan == NULL || (flags & ~(uint32_t)ISF_ACCUMULATE) != 0 || (isf_op_quantized(plan->op) && flags != 0)) {
         return ISF_ERR_INVALID_ARG;
     }
     isf_region whole = region_of(plan, a, lda, c, ldc, flags);

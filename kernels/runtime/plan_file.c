@@ -57,9 +57,11 @@ static float bits_float(uint64_t u) {
 }
 
 /* The quantized section's bytes (0 for the other ops). Their bias lives in it, folded: the given one is not kept. */
-static size_t quant_section_bytes(const isf_gemm *g) { return quantized(g->op) ? QS_ARRAYS + g->sizes.quant_cols : 0; }
+static size_t quant_section_bytes(const isf_gemm *g) {
+    return isf_op_quantized(g->op) ? QS_ARRAYS + g->sizes.quant_cols : 0;
+}
 
-static size_t exported_bias_bytes(const isf_gemm *g) { return quantized(g->op) ? 0 : g->bias_bytes; }
+static size_t exported_bias_bytes(const isf_gemm *g) { return isf_op_quantized(g->op) ? 0 : g->bias_bytes; }
 
 size_t isf_gemm_export_size(const isf_gemm *plan) { return plan != NULL ? plan->sizes.export_bytes : 0; }
 
@@ -87,7 +89,7 @@ isf_status isf_gemm_export(const isf_gemm *plan, void *dst, size_t size) {
     if (bias_bytes) {
         memcpy(p + PLAN_HEADER_BYTES + plan->packed_bytes, plan->bias, bias_bytes);
     }
-    if (quantized(plan->op)) {
+    if (isf_op_quantized(plan->op)) {
         write_quant_section(plan, p + PLAN_HEADER_BYTES + plan->packed_bytes);
     }
     isf_put_le(p + PH_CHECKSUM, checksum(p), 8);
@@ -108,7 +110,7 @@ static isf_status read_plan_header(const unsigned char *p, size_t size, isf_gemm
         quant_bytes > size - PLAN_HEADER_BYTES - packed_bytes - bias_bytes ||
         checksum(p) != isf_get_le(p + PH_CHECKSUM, 8) || !isf_packed_header_read(p + PLAN_HEADER_BYTES, &g->h) ||
         g->h.op != isf_get_le(p + PH_OP, 4) || g->h.op >= isf_op_count ||
-        (quant_bytes != 0) != quantized((isf_op)g->h.op) || (quant_bytes != 0 && bias_bytes != 0) ||
+        (quant_bytes != 0) != isf_op_quantized((isf_op)g->h.op) || (quant_bytes != 0 && bias_bytes != 0) ||
         g->h.panels != PANEL_ALIGN) {
         return ISF_ERR_INVALID_ARG;
     }
@@ -139,7 +141,7 @@ static quant_view quant_section(const unsigned char *p) {
  * a file's tiles wider than the region buffers once passed by wrapping) against the file's, and the region buffers.
  * The quantized section's scalars are read only once it is known to hold them. */
 static isf_status fits_kernel(isf_gemm *g, quant_view q) {
-    int quant = quantized(g->op);
+    int quant = isf_op_quantized(g->op);
     if (quant && q.bytes < QS_ARRAYS) {
         return ISF_ERR_INVALID_ARG;
     }
@@ -166,7 +168,7 @@ static int quant_section_fits(quant_view q, const isf_gemm *g) {
     int32_t zp = (int32_t)isf_get_le(q.at + QS_OUT_ZP, 4), lo = (int32_t)isf_get_le(q.at + QS_QMIN, 4),
             hi = (int32_t)isf_get_le(q.at + QS_QMAX, 4);
     int blocks_ok = blocks == 0 || (isf_ops[g->op].w_bits == 4 && k > kc && blocks == k / kc + (k % kc != 0));
-    uint32_t optional = dynamic(g->op) ? (uint32_t)ISF_EPILOGUE_OUT_BIAS : 0u;
+    uint32_t optional = isf_op_dynamic(g->op) ? (uint32_t)ISF_EPILOGUE_OUT_BIAS : 0u;
     return isf_get_le(q.at + QS_PADDED, 8) == g->sizes.padded && blocks_ok &&
            (steps & ~optional) == isf_quant_steps(g->op, g->flags) && int8_zero_point(zp) && int8_zero_point(lo) &&
            int8_zero_point(hi) && lo <= hi;
@@ -220,7 +222,7 @@ isf_status isf_gemm_import(const void *src, size_t size, isf_gemm **plan) {
     if (g.bias_bytes) {
         memcpy(out->bias, data + g.packed_bytes, g.bias_bytes);
     }
-    st = quantized(g.op) ? read_quant_section(q, out) : isf_plan_set_epilogue(out);
+    st = isf_op_quantized(g.op) ? read_quant_section(q, out) : isf_plan_set_epilogue(out);
     if (st != ISF_OK) {
         isf_plan_free(out);
         return st;

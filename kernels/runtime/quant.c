@@ -127,7 +127,7 @@ static int bias_fits(const isf_gemm_desc *d) {
     if (d->bias == NULL) {
         return 1;
     }
-    if (dynamic(d->op)) {
+    if (isf_op_dynamic(d->op)) {
         return f32_bias_fits(d);
     }
     int64_t room = INT32_MAX - (int64_t)32640 * (int64_t)d->k;
@@ -153,7 +153,9 @@ static int scale_count_fits(const isf_gemm_desc *d) {
 
 /* The scale column j's epilogue multiplies by, from its weight scale (isaforge.h): s[j], d[j] or w_scales[j]. */
 static float column_scale(isf_op op, const isf_quant_params *q, float w_scale) {
-    return dynamic(op) ? w_scale : op == ISF_OP_GEMM_QS8 ? (q->a_scale * w_scale) / q->c_scale : q->a_scale * w_scale;
+    return isf_op_dynamic(op)      ? w_scale
+           : op == ISF_OP_GEMM_QS8 ? (q->a_scale * w_scale) / q->c_scale
+                                   : q->a_scale * w_scale;
 }
 
 isf_status isf_quant_check(const isf_gemm_desc *d) {
@@ -175,7 +177,7 @@ isf_status isf_quant_check(const isf_gemm_desc *d) {
             return ISF_ERR_INVALID_ARG;
         }
     }
-    if (!dynamic(d->op) && (!good_scale(q->a_scale) || !int8_zero_point(q->a_zero_point))) {
+    if (!isf_op_dynamic(d->op) && (!good_scale(q->a_scale) || !int8_zero_point(q->a_zero_point))) {
         return ISF_ERR_INVALID_ARG;
     }
     if (d->op == ISF_OP_GEMM_QS8 && (!good_scale(q->c_scale) || !int8_zero_point(q->c_zero_point))) {
@@ -190,7 +192,7 @@ uint32_t isf_quant_steps(isf_op op, uint32_t flags) {
         return ISF_EPILOGUE_BIAS | ISF_EPILOGUE_TO_S8;
     }
     return ISF_EPILOGUE_TO_F32 | clamp |
-           (dynamic(op) ? ISF_EPILOGUE_ROW_OFFSET | ISF_EPILOGUE_ROW_SCALE : (uint32_t)ISF_EPILOGUE_BIAS);
+           (isf_op_dynamic(op) ? ISF_EPILOGUE_ROW_OFFSET | ISF_EPILOGUE_ROW_SCALE : (uint32_t)ISF_EPILOGUE_BIAS);
 }
 
 /* Σ_k W[k][j] over k [k0, k1), wrapping (exact where isaforge.h says it is used). */
@@ -235,7 +237,7 @@ static void set_blockwise(const isf_gemm_desc *d, weights_view v, size_t padded,
 
 size_t isf_quant_scale_blocks(const isf_gemm_desc *d) {
     const isf_quant_params *q = d->quant;
-    if (!quantized(d->op) || q->w_block == 0 || d->k <= q->w_block) {
+    if (!isf_op_quantized(d->op) || q->w_block == 0 || d->k <= q->w_block) {
         return 0;
     }
     return blocks_of(d->k, q->w_block); /* k ≤ ISF_QUANT_MAX_K (isf_quant_check): no wrap */
@@ -251,7 +253,7 @@ isf_status isf_quant_check_columns(const isf_gemm *g) {
         return ISF_ERR_INVALID_ARG;
     }
     for (size_t j = 0; j < n; j++) {
-        if (!good_scale(g->ep.col_scale[j]) || (dynamic(g->op) && subnormal(g->ep.out_bias[j]))) {
+        if (!good_scale(g->ep.col_scale[j]) || (isf_op_dynamic(g->op) && subnormal(g->ep.out_bias[j]))) {
             return ISF_ERR_INVALID_ARG;
         }
     }
@@ -281,7 +283,7 @@ isf_status isf_quant_set_epilogue(const isf_gemm_desc *d, weights_view v, isf_ge
     g->quant_padded = padded, g->quant_blocks = blocks;
     int32_t *bias = (int32_t *)(void *)g->quant_cols, *col_sum = bias + padded;
     float *col_scale = (float *)(void *)(col_sum + padded), *out_bias = col_scale + padded;
-    int dyn = dynamic(d->op);
+    int dyn = isf_op_dynamic(d->op);
     for (size_t j = 0; j < d->n; j++) {
         int32_t sum = column_sum(v, j, 0, d->k);
         col_sum[j] = sum;
