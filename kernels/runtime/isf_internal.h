@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "isaforge/isaforge.h"
 #include "isf_epilogue_offsets.h"
@@ -282,6 +283,28 @@ typedef struct {
     int nibbles; /* B panels of int4 values, two k blocks per byte (gemm_s4's); B given as int8 values */
 } isf_pack_spec;
 
+/* One KR group of panel elements (pack.c, quant.c): 2, 4, 8 or 16 bytes when whole, in every layout. Kept for
+ * speed: each case is a fixed-size copy the compilers inline, where one of run-time size would be a libc call per
+ * group (issue 33 measured 12–16 % of a quantized run's cycles in such calls). */
+static inline void isf_copy_group(unsigned char *d, const void *s, size_t bytes) {
+    switch (bytes) {
+    case 2:
+        memcpy(d, s, 2);
+        return;
+    case 4:
+        memcpy(d, s, 4);
+        return;
+    case 8:
+        memcpy(d, s, 8);
+        return;
+    case 16:
+        memcpy(d, s, 16);
+        return;
+    default:
+        memcpy(d, s, bytes);
+    }
+}
+
 /* Bytes of one A panel (MR wide) or B panel (NR wide) of `depth` k, a 64-byte multiple. */
 size_t isf_panel_stride(const isf_pack_spec *s, size_t depth, size_t width);
 size_t isf_b_panel_stride(const isf_pack_spec *s, size_t depth);
@@ -325,14 +348,14 @@ typedef struct {
 const isf_selection *isf_selection_enter(void);
 void isf_selection_leave(const isf_selection *sel);
 
-/* A pre-packed B's header (isaforge.h gives its byte format), as read by gemm.c. */
+/* A pre-packed B's header (isaforge.h gives its byte format), as packed_weights.c reads it. */
 typedef struct {
     uint32_t magic, version, op, layout, vector_bytes;
     uint64_t n, k, kc;
     uint64_t panels; /* offset of the panels from the buffer start: the first 64-byte boundary after the header */
 } isf_packed_header;
 
-/* The plan export's parts that its size needs (plan.c writes the format): a header before the packed buffer, and
+/* The plan export's parts that its size needs (plan_file.c writes the format): a header before the packed buffer, and
  * the quantized ops' section starts with these bytes of scalars before its column arrays. */
 enum { ISF_PLAN_HEADER_BYTES = 64, ISF_QUANT_SCALAR_BYTES = 32 };
 
@@ -360,7 +383,7 @@ typedef struct {
  * leaves room below SIZE_MAX to round it up to 64. shape NULL: the packed buffer's sizes only (n, k, kc, extent). */
 int isf_sizes_of(const isf_kernel *kern, const isf_packed_header *h, const isf_plan_shape *shape, isf_sizes *s);
 
-/* What isf_pack_b and isf_gemm_packed are made of (gemm.c), for the plan API (plan.c). */
+/* What isf_pack_b and isf_gemm_packed are made of (packed_weights.c), for the plan API (plan.c) too. */
 /* kc: the Kc to pack with (a whole number of the kernel's k blocks, pairs for nibble panels), 0 for the planned
  * one (blockwise int4 plans pack one scale block per Kc block). The bytes a buffer needs at any alignment, 0 when
  * a size of it (or of the plan `shape`, if not NULL) wraps. */
@@ -371,40 +394,6 @@ isf_status isf_pack_b_with(const isf_kernel *kern, isf_op op, size_t n, size_t k
 int isf_packed_header_read(const void *packed, isf_packed_header *h); /* 0: not a header this version writes */
 /* The runnable kernel (in `sel`, at this thread's vector length) reading h's layout: `prefer` if it does. */
 const isf_kernel *isf_packed_reader(const isf_packed_header *h, const isf_selection *sel, const isf_kernel *prefer);
-
-/* Blockwise weight scales (gemm_qd8_f32_qc4w, isaforge.h): the plan packs with Kc = the scale block, and each Kc
- * block's sums become fp32 through its own column arrays (ROW_OFFSET, TO_F32, ROW_SCALE: t = ((float)acc · scale_i)
- * · w_scale[j][b]), added to C left to right; the last block then adds the bias and clamps (ep's). */
-typedef struct {
-    const int32_t *col_sum; /* block b's at col_sum + b · stride, from the region's first column */
-    const float *col_scale; /* likewise */
-    size_t stride;          /* n rounded up to NR */
-} isf_blockwise;
-
-/* One region of C against packed panels: rows × cols of C (c at its first element, ldc in C's elements) from the
- * same rows of A (a at their first element, lda in A's elements), all of k; `col` is the region's first column in
- * the panels, a multiple of NR. */
-typedef struct {
-    const unsigned char *a;
-    size_t lda;
-    unsigned char *c;
-    size_t ldc;
-    size_t rows, col, cols;
-    int accumulate;                 /* C += A·B: C read once */
-    const isf_epilogue *ep;         /* with the last k block; bias at the region's first column */
-    const isf_blockwise *blockwise; /* gemm_qd8_f32_qc4w with scales per block of k; NULL: per column */
-} isf_region;
-
-/* 1 when isf_gemm_region's stack buffers hold what `kern` needs for regions of up to `rows` rows × `cols` columns,
- * with `row` (isf_row_kernel's, or NULL) for the rows it would pad; rows = MR holds for any number of rows. */
-int isf_region_fits(const isf_kernel *kern, const isf_kernel *row, const isf_packed_header *h, size_t rows,
-                    size_t cols);
-/* Runs a region with `kern` (runnable, reading h's layout at this thread's vector length) and, for the rows it would
- * pad, `row` (isf_row_kernel's, or NULL). Allocates nothing. */
-void isf_gemm_region(const isf_kernel *kern, const isf_kernel *row, const isf_packed_header *h,
-                     const unsigned char *panels, const isf_region *r);
-/* The row kernel (MR = 1) reading the same B panels as `full` that `sel` can run, or NULL. */
-const isf_kernel *isf_row_kernel(const isf_kernel *full, const isf_selection *sel);
 
 /* Runtime internals shared by the runtime files, isaforge-info and the tests. */
 const isf_kernel *isf_selected_kernel(isf_op op);                /* the kernel of `op` in the current selection */

@@ -6,9 +6,15 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "isf_copy.h"
+#if defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
+
 #include "isf_half.h"
 #include "isf_internal.h"
+
+/* The packers' helpers inline into each caller, where their sizes are constants. */
+#define ISF_INLINE static inline __attribute__((always_inline))
 
 static inline uint16_t load_u16(const unsigned char *p) {
     uint16_t h;

@@ -3,25 +3,14 @@
  * a layout whose registry packer is "generic" (the reference kernels, the host build) and, for the others, what the
  * layout's vectorised packer (kernels/pack/, instantiated per layout by codegen, reached through the spec) leaves:
  * edge rows, the last partial k block and the zero padding. It knows no tile size: every shape is the spec's. Only
- * the padding is zeroed. On the Arm targets nothing here calls memcpy or memset (fixed-size memcpy is inlined, and no
- * loop is a plain byte copy or fill the compilers would turn into a call), so `isaforge bench` counts all of
- * packing's instructions. */
+ * the padding is zeroed. */
 #include <stdint.h>
 #include <string.h>
 
-#include "isf_copy.h"
 #include "isf_half.h"
 #include "isf_internal.h"
+#include "isf_size_arith.h"
 #include "isf_widen.h"
-
-#if defined(__ARM_NEON)
-#include <arm_neon.h>
-#endif
-
-enum { PANEL_ALIGN = 64 };
-
-static size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; }
-static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
 size_t isf_kernel_blocks(const isf_pack_spec *s, size_t depth) {
     size_t blocks = (depth + s->kr - 1) / s->kr;
@@ -42,45 +31,10 @@ size_t isf_b_panel_stride(const isf_pack_spec *s, size_t depth) {
 static inline void copy2(unsigned char *d, const unsigned char *s) { memcpy(d, s, 2); }
 static inline void copy4(unsigned char *d, const unsigned char *s) { memcpy(d, s, 4); }
 
-ISF_INLINE void zero_bytes(unsigned char *d, size_t n) {
-#if defined(__aarch64__)
-    if (n >= 16) {
-        uint8x16x4_t z = {{vdupq_n_u8(0), vdupq_n_u8(0), vdupq_n_u8(0), vdupq_n_u8(0)}};
-        for (; n > 64; n -= 64, d += 64) {
-            vst1q_u8_x4(d, z);
-        }
-        if (n > 32) { /* then [n - 32, n) overlaps [0, 32) */
-            vst1q_u8(d, z.val[0]);
-            vst1q_u8(d + 16, z.val[0]);
-            vst1q_u8(d + n - 32, z.val[0]);
-        } else if (n > 16) {
-            vst1q_u8(d, z.val[0]);
-        }
-        vst1q_u8(d + n - 16, z.val[0]); /* n < 16 only after the loop: the bytes before d are ours */
-        return;
-    }
-#else
-    static const unsigned char zeros[16] = {0};
-    for (; n >= 16; n -= 16, d += 16) {
-        isf_copy16(d, zeros);
-    }
-#endif
-    uint64_t z = 0;
-    if (n >= 8) {
-        memcpy(d, &z, 8), memcpy(d + n - 8, &z, 8);
-    } else if (n >= 4) {
-        memcpy(d, &z, 4), memcpy(d + n - 4, &z, 4);
-    } else if (n >= 2) {
-        memcpy(d, &z, 2), memcpy(d + n - 2, &z, 2);
-    } else if (n) {
-        *d = 0;
-    }
-}
-
 /* n consecutive source elements → n consecutive panel elements. */
 static void convert(const isf_pack_spec *s, unsigned char *d, const unsigned char *src, size_t n) {
     if (s->kind == ISF_PACK_COPY) {
-        isf_copy_bytes(d, src, n * s->in);
+        isf_copy_group(d, src, n * s->in);
     } else {
         widen(s->kind, d, src, n);
     }
@@ -113,7 +67,9 @@ static void a_generic(const isf_pack_spec *s, const unsigned char *a, size_t lda
             if (n) {
                 convert(s, out + r * gb, a + r * lda_b + k0 * s->src_bytes, n);
             }
-            zero_bytes(out + r * gb + n * s->in, gb - n * s->in);
+            if (n < kr) {
+                memset(out + r * gb + n * s->in, 0, gb - n * s->in);
+            }
         }
     }
 }
@@ -124,7 +80,7 @@ static void b_generic(const isf_pack_spec *s, const unsigned char *b, size_t ldb
     size_t kr = s->kr, in = s->in, gb = kr * in;
     for (; k0 < depth; k0 += kr, out += s->nr * gb) {
         size_t kn = min_size(kr, depth - k0);
-        zero_bytes(out, s->nr * gb);
+        memset(out, 0, s->nr * gb);
         for (size_t t = 0; t < kn; t++) {
             const unsigned char *row = b + (k0 + t) * ldb_b;
             for (size_t j = 0; j < w; j++) {
@@ -140,7 +96,7 @@ static void b_nibbles(const isf_pack_spec *s, const unsigned char *b, size_t ldb
                       unsigned char *out) {
     size_t kr = s->kr, pair = s->nr * kr;
     for (size_t k0 = 0; k0 < depth; k0 += 2 * kr, out += pair) {
-        zero_bytes(out, pair);
+        memset(out, 0, pair);
         for (size_t t = 0; t < 2 * kr && k0 + t < depth; t++) {
             const unsigned char *row = b + (k0 + t) * ldb_b;
             unsigned shift = t < kr ? 0u : 4u;
@@ -168,7 +124,7 @@ void isf_pack_a_panels(const isf_pack_spec *s, const void *a, size_t lda, size_t
             done = blocks;
         }
         a_generic(s, src, lda_b, h, done * s->kr, depth, out + done * s->mr * gb);
-        zero_bytes(out + used, panel_bytes - used);
+        memset(out + used, 0, panel_bytes - used);
     }
 }
 
@@ -180,7 +136,7 @@ void isf_pack_b_panels(const isf_pack_spec *s, const void *b, size_t ldb, size_t
         size_t used = isf_kernel_blocks(s, depth) / 2 * s->nr * s->kr;
         for (size_t c0 = 0; c0 < cols; c0 += s->nr, dst = (unsigned char *)dst + panel_bytes) {
             b_nibbles(s, (const unsigned char *)b + c0, ldb_b, min_size(s->nr, cols - c0), depth, dst);
-            zero_bytes((unsigned char *)dst + used, panel_bytes - used);
+            memset((unsigned char *)dst + used, 0, panel_bytes - used);
         }
         return;
     }
@@ -190,7 +146,7 @@ void isf_pack_b_panels(const isf_pack_spec *s, const void *b, size_t ldb, size_t
     for (size_t c0 = 0; c0 < cols; c0 += s->nr, src += s->nr * s->src_bytes, out += panel_bytes) {
         size_t w = min_size(s->nr, cols - c0);
         if (w < s->nr) { /* the padding columns: the whole panel in long stores, then the data over it */
-            zero_bytes(out, blocks * s->nr * gb);
+            memset(out, 0, blocks * s->nr * gb);
         }
         size_t done = 0;
         if (s->fast_b != NULL) {
@@ -198,6 +154,6 @@ void isf_pack_b_panels(const isf_pack_spec *s, const void *b, size_t ldb, size_t
             done = blocks;
         }
         b_generic(s, src, ldb_b, w, done * s->kr, depth, out + done * s->nr * gb);
-        zero_bytes(out + used, panel_bytes - used);
+        memset(out + used, 0, panel_bytes - used);
     }
 }

@@ -1,8 +1,11 @@
-/* The quantized ops' arithmetic outside the kernels: gemm_qd8_f32's row quantization (isaforge.h gives it exactly;
- * the scalar and the AArch64 vector paths give the same bytes) and the panels it packs. Compiled at the baseline. */
+/* Quantization outside the kernels: gemm_qd8_f32's row quantization (isaforge.h gives it exactly; the scalar and the
+ * AArch64 vector paths give the same bytes) and the panels it packs; the quantized ops' parameters checked at create,
+ * and the plan's column arrays and epilogue made from them (or checked when a file gives them). Compiled at the
+ * baseline. */
+#include <stdlib.h>
 #include <string.h>
 
-#include "isf_internal.h"
+#include "isf_plan.h"
 
 #if defined(__aarch64__)
 #include <arm_neon.h>
@@ -97,10 +100,212 @@ void isf_pack_a_quantized(const isf_pack_spec *s, const float *a, size_t lda, si
             if (valid) {
                 quantize_run(a + i * lda + p0, valid, inv[i], zp[i], run);
             }
-            memset(run + valid, 0, len - valid);
+            if (valid < len) {
+                memset(run + valid, 0, len - valid);
+            }
             for (size_t x = 0; x < len; x += kr) { /* sizeof run is a multiple of every KR */
-                memcpy(dst + (((p0 + x) / kr) * mr + i) * kr, run + x, kr);
+                isf_copy_group(dst + (((p0 + x) / kr) * mr + i) * kr, run + x, kr);
             }
         }
     }
+}
+
+/* The dynamic ops' fp32 bias has no subnormal value. */
+static int f32_bias_fits(const isf_gemm_desc *d) {
+    for (size_t j = 0; j < d->n; j++) {
+        float b;
+        memcpy(&b, (const unsigned char *)d->bias + j * sizeof b, sizeof b);
+        if (subnormal(b)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The static ops' bias keeps |acc + bias| within int32 for any A and W: |acc| ≤ 32640·k. */
+static int bias_fits(const isf_gemm_desc *d) {
+    if (d->bias == NULL) {
+        return 1;
+    }
+    if (isf_op_dynamic(d->op)) {
+        return f32_bias_fits(d);
+    }
+    int64_t room = INT32_MAX - (int64_t)32640 * (int64_t)d->k;
+    for (size_t j = 0; j < d->n; j++) {
+        int32_t b;
+        memcpy(&b, (const unsigned char *)d->bias + j * sizeof b, sizeof b);
+        if ((b < 0 ? -(int64_t)b : (int64_t)b) > room) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* w_scale_count for these parameters: n × the blocks of k for blockwise scales (0 on overflow), else 1 or n. */
+static int scale_count_fits(const isf_gemm_desc *d) {
+    const isf_quant_params *q = d->quant;
+    if (q->w_block == 0) {
+        return q->w_scale_count == 1 || q->w_scale_count == d->n;
+    }
+    size_t blocks = d->k / q->w_block + (d->k % q->w_block != 0), count;
+    return !__builtin_mul_overflow(blocks ? blocks : 1, d->n, &count) && q->w_scale_count == count;
+}
+
+/* The scale column j's epilogue multiplies by, from its weight scale (isaforge.h): s[j], d[j] or w_scales[j]. */
+static float column_scale(isf_op op, const isf_quant_params *q, float w_scale) {
+    return isf_op_dynamic(op)      ? w_scale
+           : op == ISF_OP_GEMM_QS8 ? (q->a_scale * w_scale) / q->c_scale
+                                   : q->a_scale * w_scale;
+}
+
+isf_status isf_quant_check(const isf_gemm_desc *d) {
+    const isf_quant_params *q = d->quant;
+    size_t w_bits = isf_ops[d->op].w_bits;
+    int blockwise_op = w_bits == 4; /* only the int4 op takes blocks */
+    if (d->k > ISF_QUANT_MAX_K || q->w_scales == NULL || (q->w_bits != 0 && q->w_bits != w_bits)) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    if (q->w_block != 0 &&
+        (!blockwise_op || q->w_block % ISF_QUANT_BLOCK_STEP != 0 || q->w_block > ISF_QUANT_MAX_BLOCK)) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    if (!scale_count_fits(d)) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    for (size_t j = 0; j < q->w_scale_count; j++) {
+        if (!good_scale(q->w_scales[j]) || !good_scale(column_scale(d->op, q, q->w_scales[j]))) {
+            return ISF_ERR_INVALID_ARG;
+        }
+    }
+    if (!isf_op_dynamic(d->op) && (!good_scale(q->a_scale) || !int8_zero_point(q->a_zero_point))) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    if (d->op == ISF_OP_GEMM_QS8 && (!good_scale(q->c_scale) || !int8_zero_point(q->c_zero_point))) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    return bias_fits(d) ? ISF_OK : ISF_ERR_INVALID_ARG;
+}
+
+uint32_t isf_quant_steps(isf_op op, uint32_t flags) {
+    uint32_t clamp = flags & ISF_GEMM_CLAMP ? ISF_EPILOGUE_CLAMP : 0u;
+    if (op == ISF_OP_GEMM_QS8) {
+        return ISF_EPILOGUE_BIAS | ISF_EPILOGUE_TO_S8;
+    }
+    return ISF_EPILOGUE_TO_F32 | clamp |
+           (isf_op_dynamic(op) ? ISF_EPILOGUE_ROW_OFFSET | ISF_EPILOGUE_ROW_SCALE : (uint32_t)ISF_EPILOGUE_BIAS);
+}
+
+/* Σ_k W[k][j] over k [k0, k1), wrapping (exact where isaforge.h says it is used). */
+static int32_t column_sum(weights_view v, size_t j, size_t k0, size_t k1) {
+    uint32_t sum = 0;
+    for (size_t p = k0; p < k1; p++) {
+        sum += (uint32_t)v.w[p * v.ld + j];
+    }
+    return (int32_t)sum;
+}
+
+/* The epilogue's pointers into quant_cols (isf_epilogue's column arrays, then the blockwise ones), its bounds from
+ * the plan's: what create and import share once quant_cols, its sizes and ep's scalars are set. */
+void isf_quant_point_columns(isf_gemm *g) {
+    size_t padded = g->quant_padded;
+    int32_t *bias = (int32_t *)(void *)g->quant_cols, *col_sum = bias + padded;
+    float *col_scale = (float *)(void *)(col_sum + padded), *out_bias = col_scale + padded;
+    g->ep.bias = g->ep.steps & ISF_EPILOGUE_BIAS ? bias : NULL;
+    g->ep.col_sum = col_sum, g->ep.col_scale = col_scale, g->ep.out_bias = out_bias;
+    g->ep.min = g->out_min, g->ep.max = g->out_max;
+    if (g->quant_blocks) {
+        int32_t *sums = (int32_t *)(void *)(out_bias + padded);
+        g->blockwise = (isf_blockwise){sums, (const float *)(void *)(sums + g->quant_blocks * padded), padded};
+    }
+}
+
+/* Blockwise scales (gemm_qd8_f32_qc4w with w_block < k): per block, the column sums and the scales, block-major
+ * and NR-padded (isf_blockwise), at `cols`. */
+static void set_blockwise(const isf_gemm_desc *d, weights_view v, size_t padded, unsigned char *cols) {
+    const isf_quant_params *q = d->quant;
+    size_t blocks = (d->k + q->w_block - 1) / q->w_block;
+    int32_t *sums = (int32_t *)(void *)cols;
+    float *scales = (float *)(void *)(sums + blocks * padded);
+    for (size_t b = 0; b < blocks; b++) {
+        size_t k0 = b * q->w_block, k1 = k0 + q->w_block < d->k ? k0 + q->w_block : d->k;
+        for (size_t j = 0; j < d->n; j++) {
+            sums[b * padded + j] = column_sum(v, j, k0, k1);
+            scales[b * padded + j] = q->w_scales[j * blocks + b];
+        }
+    }
+}
+
+size_t isf_quant_scale_blocks(const isf_gemm_desc *d) {
+    const isf_quant_params *q = d->quant;
+    if (!isf_op_quantized(d->op) || q->w_block == 0 || d->k <= q->w_block) {
+        return 0;
+    }
+    return blocks_of(d->k, q->w_block); /* k ≤ ISF_QUANT_MAX_K (isf_quant_check): no wrap */
+}
+
+/* A quantized plan's column arrays and k held to create's rules, whether create made them or a file gave them: k at
+ * most ISF_QUANT_MAX_K; scale blocks of create's sizes; every column's scale (and each block's) a finite normal
+ * float, as check_quant requires of the scales given and derived; the dynamic ops' fp32 bias without subnormals. */
+isf_status isf_quant_check_columns(const isf_gemm *g) {
+    size_t n = g->sizes.n, padded = g->quant_padded, kc = g->sizes.kc;
+    int step = kc % ISF_QUANT_BLOCK_STEP == 0 && kc <= ISF_QUANT_MAX_BLOCK;
+    if (g->sizes.k > ISF_QUANT_MAX_K || (g->quant_blocks != 0 && !step)) {
+        return ISF_ERR_INVALID_ARG;
+    }
+    for (size_t j = 0; j < n; j++) {
+        if (!good_scale(g->ep.col_scale[j]) || (isf_op_dynamic(g->op) && subnormal(g->ep.out_bias[j]))) {
+            return ISF_ERR_INVALID_ARG;
+        }
+    }
+    for (size_t b = 0; b < g->quant_blocks; b++) {
+        for (size_t j = 0; j < n; j++) {
+            if (!good_scale(g->blockwise.col_scale[b * padded + j])) {
+                return ISF_ERR_INVALID_ARG;
+            }
+        }
+    }
+    return ISF_OK;
+}
+
+/* The quantized ops' epilogue (isaforge.h's formulas): per column, the int32 bias with the activation zero point
+ * folded in (static ops; wrapping, since acc + bias is known to fit), or the weight sums for the per-row zero points
+ * (the dynamic ops), and the fp32 scale; the dynamic ops' fp32 bias. Arrays NR-padded with zeros. Blockwise scales
+ * add their per-block arrays after these. */
+isf_status isf_quant_set_epilogue(const isf_gemm_desc *d, weights_view v, isf_gemm *g) {
+    const isf_quant_params *q = d->quant;
+    size_t padded = g->sizes.padded, blocks = isf_quant_scale_blocks(d);
+    size_t bytes = round_up(g->sizes.quant_cols, PANEL_ALIGN);
+    g->quant_cols = aligned_alloc(PANEL_ALIGN, bytes);
+    if (g->quant_cols == NULL) {
+        return ISF_ERR_NO_MEMORY;
+    }
+    memset(g->quant_cols, 0, bytes);
+    g->quant_padded = padded, g->quant_blocks = blocks;
+    int32_t *bias = (int32_t *)(void *)g->quant_cols, *col_sum = bias + padded;
+    float *col_scale = (float *)(void *)(col_sum + padded), *out_bias = col_scale + padded;
+    int dyn = isf_op_dynamic(d->op);
+    for (size_t j = 0; j < d->n; j++) {
+        int32_t sum = column_sum(v, j, 0, d->k);
+        col_sum[j] = sum;
+        float ws = q->w_scales[q->w_scale_count == 1 ? 0 : j]; /* one block (k ≤ w_block): one scale per column */
+        col_scale[j] = column_scale(d->op, q, ws);
+        int32_t given = 0;
+        if (g->bias != NULL) {
+            memcpy(dyn ? (void *)&out_bias[j] : (void *)&given, g->bias + j * 4, 4);
+        }
+        bias[j] = (int32_t)((uint32_t)given - (uint32_t)q->a_zero_point * (uint32_t)sum);
+    }
+    if (blocks) {
+        set_blockwise(d, v, padded, (unsigned char *)(out_bias + padded));
+    }
+    isf_epilogue ep = {.steps =
+                           isf_quant_steps(d->op, g->flags) | (dyn && g->bias != NULL ? ISF_EPILOGUE_OUT_BIAS : 0u)};
+    if (d->op == ISF_OP_GEMM_QS8) {
+        int clamp = (g->flags & ISF_GEMM_CLAMP) != 0;
+        ep.out_zp = q->c_zero_point;
+        ep.qmin = clamp ? (int32_t)g->out_min : -128, ep.qmax = clamp ? (int32_t)g->out_max : 127;
+    }
+    g->ep = ep;
+    isf_quant_point_columns(g);
+    return isf_quant_check_columns(g);
 }

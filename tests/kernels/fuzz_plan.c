@@ -273,7 +273,7 @@ static size_t quant_base(const seed *s) {
            (size_t)le_get(s->bytes + PLAN_BIAS_BYTES, 8);
 }
 
-/* 1 when the plan header's section sizes lie within the input: plan.c sums them before any other check. */
+/* 1 when the plan header's section sizes lie within the input: plan_file.c sums them before any other check. */
 static int plan_sizes_fit(const input *in) {
     const unsigned char *p = in->bytes;
     if (in->from->packed || in->size < PLAN_HEADER) {

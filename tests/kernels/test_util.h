@@ -101,7 +101,7 @@ static inline int all_bytes(const void *buf, size_t bytes, unsigned char fill) {
     return 1;
 }
 
-/* ---- exported plans, crafted (plan.c's export format: a 64-byte header, the packed-B buffer, then the bias or the
+/* ---- exported plans, crafted (plan_file.c's export format: a 64-byte header, the packed-B buffer, then the bias or the
  * quantized ops' section) ----------------------------------------------------------------------------------------- */
 
 enum {

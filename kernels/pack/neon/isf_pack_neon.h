@@ -5,7 +5,7 @@
  * kernels. One header for both arches: the families use AArch64-only instructions where they help, behind
  * __aarch64__, and some exist on one arch only. Every family is ISF_INLINE: its instantiation is one function.
  * The portable loop of kernels/runtime/pack.c does the rest of a panel (edges, the last partial k block, padding).
- * Nothing here calls memcpy or memset, so `isaforge bench` counts all of packing's instructions. */
+ * Fixed-size copies inline; an edge panel's row of another size is one memcpy. */
 #ifndef ISAFORGE_PACK_NEON_H
 #define ISAFORGE_PACK_NEON_H
 
@@ -13,13 +13,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "isf_copy.h"
 #include "isf_half.h"
 #include "isf_internal.h"
 #include "isf_widen.h"
 
 static inline void copy2(unsigned char *d, const unsigned char *s) { memcpy(d, s, 2); }
 static inline void copy4(unsigned char *d, const unsigned char *s) { memcpy(d, s, 4); }
+static inline void copy16(unsigned char *d, const unsigned char *s) { memcpy(d, s, 16); }
 
 /* ---- NEON: A ----------------------------------------------------------------------------------------------- */
 /*
@@ -346,7 +346,7 @@ ISF_INLINE void a_g8_mr4(const unsigned char *a, size_t lda_b, size_t blocks, un
 
 /* 16-byte groups (int8 with KR = 16). */
 ISF_INLINE void a_g16_mr4(const unsigned char *a, size_t lda_b, size_t blocks,
-                          unsigned char *out){A_TAIL(isf_copy16, 16, 4)}
+                          unsigned char *out){A_TAIL(copy16, 16, 4)}
 
 /* ---- NEON: B ----------------------------------------------------------------------------------------------- */
 /*
@@ -390,7 +390,7 @@ ISF_INLINE void b_rows(const unsigned char *b, size_t ldb_b, size_t rows, size_t
     }
 #endif
     for (; rows > 0; rows--, b += ldb_b, out += row) {
-        isf_copy_bytes(out, b, n);
+        memcpy(out, b, n);
     }
 }
 

@@ -1,0 +1,485 @@
+/* The GEMM driver, after MegEngine: block k (Kc) and n (Nc) so the packed panels stay in L1/L2, pack A and B so
+ * the micro-kernel reads contiguously, and hand edge tiles to the same kernel through a scratch tile. One blocked
+ * loop serves every caller: a whole one-call GEMM (B packed block by block as the call goes, or pre-packed weights),
+ * and one region of a plan's C (pre-packed, with the plan's epilogue, a quantized A and blockwise scales).
+ * Compiled at the architecture baseline: no variant flags here. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "isf_driver.h"
+#include "isf_half.h"
+
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#endif
+
+enum {
+    L1_BUDGET = 16 * 1024,  /* half of a 32 KiB L1D for one A and one B micro-panel */
+    L2_BUDGET = 256 * 1024, /* B block of Kc×Nc */
+    MC_ROWS = 64,
+    REGION_A_BYTES = L1_BUDGET + PANEL_ALIGN, /* a plan region's A buffer: one MR-row A panel of one Kc block */
+    REGION_TILE_BYTES = 8 * 1024,             /* its scratch tile */
+    REGION_ACC_BYTES = 8 * 1024,              /* its accumulator: MR rows of fp32 sums (binary16 C, fp32 kernel) */
+};
+
+const isf_epilogue isf_no_epilogue = {.steps = ISF_EPILOGUE_NONE};
+
+static isf_pack_kind pack_kind(const isf_kernel *kern) {
+    if (!kern->widened) {
+        return ISF_PACK_COPY;
+    }
+    return kern->op == ISF_OP_GEMM_F16 ? ISF_PACK_F16_TO_F32 : ISF_PACK_BF16_TO_F32;
+}
+
+isf_blocking isf_blocking_of(const isf_kernel *kern, size_t k, size_t vector_bytes, size_t fixed_kc) {
+    const isf_op_info *op = &isf_ops[kern->op];
+    size_t in = kern->widened ? sizeof(float) : op->w_bytes;
+    size_t out = kern->widened ? sizeof(float) : op->out_bytes;
+    isf_blocking bl = {{kern->mr, isf_kernel_nr(kern, vector_bytes), kern->kr, op->w_bytes, in, pack_kind(kern),
+                        kern->layout.pack_a, kern->layout.pack_b, op->w_bits == 4},
+                       out,
+                       op->out_bytes,
+                       op->quantized ? sizeof(int32_t) : out,
+                       0,
+                       0,
+                       0};
+    size_t kr = bl.pack.nibbles ? 2 * bl.pack.kr : bl.pack.kr; /* Kc: whole pairs of k blocks for nibbles */
+    size_t kc = L1_BUDGET / (in * (bl.pack.mr + bl.pack.nr));
+    bl.kc = fixed_kc ? fixed_kc : kc < kr ? kr : kc / kr * kr;
+    bl.mc = round_up(MC_ROWS, bl.pack.mr);
+    /* Nc: as many B panels (64-byte padded, which counts for a short k) as fill the L2 budget; with an fp32
+     * accumulator (binary16 C from an fp32 kernel), no more columns than its Mc rows keep within it too. */
+    size_t panels = L2_BUDGET / isf_b_panel_stride(&bl.pack, k != 0 && k < bl.kc ? k : bl.kc); /* k = 0: no /0 */
+    if (bl.out != bl.c_out) {
+        size_t acc_panels = L2_BUDGET / (bl.mc * bl.pack.nr * bl.out);
+        panels = acc_panels < panels ? acc_panels : panels;
+    }
+    bl.nc = (panels ? panels : 1) * bl.pack.nr;
+    return bl;
+}
+
+/* One row of n > 0 fp32 values → binary16, rounded once (the widened fp16 path). AArch64: fcvtn, which rounds by FPCR
+ * as the scalar fcvt of isf_f32_to_f16 does, 4 at a time, the last 4 ending at n (AArch32 NEON would flush
+ * subnormals). */
+static inline void narrow_row_f16(uint16_t *d, const float *s, size_t n) {
+#if defined(__aarch64__)
+    if (n >= 4) {
+        for (; n > 4; n -= 4, d += 4, s += 4) {
+            vst1_u16(d, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(s))));
+        }
+        vst1_u16(d + n - 4, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(s + n - 4))));
+        return;
+    }
+#endif
+    for (size_t j = 0; j < n; j++) {
+        d[j] = isf_f32_to_f16(s[j]);
+    }
+}
+
+/* Where the packed panels of k block [pc, pc + depth) and columns from jc start: blocks are stored one after the
+ * other, each holding every NR panel of n; every block but the last is Kc deep. */
+static const unsigned char *packed_block(const isf_blocking *bl, const unsigned char *panels, size_t n, size_t pc,
+                                         size_t depth, size_t jc) {
+    size_t n_panels = blocks_of(n, bl->pack.nr);
+    size_t before = pc / bl->kc * n_panels * isf_b_panel_stride(&bl->pack, bl->kc);
+    return panels + before + jc / bl->pack.nr * isf_b_panel_stride(&bl->pack, depth);
+}
+
+/* ---- the blocked loop --------------------------------------------------------------------------------------------- */
+
+/* The buffers of one run of the loop, 64-byte aligned: A panels (a_bytes of them), the B block packed here (NULL
+ * when B is read where it lies, pre-packed and aligned), the scratch tile, and the accumulator (acc_bytes): fp32 sums
+ * for binary16 C from an fp32 kernel, or the int32 sums of the Kc blocks before the last for the quantized ops. */
+typedef struct {
+    unsigned char *a, *b, *tile, *acc;
+    size_t a_bytes, acc_bytes;
+    size_t width;   /* columns of C per block: Nc for a call's buffers (sized for it), all of a region's */
+    size_t held[2]; /* the k block and column of B that b holds, so a block is packed once per use */
+} work_buffers;
+
+/* Who computes the next rows of a region: the full kernel on MR rows (padded when fewer are left), or the row
+ * kernel on one, for the last rows when no more than MR / 2 are left (m below MR, m % MR), where padding would
+ * multiply the MACs by up to MR. */
+typedef struct {
+    const isf_kernel *kern;
+    isf_blocking bl;
+    size_t rows;
+} row_chunk;
+
+typedef struct {
+    row_chunk full, row; /* row.kern NULL: no row kernel reads these panels */
+} region_kernels;
+
+/* One run of the loop: its kernels, the caller's region, the sizes of B's panels and the buffers. */
+typedef struct {
+    region_kernels rk;
+    const isf_region *r;
+    const isf_packed_header *h;
+    work_buffers *w;
+} blocked_loop;
+
+static const row_chunk *next_chunk(const region_kernels *rk, size_t rows_left) {
+    size_t mr = rk->full.bl.pack.mr;
+    return rows_left >= mr || rk->row.kern == NULL || 2 * rows_left > mr ? &rk->full : &rk->row;
+}
+
+/* The B panels of k block [pc, pc + depth) × `cols` columns from the region's column jc: found in the pre-packed
+ * buffer, copied from it to aligned scratch when it lies at another alignment, or packed here. */
+static const unsigned char *b_block(const blocked_loop *l, size_t pc, size_t depth, size_t jc, size_t cols) {
+    const isf_blocking *bl = &l->rk.full.bl;
+    const isf_region *r = l->r;
+    work_buffers *w = l->w;
+    size_t col = r->col + jc;
+    if (w->b == NULL) {
+        return packed_block(bl, r->panels, (size_t)l->h->n, pc, depth, col);
+    }
+    if (w->held[0] != pc || w->held[1] != col) {
+        if (r->panels != NULL) {
+            const unsigned char *src = packed_block(bl, r->panels, (size_t)l->h->n, pc, depth, col);
+            memcpy(w->b, src, blocks_of(cols, bl->pack.nr) * isf_b_panel_stride(&bl->pack, depth));
+        } else {
+            const unsigned char *b = r->b + (pc * r->ldb + col) * bl->pack.src_bytes;
+            isf_pack_b_panels(&bl->pack, b, r->ldb, depth, cols, w->b);
+        }
+        w->held[0] = pc, w->held[1] = col;
+    }
+    return w->b;
+}
+
+/* The A panel of `rows` rows from row i for k block [pc, pc + depth): the caller's own row when one row of input
+ * elements is already the panel (no widening, whole KR steps), else packed into the A buffer. */
+static const unsigned char *a_panel(const row_chunk *ch, const isf_region *r, size_t i, size_t pc, size_t depth,
+                                    size_t rows, work_buffers *w) {
+    const isf_pack_spec *ps = &ch->bl.pack;
+    const unsigned char *a = r->a + (i * r->lda + pc) * ps->src_bytes;
+    if (ps->mr == 1 && ps->kind == ISF_PACK_COPY && depth % (ps->nibbles ? 2 * ps->kr : ps->kr) == 0) {
+        return a;
+    }
+    isf_pack_a_panels(ps, a, r->lda, rows, depth, w->a);
+    return w->a;
+}
+
+/* The rows from here (rows_left of the region) the full kernel takes as one macro tile in a Kc block of `depth`:
+ * every row next_chunk would give it, in as many MR-row A panels as the A buffer holds and, with an accumulator of
+ * acc_row_bytes a row, as many rows as it holds (at least MR, whole MR unless all fit). The same tiles as chunk by
+ * chunk, so the same bytes; the grid's column steps (epilogue_across) once per column of tiles. */
+static size_t full_rows(const blocked_loop *l, size_t rows_left, size_t depth, size_t acc_row_bytes) {
+    const isf_pack_spec *ps = &l->rk.full.bl.pack;
+    size_t rows = rows_left / ps->mr * ps->mr, left = rows_left - rows;
+    if (left != 0 && next_chunk(&l->rk, left) == &l->rk.full) {
+        rows += left;
+    }
+    size_t most = l->w->a_bytes / isf_panel_stride(ps, depth, ps->mr) * ps->mr; /* ≥ MR: isf_region_fits */
+    if (acc_row_bytes != 0) {
+        size_t acc_rows = l->w->acc_bytes / acc_row_bytes;
+        most = min_size(most, acc_rows >= rows ? rows : acc_rows / ps->mr * ps->mr);
+    }
+    return min_size(rows, most);
+}
+
+/* The rows of the next chunk: the full kernel's macro tile, or the row kernel's single row. */
+static size_t chunk_rows(const blocked_loop *l, const row_chunk *ch, size_t rows_left, size_t depth,
+                         size_t acc_row_bytes) {
+    if (ch == &l->rk.full && ch->rows > 1) {
+        return full_rows(l, rows_left, depth, acc_row_bytes);
+    }
+    return min_size(ch->rows, rows_left);
+}
+
+/* The region's epilogue for the column block from jc: its column arrays from that column of B on. */
+static isf_epilogue block_epilogue(const blocked_loop *l, size_t jc) {
+    return isf_epilogue_across(l->r->ep, l->r->col + jc, l->rk.full.bl.bias_bytes);
+}
+
+/* C and the kernel share the element type: k blocks outside, so each B block is fetched once, the full kernel's
+ * rows of each k block as one macro tile (full_rows), the row kernel's a row at a time. */
+static void into_c(const blocked_loop *l, size_t jc, size_t cols) {
+    const isf_region *r = l->r;
+    size_t k = (size_t)l->h->k;
+    isf_epilogue ep = block_epilogue(l, jc);
+    for (size_t pc = 0, depth; pc < k; pc += depth) {
+        depth = min_size(l->rk.full.bl.kc, k - pc);
+        const unsigned char *bp = b_block(l, pc, depth, jc, cols);
+        const isf_epilogue *e = pc + depth == k ? &ep : &isf_no_epilogue;
+        for (size_t i = 0, rows; i < r->rows; i += rows) {
+            const row_chunk *ch = next_chunk(&l->rk, r->rows - i);
+            rows = chunk_rows(l, ch, r->rows - i, depth, 0);
+            const unsigned char *ap = a_panel(ch, r, i, pc, depth, rows, l->w);
+            isf_c_block dst = {r->c + (i * r->ldc + jc) * ch->bl.out, r->ldc};
+            isf_macro_tile(ch->kern, &ch->bl, dst, rows, cols, depth, r->accumulate || pc > 0, e, ap, bp, l->w->tile);
+        }
+    }
+}
+
+/* binary16 C from an fp32 kernel: a chunk of rows at a time summed over all of k in fp32 (from C's values when
+ * accumulating), the epilogue applied in fp32 with the last k block, then rounded once into C. */
+static void through_acc(const blocked_loop *l, size_t jc, size_t cols) {
+    const isf_region *r = l->r;
+    float *acc = (float *)(void *)l->w->acc;
+    size_t k = (size_t)l->h->k;
+    isf_epilogue ep = block_epilogue(l, jc);
+    for (size_t i = 0, rows; i < r->rows; i += rows) {
+        const row_chunk *ch = next_chunk(&l->rk, r->rows - i);
+        rows = chunk_rows(l, ch, r->rows - i, min_size(ch->bl.kc, k), cols * ch->bl.out);
+        uint16_t *c = (uint16_t *)(void *)r->c + i * r->ldc + jc;
+        for (size_t y = 0; r->accumulate && y < rows; y++) {
+            for (size_t x = 0; x < cols; x++) {
+                acc[y * cols + x] = isf_f16_to_f32(c[y * r->ldc + x]);
+            }
+        }
+        for (size_t pc = 0, depth; pc < k; pc += depth) {
+            depth = min_size(ch->bl.kc, k - pc);
+            const unsigned char *bp = b_block(l, pc, depth, jc, cols);
+            const unsigned char *ap = a_panel(ch, r, i, pc, depth, rows, l->w);
+            isf_c_block dst = {l->w->acc, cols};
+            isf_macro_tile(ch->kern, &ch->bl, dst, rows, cols, depth, r->accumulate || pc > 0,
+                           pc + depth == k ? &ep : &isf_no_epilogue, ap, bp, l->w->tile);
+        }
+        for (size_t y = 0; y < rows; y++) {
+            narrow_row_f16(c + y * r->ldc, acc + y * cols, cols);
+        }
+    }
+}
+
+/* gemm_qd8_f32's rows of one chunk: quantized with these (padding rows: nothing added, scaled by 0). */
+typedef struct {
+    float scale[ISF_MAX_MR], inv[ISF_MAX_MR];
+    int32_t zp[ISF_MAX_MR], offset[ISF_MAX_MR];
+} row_quant;
+
+static void quantize_rows(const isf_region *r, size_t i, size_t rows, size_t k, row_quant *q) {
+    for (size_t y = 0; y < ISF_MAX_MR; y++) {
+        q->scale[y] = 0.0f, q->inv[y] = 1.0f, q->zp[y] = 0, q->offset[y] = 0;
+    }
+    for (size_t y = 0; y < rows; y++) {
+        const float *a = (const float *)(const void *)r->a + (i + y) * r->lda;
+        isf_quantize_params(a, k, &q->scale[y], &q->inv[y], &q->zp[y]);
+        q->offset[y] = -q->zp[y];
+    }
+}
+
+/* A quantized op's A panel: gemm_qd8_f32's fp32 rows quantized with q as they are packed, else (q NULL) int8 rows
+ * as a_panel gives them. */
+static const unsigned char *quantized_a(const blocked_loop *l, const row_chunk *ch, const row_quant *q, size_t i,
+                                        size_t pc, size_t depth, size_t rows) {
+    if (q == NULL) {
+        return a_panel(ch, l->r, i, pc, depth, rows, l->w);
+    }
+    const float *a = (const float *)(const void *)l->r->a + i * l->r->lda + pc;
+    isf_pack_a_quantized(&ch->bl.pack, a, l->r->lda, rows, depth, q->inv, q->zp, l->w->a);
+    return l->w->a;
+}
+
+/* The quantized ops (int8 or fp32 C from int32 sums) with k split into Kc blocks or rows quantized at run time, a
+ * row chunk at a time: the sums of every block but the last go to the int32 accumulator (whole tiles: the chunk's
+ * MR rows × the block's columns rounded up to NR), which the last block's epilogue starts from (PARTIAL); C is
+ * written once. gemm_qd8_f32 quantizes the chunk's fp32 rows as it packs them, each row's scale and zero point
+ * from the whole row. */
+static void quantized(const blocked_loop *l, size_t jc, size_t cols) {
+    const isf_region *r = l->r;
+    size_t k = (size_t)l->h->k;
+    int dynamic = isf_op_dynamic(l->rk.full.kern->op);
+    isf_epilogue block_ep = block_epilogue(l, jc);
+    for (size_t i = 0, rows; i < r->rows; i += rows) {
+        const row_chunk *ch = next_chunk(&l->rk, r->rows - i);
+        rows = min_size(ch->rows, r->rows - i);
+        row_quant q;
+        isf_epilogue ep = block_ep;
+        if (dynamic) {
+            quantize_rows(r, i, rows, k, &q);
+            ep.row_offset = q.offset, ep.row_scale = q.scale;
+        }
+        isf_blocking sums = ch->bl;
+        sums.out = sizeof(int32_t);
+        size_t width = round_up(cols, ch->bl.pack.nr);
+        for (size_t pc = 0, depth; pc < k; pc += depth) {
+            depth = min_size(ch->bl.kc, k - pc);
+            const unsigned char *bp = b_block(l, pc, depth, jc, cols);
+            const unsigned char *ap = quantized_a(l, ch, dynamic ? &q : NULL, i, pc, depth, rows);
+            if (pc + depth < k) {
+                isf_c_block acc = {l->w->acc, width};
+                isf_macro_tile(ch->kern, &sums, acc, ch->rows, width, depth, pc > 0, &isf_no_epilogue, ap, bp,
+                               l->w->tile);
+                continue;
+            }
+            isf_epilogue last = ep;
+            if (pc > 0) {
+                last.steps |= ISF_EPILOGUE_PARTIAL;
+                last.partial = (const int32_t *)(const void *)l->w->acc, last.partial_ld = (uint32_t)width;
+            }
+            isf_c_block dst = {r->c + (i * r->ldc + jc) * ch->bl.out, r->ldc};
+            isf_macro_tile(ch->kern, &ch->bl, dst, rows, cols, depth, 0, &last, ap, bp, l->w->tile);
+        }
+    }
+}
+
+/* The fp32 sums of one Kc block (one scale block) in `t` (rows × cols, cols apart) into C from row i, column jc of
+ * the region: the first block's as they are, each later one added (one fp32 addition, left to right), the last then
+ * plus the bias and clamped (ep: the block's epilogue, its out_bias from column jc). */
+static void blockwise_into_c(const isf_region *r, const isf_epilogue *ep, size_t i, size_t jc, size_t rows, size_t cols,
+                             const float *t, int first, int last) {
+    for (size_t y = 0; y < rows; y++) {
+        float *c = (float *)(void *)r->c + (i + y) * r->ldc + jc;
+        for (size_t x = 0; x < cols; x++) {
+            float v = first ? t[y * cols + x] : c[x] + t[y * cols + x];
+            if (last && (ep->steps & ISF_EPILOGUE_OUT_BIAS)) {
+                v = v + ep->out_bias[x];
+            }
+            c[x] = last && (ep->steps & ISF_EPILOGUE_CLAMP) ? isf_clamp_f32(v, ep->min, ep->max) : v;
+        }
+    }
+}
+
+/* gemm_qd8_f32_qc4w with blockwise scales, a row chunk at a time: each Kc block (one scale block) through the
+ * kernel's fp32 epilogue with that block's column arrays into the accumulator, then into C. */
+static void blockwise(const blocked_loop *l, size_t jc, size_t cols) {
+    const isf_region *r = l->r;
+    const isf_blockwise *bw = r->blockwise;
+    size_t k = (size_t)l->h->k, col = r->col + jc;
+    isf_epilogue block_ep = block_epilogue(l, jc);
+    for (size_t i = 0, rows; i < r->rows; i += rows) {
+        const row_chunk *ch = next_chunk(&l->rk, r->rows - i);
+        rows = min_size(ch->rows, r->rows - i);
+        row_quant q;
+        quantize_rows(r, i, rows, k, &q);
+        isf_epilogue ep = {.steps = ISF_EPILOGUE_ROW_OFFSET | ISF_EPILOGUE_TO_F32 | ISF_EPILOGUE_ROW_SCALE,
+                           .row_offset = q.offset,
+                           .row_scale = q.scale};
+        for (size_t pc = 0, depth, b = 0; pc < k; pc += depth, b++) {
+            depth = min_size(ch->bl.kc, k - pc);
+            const unsigned char *ap = quantized_a(l, ch, &q, i, pc, depth, rows);
+            ep.col_sum = bw->col_sum + b * bw->stride + col, ep.col_scale = bw->col_scale + b * bw->stride + col;
+            isf_c_block acc = {l->w->acc, cols};
+            const unsigned char *bp = b_block(l, pc, depth, jc, cols);
+            isf_macro_tile(ch->kern, &ch->bl, acc, rows, cols, depth, 0, &ep, ap, bp, l->w->tile);
+            blockwise_into_c(r, &block_ep, i, jc, rows, cols, (const float *)(void *)l->w->acc, pc == 0,
+                             pc + depth == k);
+        }
+    }
+}
+
+/* The one loop: column blocks of the buffers' width, each through the path of its output. */
+static void run_loop(const blocked_loop *l) {
+    const isf_blocking *bl = &l->rk.full.bl;
+    const isf_op_info *op = &isf_ops[l->rk.full.kern->op];
+    int partial_sums = op->quantized && (isf_op_dynamic(l->rk.full.kern->op) || (size_t)l->h->k > bl->kc);
+    for (size_t jc = 0, cols; jc < l->r->cols; jc += cols) {
+        cols = min_size(l->w->width, l->r->cols - jc);
+        if (l->r->blockwise != NULL) {
+            blockwise(l, jc, cols);
+        } else if (partial_sums) {
+            quantized(l, jc, cols);
+        } else if (bl->out == bl->c_out) {
+            into_c(l, jc, cols);
+        } else {
+            through_acc(l, jc, cols);
+        }
+    }
+}
+
+static row_chunk chunk_of(const isf_kernel *kern, const isf_packed_header *h) {
+    row_chunk ch = {kern, isf_blocking_of(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc), kern->mr};
+    return ch;
+}
+
+/* The loop's kernels (the row kernel only when it will run, so the trace names what ran) and a scratch tile with
+ * defined values in its padding. */
+static blocked_loop start_loop(const isf_kernel *kern, const isf_kernel *row, const isf_packed_header *h,
+                               const isf_region *r, work_buffers *w) {
+    isf_trace_ran((size_t)(kern - isf_kernel_table));
+    blocked_loop l = {{chunk_of(kern, h), {0}}, r, h, w};
+    size_t left = r->rows % kern->mr;
+    if (row != NULL && left != 0 && 2 * left <= kern->mr) { /* next_chunk will run it */
+        isf_trace_ran((size_t)(row - isf_kernel_table));
+        l.rk.row = chunk_of(row, h);
+    }
+    const isf_pack_spec *ps = &l.rk.full.bl.pack;
+    memset(w->tile, 0, round_up(ps->mr * ps->nr * l.rk.full.bl.out, PANEL_ALIGN));
+    return l;
+}
+
+/* ---- the callers: a whole call, a plan's region --------------------------------------------------------------- */
+
+/* A call's buffers, bounded by the blocking, never by m, n or k: the B block when B is packed here or pre-packed at
+ * another alignment, and the accumulator of one macro tile when the kernel writes a wider type than C. */
+static unsigned char *allocate_work(const isf_blocking *bl, const isf_region *r, size_t k, work_buffers *w) {
+    const isf_pack_spec *ps = &bl->pack;
+    size_t depth = min_size(bl->kc, k), rows = min_size(bl->mc, r->rows), cols = min_size(bl->nc, r->cols);
+    int b_needed = r->panels == NULL || (uintptr_t)r->panels % PANEL_ALIGN != 0;
+    size_t a_bytes = blocks_of(rows, ps->mr) * isf_panel_stride(ps, depth, ps->mr);
+    size_t b_bytes = b_needed ? blocks_of(cols, ps->nr) * isf_b_panel_stride(ps, depth) : 0;
+    size_t s_bytes = round_up(ps->mr * ps->nr * bl->out, PANEL_ALIGN);
+    size_t acc_bytes = bl->out != bl->c_out ? round_up(rows * cols * bl->out, PANEL_ALIGN) : 0;
+    unsigned char *work = aligned_alloc(PANEL_ALIGN, a_bytes + b_bytes + s_bytes + acc_bytes);
+    if (work != NULL) {
+        unsigned char *b = work + a_bytes, *tile = b + b_bytes;
+        *w = (work_buffers){work,    b_needed ? b : NULL, tile,   tile + s_bytes,
+                            a_bytes, acc_bytes,           bl->nc, {SIZE_MAX, SIZE_MAX}};
+    }
+    return work;
+}
+
+isf_status isf_run_gemm(const isf_kernel *kern, size_t k, size_t kc, const isf_region *r) {
+    isf_packed_header h = {.n = r->cols, .k = k, .kc = kc, .vector_bytes = (uint32_t)isf_kernel_vector_bytes(kern)};
+    isf_blocking bl = isf_blocking_of(kern, k, (size_t)h.vector_bytes, kc);
+    work_buffers w;
+    unsigned char *work = allocate_work(&bl, r, k, &w);
+    if (work == NULL) {
+        return ISF_ERR_NO_MEMORY;
+    }
+    blocked_loop l = start_loop(kern, NULL, &h, r, &w);
+    run_loop(&l);
+    free(work);
+    return ISF_OK;
+}
+
+/* The region's accumulator: fp32 sums for binary16 C from an fp32 kernel; the int32 sums of the Kc blocks before
+ * the last for the quantized ops (whole tiles), when k is split. `rows` of them: MR, or one for the row kernel. */
+static size_t region_acc_bytes(const isf_kernel *kern, const isf_blocking *bl, size_t k, size_t rows, size_t cols) {
+    if (isf_ops[kern->op].quantized) {
+        return k > bl->kc ? rows * round_up(cols, bl->pack.nr) * sizeof(int32_t) : 0;
+    }
+    return bl->out != bl->c_out ? rows * cols * bl->out : 0;
+}
+
+int isf_region_fits(const isf_kernel *kern, const isf_kernel *row, const isf_packed_header *h, size_t rows,
+                    size_t cols) {
+    isf_blocking bl = isf_blocking_of(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
+    /* The row kernel takes every row of a region of at most MR / 2 (next_chunk): one row's sums. */
+    size_t acc_rows = row != NULL && 2 * rows <= bl.pack.mr ? 1 : bl.pack.mr;
+    return isf_panel_stride(&bl.pack, bl.kc, bl.pack.mr) <= REGION_A_BYTES &&
+           bl.pack.mr * bl.pack.nr * bl.out <= REGION_TILE_BYTES &&
+           (!isf_ops[kern->op].quantized || bl.pack.mr <= ISF_MAX_MR) &&
+           region_acc_bytes(kern, &bl, (size_t)h->k, acc_rows, cols) <= REGION_ACC_BYTES;
+}
+
+/* The stack buffers of one region, 64-byte aligned. */
+typedef struct {
+    _Alignas(PANEL_ALIGN) unsigned char a[REGION_A_BYTES];
+    _Alignas(PANEL_ALIGN) unsigned char tile[REGION_TILE_BYTES];
+    _Alignas(PANEL_ALIGN) unsigned char acc[REGION_ACC_BYTES];
+} region_buffers;
+
+void isf_gemm_region(const isf_kernel *kern, const isf_kernel *row, const isf_packed_header *h, const isf_region *r) {
+    if (h->k == 0) {
+        isf_blocking bl = isf_blocking_of(kern, 0, (size_t)h->vector_bytes, (size_t)h->kc);
+        isf_epilogue_alone(kern->op, bl.bias_bytes, r);
+        return;
+    }
+    region_buffers buf;
+    work_buffers w = {buf.a, NULL, buf.tile, buf.acc, REGION_A_BYTES, REGION_ACC_BYTES, r->cols, {SIZE_MAX, SIZE_MAX}};
+    blocked_loop l = start_loop(kern, row, h, r, &w);
+    run_loop(&l);
+}
+
+/* The row kernel (MR = 1) that reads `full`'s B panels and the selection can run, most preferred first. */
+const isf_kernel *isf_row_kernel(const isf_kernel *full, const isf_selection *sel) {
+    for (size_t i = 0; full->mr > 1 && i < isf_kernel_table_count; i++) {
+        const isf_kernel *k = &isf_kernel_table[i];
+        if (k->mr == 1 && k->op == full->op && k->nr == full->nr && k->kr == full->kr &&
+            k->scalable == full->scalable && k->widened == full->widened && (k->required & ~sel->active) == 0) {
+            return k;
+        }
+    }
+    return NULL;
+}
