@@ -10,7 +10,6 @@ FLT_MAX, and dynamic rows at and below the least span quantized (zero rows below
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,13 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from isaforge import quant
+from isaforge import quant, quantjob
 from isaforge.catalogue import load
 from isaforge.pytest_plugin import QemuRunner, TargetCpu
 
 PROGRAM = "tests/kernels/quant_runner"
 OPS = ("gemm_qs8", "gemm_qs8_f32", "gemm_qd8_f32", "gemm_qd8_f32_qc4w", "gemm_s4")
-CLAMP = 1  # ISF_GEMM_CLAMP
 INVALID_ARG = 1
 
 
@@ -45,37 +43,11 @@ class Case:
     def shape(self) -> tuple[int, int, int]:
         return self.a.shape[0], self.w_kn.shape[1], self.w_kn.shape[0]
 
-    def job(self) -> bytes:
-        m, n, k = self.shape
-        p = self.params
-        lo, hi = self.clamp if self.clamp is not None else (0.0, 0.0)
-        scales = np.asarray(p.w_scales, dtype=np.float32)
-        head = struct.pack(
-            "<9I3fifi2I64s",
-            load().ops[self.op].index,
-            m,
-            n,
-            k,
-            int(self.nk),
-            CLAMP if self.clamp else 0,
-            2 if self.exported else int(self.tiles),
-            scales.size,
-            int(self.bias is not None),
-            lo,
-            hi,
-            p.a_scale,
-            p.a_zero_point,
-            p.c_scale,
-            p.c_zero_point,
-            p.w_bits,
-            p.w_block,
-            self.kernel.encode(),
+    def job(self) -> quantjob.QuantJob:
+        mode = quantjob.REIMPORTED if self.exported else quantjob.REVERSED_TILES if self.tiles else quantjob.RUN
+        return quantjob.QuantJob(
+            self.op, self.kernel, self.a, self.w_kn, self.params, self.bias, self.clamp, self.nk, mode
         )
-        w = np.ascontiguousarray(self.w_kn.T if self.nk else self.w_kn)
-        bias = self.bias if self.bias is not None else np.zeros(n, np.int32)
-        dtype = np.float32 if dynamic(self.op) else np.int32
-        weights = quant.pack_int4(w) if int4(self.op) else w.tobytes()
-        return head + scales.tobytes() + self.a.tobytes() + weights + bias.astype(dtype).tobytes()
 
     def expected(self) -> np.ndarray:
         if self.op == "gemm_s4":
@@ -207,17 +179,11 @@ def limit_cases(op: str, kernel: str) -> list[Case]:
 
 def run_cases(qemu_run: QemuRunner, tc: TargetCpu, tmp_path: Path, batch: list[Case]) -> list[tuple[int, int, bytes]]:
     jobs, results = tmp_path / "jobs.bin", tmp_path / "results.bin"
-    jobs.write_bytes(b"".join(c.job() for c in batch))
+    batch_jobs = [c.job() for c in batch]
+    quantjob.write_jobs(jobs, batch_jobs)
     result = qemu_run(tc.build, tc.cpu, PROGRAM, [str(jobs), str(results)])
     assert result.returncode == 0, result.describe()
-    data, out, at = results.read_bytes(), [], 0
-    for c in batch:
-        status, guards = struct.unpack_from("<ii", data, at)
-        m, n, _ = c.shape
-        size = m * n * np.dtype(load().ops[c.op].c.numpy).itemsize if status == 0 else m * n * load().ops[c.op].c.bytes
-        out.append((status, guards, data[at + 8 : at + 8 + size]))
-        at += 8 + size
-    return out
+    return [(out.status, out.guards_kept, out.c) for out in quantjob.read_results(results, batch_jobs)]
 
 
 def not_the_reference(batch: list[Case], results: list[tuple[int, int, bytes]]) -> list[str]:
