@@ -507,6 +507,7 @@ def test_another_build_type_or_option_reconfigures(proven):
 
 
 @pytest.mark.e2e
+@pytest.mark.slow  # two CMake runs (~20 s), in make ci: the slice proves the engine-cmake example through CMake
 @pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is needed: apt-get install cmake")
 def test_a_cmake_engine_is_proven_with_ctest(tmp_path):
     tc = usable("arm-linux-gnueabihf-gcc")

@@ -72,6 +72,7 @@ def test_create_host_builds_reference_only_and_runs_natively(tmp_path):
     assert symbols and all(s.endswith("_ref") for s in symbols), symbols
 
 
+@pytest.mark.slow  # a package build of its own (~20 s), in make ci; the options themselves are checked below
 def test_no_i8mm_variant_leaves_no_i8mm_object_and_max_chooses_dotprod(tmp_path):
     tc = require("arm-linux-gnueabihf-gcc")
     conan = conan_env.home()
