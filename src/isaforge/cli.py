@@ -27,7 +27,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "conan": Subcommand("conan", "build and test the isaforge Conan package"),
     "check-isolation": Subcommand("check_isolation", "check objects use only their variant's instructions"),
     "inst": Subcommand("inst", "encode new instructions as .inst for older assemblers"),
-    "bench": Subcommand("bench", "time the kernels with llvm-mca, count GEMMs under QEMU"),
+    "bench": Subcommand("bench", "price kernels' hot loops per core, count GEMMs under QEMU"),
     "matrix": Subcommand("matrix", "list, run or export the CI matrix (ci/matrix.toml)"),
     "docker": Subcommand("docker", "build the CI image and run `make test` in it offline"),
 }
