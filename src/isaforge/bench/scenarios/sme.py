@@ -18,14 +18,16 @@ from pathlib import Path
 
 from isaforge.bench.measure.mca import macs
 from isaforge.bench.measure.qemu_count import DEFAULT_SVE_BITS, PLAN, RunCount, StaticRunner
+from isaforge.bench.scenarios import gemms
 from isaforge.bench.scenarios.shapes import Shape
 from isaforge.builds import Build
 from isaforge.catalogue import REFERENCE, SME_QEMU_PREFIX, KernelName, load
+from isaforge.coverage import SVL_SWEEP
 from isaforge.errors import IsaforgeError
 
 DEFAULT_SHAPES = "256x256x256,1x1024x1024"
 DEFAULT_SVL = "16,32,64"  # bytes
-VALID_SVL = (16, 32, 64, 128, 256)
+VALID_SVL = SVL_SWEEP  # the SME kernel tests' sweep
 STREAMING = "streaming"
 BASELINE_CPU = "max"
 
@@ -90,19 +92,7 @@ def streaming_kernels(
 ) -> list[KernelName]:
     """The built kernels of streaming variants (the most preferred per op and variant), of the chosen ops and
     variants (none chosen: all)."""
-    cat = load()
-    best: dict[tuple[str, str], KernelName] = {}
-    for k in kernels:
-        key = (k.op, k.variant)
-        if (
-            cat.variant(k.variant).scalable != STREAMING
-            or (ops and k.op not in ops)
-            or (variants and k.variant not in variants)
-        ):
-            continue
-        if key not in best or cat.preference(k) > cat.preference(best[key]):
-            best[key] = k
-    return list(best.values())
+    return gemms.most_preferred(kernels, ops, variants, lambda k: load().variant(k.variant).scalable == STREAMING)
 
 
 def baseline_kernel(kernels: Sequence[KernelName], op: str, arch: str) -> KernelName | None:
