@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 from isaforge.bench.measure.mca import cores
 from isaforge.catalogue import load
 from isaforge.cli import main
+from isaforge.commands import bench
 
 
 def one_line_error(capsys, argv: list[str]) -> str:
@@ -63,3 +65,22 @@ def test_a_bad_before_file_is_refused(capsys, tmp_path: Path):
     missing = tmp_path / "none.json"
     err = one_line_error(capsys, ["bench", "--no-mca", "--before", str(missing)])
     assert f"--before {missing}" in err
+
+
+def _selection(argv: list[str]):
+    parser = argparse.ArgumentParser()
+    bench.add_arguments(parser)
+    return bench.choose(parser.parse_args(["--no-mca", *argv]))
+
+
+def test_the_sme_section_is_asked_for_unless_skipped_or_no_streaming_variant_chosen():
+    assert [s.label for s in _selection([]).sme_shapes] == ["256x256x256", "1x1024x1024"]
+    assert _selection(["--svl", "16,64"]).svls == [16, 64]
+    assert _selection(["--variants", "sme", "--sme-shapes", "8x16x4"]).sme_shapes[0].label == "8x16x4"
+    for skipped in (["--no-sme"], ["--variants", "neon"], ["--no-qemu", "--peers"]):
+        assert _selection(skipped).sme_shapes == [], skipped
+
+
+def test_a_bad_svl_is_one_line(capsys):
+    err = one_line_error(capsys, ["bench", "--no-mca", "--svl", "16,48"])
+    assert "--svl 16,48" in err and "16, 32, 64, 128, 256" in err

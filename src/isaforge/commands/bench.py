@@ -5,8 +5,10 @@ micro-kernel's hot loop on Neoverse N1/N2/V1/V2 scheduling models against the pe
 (2) runs one GEMM per op, variant and shape under qemu-aarch64 and counts the instructions executed inside
 libisaforge, and (3) counts plan runs (isf_gemm_run alone, the weights packed at create): with and without a fused
 bias and clamp (--epilogue-shape), and at small M (--plan-shapes), next to the plain API's figures of an earlier
-run (--before). Prints a markdown report (or writes it with --markdown), checks the performance goals, and can
-write the figures as JSON (--json) and a bar chart (--plot). Only aarch64 is benchmarked.
+run (--before), and (4) when a streaming (SME) kernel is built, one plan run of it per shape and streaming vector
+length under the SME QEMU beside the best non-SME kernel (--svl, --sme-shapes, --no-sme). Prints a markdown report
+(or writes it with --markdown), checks the performance goals, and can write the figures as JSON (--json) and a bar
+chart (--plot). Only aarch64 is benchmarked.
 
 With --project DIR, an engine's kernels instead: the project is built for aarch64 as `isaforge test-qemu` builds it,
 and every kernel its manifests declare has its hot loop priced on every core, as libisaforge's are.
@@ -36,7 +38,7 @@ try:  # numpy (job files) is an optional dependency: without it, `run` says in o
     from isaforge.bench.report import figures, goals, libisaforge, plans, results
     from isaforge.bench.report import sidebyside as peer_report
     from isaforge.bench.scenarios import libisaforge as libisaforge_runs
-    from isaforge.bench.scenarios import shapes, sidebyside
+    from isaforge.bench.scenarios import shapes, sidebyside, sme
     from isaforge.bench.scenarios.shapes import Shape
 except ImportError as exc:  # pragma: no cover - depends on the environment
     MISSING: str | None = exc.name
@@ -53,6 +55,9 @@ DEFAULT_EPILOGUE_SHAPE = "256x256x64"
 DEFAULT_PEER_SHAPES = "1x1024x1024,4x1024x1024,49x256x2304,64x64x64,128x128x128,256x256x64,384x384x384"
 DEFAULT_PEER_CORES = "cortex-a55,neoverse-n1,neoverse-n2,neoverse-v1,max"
 DEFAULT_PRECISIONS = "fp32,fp16,bf16,int8,qs8"
+# as bench.scenarios.sme has them
+DEFAULT_SME_SHAPES = "256x256x256,1x1024x1024"
+DEFAULT_SVL = "16,32,64"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -115,6 +120,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="side-by-side precisions; int8 is libisaforge's int32 output (gemm_s8), qs8 requantized int8 output "
         f"(a gemm_qs8 plan) beside XNNPACK's qs8 operator (default: {DEFAULT_PRECISIONS})",
     )
+    parser.add_argument(
+        "--sme-shapes",
+        default=DEFAULT_SME_SHAPES,
+        help=f"MxNxK of the SME section's plan runs, made when a streaming kernel is built (default: "
+        f"{DEFAULT_SME_SHAPES})",
+    )
+    parser.add_argument(
+        "--svl",
+        default=DEFAULT_SVL,
+        help=f"streaming vector lengths of the SME section, bytes, comma-separated (default: {DEFAULT_SVL})",
+    )
+    parser.add_argument("--no-sme", action="store_true", help="skip the SME section (the streaming kernels' runs)")
     parser.add_argument("--markdown", type=Path, help="write the markdown report here instead of stdout")
     parser.add_argument("--json", type=Path, help="also write every figure as JSON here")
     parser.add_argument(
@@ -150,12 +167,13 @@ def command_line(args: argparse.Namespace) -> str:
     defaults = {"compiler": "clang", "cores": DEFAULT_CORES, "ops": "", "variants": "", "shapes": DEFAULT_SHAPES,
                 "sve_bits": 128, "plan_shapes": DEFAULT_PLAN_SHAPES,
                 "epilogue_shape": DEFAULT_EPILOGUE_SHAPE, "peer_shapes": DEFAULT_PEER_SHAPES,
-                "peer_cores": DEFAULT_PEER_CORES, "precisions": DEFAULT_PRECISIONS}  # fmt: skip
+                "peer_cores": DEFAULT_PEER_CORES, "precisions": DEFAULT_PRECISIONS, "sme_shapes": DEFAULT_SME_SHAPES,
+                "svl": DEFAULT_SVL}  # fmt: skip
     for name, default in defaults.items():
         value = getattr(args, name)
         if value != default:
             parts += [f"--{name.replace('_', '-')}", str(value)]
-    for flag in ("no_qemu", "no_mca", "no_plans", "no_decode", "peers"):
+    for flag in ("no_qemu", "no_mca", "no_plans", "no_decode", "no_sme", "peers"):
         if getattr(args, flag):
             parts.append(f"--{flag.replace('_', '-')}")
     for name in ("project", "before", "markdown", "json", "plot"):
@@ -184,6 +202,13 @@ def choose_engine(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     return compilers, chosen
 
 
+def _sme_wanted(args: argparse.Namespace, variants: list[str]) -> bool:
+    """The SME section is run unless skipped, or --variants names none of the streaming variants (which only it
+    measures: llvm-mca has no SME model); whether a streaming kernel is built is known once the build is."""
+    streaming = {v.name for v in load().arch_variants(ARCH) if v.scalable == "streaming"}
+    return not (args.no_sme or args.no_qemu) and (not variants or bool(streaming & set(variants)))
+
+
 def choose(args: argparse.Namespace) -> libisaforge_runs.Selection:
     """Every selection checked before anything is built: a bad one is a one-line error naming the valid ones."""
     if MISSING:
@@ -197,11 +222,7 @@ def choose(args: argparse.Namespace) -> libisaforge_runs.Selection:
         _choose("compiler", _split(args.compiler), list(cat.compilers)),
         cores.check_cores(_split(args.cores)),
         _ops(args.ops),
-        _choose(
-            "variant",
-            _split(args.variants),
-            [v.name for v in cat.arch_variants(ARCH) if v.scalable != "streaming"],  # llvm-mca has no SME model
-        ),
+        variants := _choose("variant", _split(args.variants), [v.name for v in cat.arch_variants(ARCH)]),
         shapes.parse_shapes(args.shapes),
         _plan_runs(args, epilogue[0]),
         plans.load_before(args.before) if args.before else None,
@@ -216,6 +237,8 @@ def choose(args: argparse.Namespace) -> libisaforge_runs.Selection:
         peer_shapes=shapes.parse_shapes(args.peer_shapes) if args.peers else [],
         peer_cores=sidebyside.parse_cores(args.peer_cores) if args.peers else [],
         precisions=sidebyside.parse_precisions(args.precisions) if args.peers else [],
+        sme_shapes=shapes.parse_shapes(args.sme_shapes) if _sme_wanted(args, variants) else [],
+        svls=sme.parse_svl(args.svl),
     )
     if args.sve_bits % 128 or not 128 <= args.sve_bits <= 2048:
         raise IsaforgeError(f"--sve-bits {args.sve_bits}: choose a multiple of 128 from 128 to 2048")

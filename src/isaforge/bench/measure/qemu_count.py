@@ -137,8 +137,12 @@ def padded_macs(kernel: KernelName, shape: Shape, sve_bits: int, row_kernel: boo
 
 def useful_macs(kernel: KernelName | None, insn: objcode.Insn, sve_bits: int) -> int:
     """MACs of one execution of `insn` in `kernel` that land in C: a 2×2 matrix instruction in a kernel of an odd
-    number of rows (1) multiplies a zero row too, so only MR of its MR rounded up to even rows count."""
+    number of rows (1) multiplies a zero row too, so only MR of its MR rounded up to even rows count; an SME outer
+    product (`sve_bits` the streaming length) whose tile has more rows than MR counts MR of them."""
     n = macs.macs_of(insn, sve_bits)
+    if kernel is not None and n and macs.is_outer_product(insn):  # rows past MR predicated off (a tile taller than MR)
+        side = sve_bits // macs.ELEM_BITS[insn.operands[0][-1]]
+        return n * min(kernel.mr, side) // side
     if kernel is not None and kernel.mr % 2 and macs.base_mnemonic(insn.mnemonic) in MATRIX_MACS:
         return n * kernel.mr // (kernel.mr + 1)
     return n

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from isaforge.bench.measure.mca.analyse import GOAL_PERCENT, OK
-from isaforge.bench.report import plans, quantized
+from isaforge.bench.report import plans, quantized, sme
 from isaforge.bench.report.results import BenchResult, Goal
 from isaforge.errors import IsaforgeError
 
@@ -35,6 +35,7 @@ def to_json(result: BenchResult, goals: Sequence[Goal]) -> dict[str, object]:
         if result.ran_plans
         else None,
         "quantized": [quantized.to_json(q) for q in result.quantized],
+        "sme": sme.to_json(result.sme),
         "goals": [{**asdict(g), "status": g.status} for g in goals],
         "seconds": round(result.seconds, 1),
     }

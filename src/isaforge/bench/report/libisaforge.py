@@ -9,7 +9,7 @@ from isaforge import ui
 from isaforge.bench.measure.mca.analyse import GOAL_PERCENT, NO_HOT_LOOP, NO_ISA, OK, CoreResult, Peak
 from isaforge.bench.measure.mca.cores import CORES, SHORT_CORE, SVE_BITS
 from isaforge.bench.measure.qemu_count import PLAIN, RunCount
-from isaforge.bench.report import METHOD, plans, quantized
+from isaforge.bench.report import METHOD, plans, quantized, sme
 from isaforge.bench.report.results import BenchResult, Goal
 
 
@@ -180,6 +180,7 @@ def markdown(result: BenchResult, goals: Sequence[Goal]) -> str:
             out += [f"{_calls_out_sentence(counted, lead)} {_libc_span(counted)}", ""]
     for q in result.quantized:
         out += quantized.markdown(q, result.mca, result.cores if result.ran_mca else [])
+    out += sme.markdown(result.sme)
     out += _notes(result)
     return "\n".join(out).rstrip() + "\n"
 

@@ -9,6 +9,7 @@ from isaforge.bench.measure.mca.analyse import CoreResult, KernelLoop, Peak
 from isaforge.bench.measure.qemu_count import PLAIN, RunCount
 from isaforge.bench.report import plans
 from isaforge.bench.scenarios.qplans import QuantResult
+from isaforge.bench.scenarios.sme import SmeRow
 
 
 @dataclass
@@ -61,6 +62,7 @@ class BenchResult:
     epilogue_shape: str = plans.DEFAULT_EPILOGUE_SHAPE
     before: plans.Before | None = None
     quantized: list[QuantResult] = field(default_factory=list)  # per compiler, when quantized ops were chosen
+    sme: list[SmeRow] = field(default_factory=list)  # the streaming kernels' runs per SVL (none built: empty)
 
     @property
     def plain(self) -> list[RunCount]:

@@ -21,14 +21,26 @@ def select(
     any smaller tiles are the driver's, run inside that GEMM), for the chosen ops and variants (default: every
     variant but the portable reference)."""
     cat = load()
+    return most_preferred(
+        kernels,
+        ops,
+        variants,
+        lambda k: cat.variant(k.variant).scalable != "streaming",  # priced apart (bench.scenarios.sme)
+    )
+
+
+def most_preferred(
+    kernels: Sequence[KernelName],
+    ops: Sequence[str] | None,
+    variants: Sequence[str] | None,
+    keep: Callable[[KernelName], bool],
+) -> list[KernelName]:
+    """Per op and variant, dispatch's most preferred of the kernels `keep` keeps, of the chosen ops and variants
+    (default: every variant but the portable reference), in `kernels`' order."""
+    cat = load()
     best: dict[tuple[str, str], KernelName] = {}
     for k in kernels:
-        streaming = cat.variant(k.variant).scalable == "streaming"  # priced apart: no llvm-mca model, no SVL here
-        if (
-            (not ops or k.op in ops)
-            and not streaming
-            and (k.variant in variants if variants else k.variant != REFERENCE)
-        ):
+        if (not ops or k.op in ops) and keep(k) and (k.variant in variants if variants else k.variant != REFERENCE):
             key = (k.op, k.variant)
             if key not in best or cat.preference(k) > cat.preference(best[key]):
                 best[key] = k

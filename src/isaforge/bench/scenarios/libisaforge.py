@@ -15,7 +15,7 @@ from isaforge import builds, process
 from isaforge.bench.measure import executable, wholecall
 from isaforge.bench.measure.mca import analyse, cores, llvm_mca
 from isaforge.bench.report import plans, results
-from isaforge.bench.scenarios import gemms, qplans, sidebyside
+from isaforge.bench.scenarios import gemms, qplans, sidebyside, sme
 from isaforge.bench.scenarios.shapes import Shape
 from isaforge.catalogue import load
 from isaforge.errors import IsaforgeError
@@ -48,6 +48,8 @@ class Selection:
     peer_shapes: list[Shape]
     peer_cores: list[wholecall.CoreModel]
     precisions: list[str]
+    sme_shapes: list[Shape]  # the SME bench's, when a streaming kernel is built; empty: --no-sme
+    svls: list[int]  # streaming vector lengths, bytes
 
 
 def version(cmd: list[str], pattern: str) -> str:
@@ -117,6 +119,10 @@ def collect(sel: Selection, stage: Stage) -> results.BenchResult:
                 q = qplans.collect(build, directory, quantized_ops, variants, Path(tmp), sel.sve_bits, sel.decode,
                                    sel.jobs, progress)  # fmt: skip
                 result.quantized.append(q)
+        if sel.sme_shapes:  # nothing to run when the build has no streaming kernel
+            sme_ops = None if not sel.ops else plain_ops
+            result.sme += sme.collect(build, directory, sme_ops, sel.variants, sel.sme_shapes, sel.svls, sel.jobs,
+                                      stage(f"SME ({compiler})"))  # fmt: skip
     return result
 
 

@@ -34,6 +34,10 @@ MAC_DEPTH = {
     "ummla": 8,
     "usmmla": 8,
 }
+# SME outer products into a ZA tile: each lane of the tile sums (tile element ÷ source element) products, e.g.
+# fmopa za0.s from z.h (widening) sums two, smopa za0.s from z.b four; read from the operands (mac_depth).
+OUTER_PRODUCTS = frozenset({"fmopa", "fmops", "bfmopa", "bfmops", "smopa", "smops", "umopa", "umops", "sumopa",
+                            "usmopa", "bmopa", "bmops"})  # fmt: skip
 # Widening multiplies whose destination is not an accumulator, and the instructions that sum their products.
 PRODUCT_ONLY = frozenset({"smull", "umull"})
 ACCUMULATE_ONLY = frozenset({"sadalp", "uadalp"})
@@ -41,12 +45,29 @@ ELEM_BITS = {"b": 8, "h": 16, "s": 32, "d": 64, "q": 128}
 NEON_REG = re.compile(r"^v(\d+)\.(\d+)([bhsd])$")
 SVE_REG = re.compile(r"^z(\d+)\.([bhsdq])$")
 SCALAR_REG = re.compile(r"^[bhsd]\d+$")
+ZA_TILE = re.compile(r"^za(\d+)\.([bhsdq])$")
 VECTOR_OPERAND = re.compile(r"^([vz])(\d+)(\..*)$")
 
 
 def base_mnemonic(mnemonic: str) -> str:
     short = mnemonic.removesuffix("2")
     return short if short in MAC_DEPTH else mnemonic
+
+
+def is_outer_product(insn: Insn) -> bool:
+    """An SME outer product into a ZA tile (fmopa za0.s, p0/m, p1/m, z0.s, z1.s)."""
+    return insn.mnemonic in OUTER_PRODUCTS and bool(insn.operands) and bool(ZA_TILE.match(insn.operands[0]))
+
+
+def _outer_product_macs(insn: Insn, vector_bits: int) -> int:
+    """A square tile of (VL ÷ element) lanes a side, each summing element ÷ source-element products; `vector_bits`
+    is the streaming vector length here (inside a streaming kernel the Z registers are SVL long)."""
+    tile = ZA_TILE.match(insn.operands[0])
+    source = SVE_REG.match(insn.operands[-1])
+    if tile is None or source is None:
+        raise IsaforgeError(f"cannot read the operands of {insn.mnemonic} {', '.join(insn.operands)}")
+    side = vector_bits // ELEM_BITS[tile[2]]
+    return side * side * (ELEM_BITS[tile[2]] // ELEM_BITS[source[2]])
 
 
 def dest_lanes(operand: str, sve_bits: int) -> int | None:
@@ -62,6 +83,8 @@ def dest_lanes(operand: str, sve_bits: int) -> int | None:
 
 def mac_kind(insn: Insn) -> str | None:
     """`fmla v.4s[i]`, `smmla z.s`, `smull v.8h`, …; None when the instruction multiplies nothing."""
+    if is_outer_product(insn):
+        return f"{insn.mnemonic} za.{insn.operands[0][-1]}"
     base = base_mnemonic(insn.mnemonic)
     if base not in MAC_DEPTH or not insn.operands:
         return None
@@ -82,6 +105,8 @@ def macs_of(insn: Insn, sve_bits: int) -> int:
     """Multiply-accumulates one execution of the instruction does (0 for anything else)."""
     if mac_kind(insn) is None:
         return 0
+    if is_outer_product(insn):
+        return _outer_product_macs(insn, sve_bits)
     lanes = dest_lanes(insn.operands[0], sve_bits) or 0
     return lanes * MAC_DEPTH[base_mnemonic(insn.mnemonic)]
 
