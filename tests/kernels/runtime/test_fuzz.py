@@ -43,6 +43,9 @@ CAMPAIGN_SEED = 28
 SHORT_EXECS = 5000
 LONG_FINDINGS = 200
 PROGRAM = "tests/kernels/fuzz_plan"
+# The campaign and the replay on one worker: on two, the second would wait idle on the ASan build's lock while the
+# first makes it.
+pytestmark = pytest.mark.xdist_group("fuzz")
 
 
 def fuzz_build(target: str) -> Build:
