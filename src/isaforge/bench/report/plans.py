@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -56,6 +56,18 @@ def _find(runs: Sequence[RunCount], compiler: str, kernel: str, shape: str, mode
 
 def _kernels(runs: Sequence[RunCount], compiler: str) -> list[str]:
     return list(dict.fromkeys(r.kernel for r in runs if r.compiler == compiler and r.mode != PLAIN))
+
+
+def _plan_runs(
+    runs: Sequence[RunCount], compilers: Sequence[str], shapes: Sequence[str]
+) -> Iterator[tuple[str, str, str, RunCount]]:
+    """(compiler, kernel, shape, its plan run) for every plan run of these compilers and shapes, in report order."""
+    for compiler in compilers:
+        for kernel in _kernels(runs, compiler):
+            for shape in shapes:
+                plan = _find(runs, compiler, kernel, shape, PLAN)
+                if plan is not None:
+                    yield compiler, kernel, shape, plan
 
 
 def _not_counted(*rcs: RunCount | None) -> str:
@@ -156,19 +168,14 @@ class SmallMRow:
 
 def small_m_rows(runs: Sequence[RunCount], compilers: Sequence[str], shapes: Sequence[str]) -> list[SmallMRow]:
     out = []
-    for compiler in compilers:
-        for kernel in _kernels(runs, compiler):
-            for shape in shapes:
-                rc = _find(runs, compiler, kernel, shape, PLAN)
-                if rc is None:
-                    continue
-                row = SmallMRow(compiler, kernel, shape, goal=SMALL_M_GOALS.get(shape), why_not=_not_counted(rc))
-                if not row.why_not:
-                    row.instructions, row.instructions_per_mac = rc.instructions, rc.instructions_per_mac
-                    row.loop_kernel, row.loop_instructions_per_mac = rc.loop_kernel, rc.hot_loop_instructions_per_mac
-                    row.mac_check, row.mac_check_ok = rc.mac_check, rc.mac_check_ok
-                    row.macs_by_kernel, row.calls_out, row.wrong = rc.macs_by_kernel, rc.calls_out, rc.wrong
-                out.append(row)
+    for compiler, kernel, shape, rc in _plan_runs(runs, compilers, shapes):
+        row = SmallMRow(compiler, kernel, shape, goal=SMALL_M_GOALS.get(shape), why_not=_not_counted(rc))
+        if not row.why_not:
+            row.instructions, row.instructions_per_mac = rc.instructions, rc.instructions_per_mac
+            row.loop_kernel, row.loop_instructions_per_mac = rc.loop_kernel, rc.hot_loop_instructions_per_mac
+            row.mac_check, row.mac_check_ok = rc.mac_check, rc.mac_check_ok
+            row.macs_by_kernel, row.calls_out, row.wrong = rc.macs_by_kernel, rc.calls_out, rc.wrong
+        out.append(row)
     return out
 
 
@@ -190,23 +197,18 @@ def before_after_rows(
     runs: Sequence[RunCount], compilers: Sequence[str], shapes: Sequence[str], before: Before | None
 ) -> list[BeforeAfterRow]:
     out = []
-    for compiler in compilers:
-        for kernel in _kernels(runs, compiler):
-            for shape in shapes:
-                plan = _find(runs, compiler, kernel, shape, PLAN)
-                if plan is None:
-                    continue
-                plain = _find(runs, compiler, kernel, shape, PLAIN)
-                out.append(
-                    BeforeAfterRow(
-                        compiler,
-                        kernel,
-                        shape,
-                        before.instructions_per_mac.get((compiler, kernel, shape)) if before else None,
-                        plain.instructions_per_mac if plain else None,
-                        plan.instructions_per_mac if plan.counted else None,
-                    )
-                )
+    for compiler, kernel, shape, plan in _plan_runs(runs, compilers, shapes):
+        plain = _find(runs, compiler, kernel, shape, PLAIN)
+        out.append(
+            BeforeAfterRow(
+                compiler,
+                kernel,
+                shape,
+                before.instructions_per_mac.get((compiler, kernel, shape)) if before else None,
+                plain.instructions_per_mac if plain else None,
+                plan.instructions_per_mac if plan.counted else None,
+            )
+        )
     return out
 
 
