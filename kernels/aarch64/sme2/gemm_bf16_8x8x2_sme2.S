@@ -1,0 +1,99 @@
+/* gemm_bf16_8x8x2_sme2
+ *
+ * bfloat16 GEMM micro-kernel with SME2 (no FEAT_SME_FA64): bfloat16 A and B, fp32 sums and C. The tile is 2VL x 2VL
+ * fp32 values, SVL/2 x SVL/2 at SVL bytes (8 x 8 at 128 bits, 128 x 128 at 2048), KR = 2: per k block (two steps
+ * of k) A is two streaming vectors (rows [0, VLs) and [VLs, 2VLs), VLs = SVL/4, each lane a row's two values) and
+ * B two (columns likewise), and bfmopa's 2-way widening outer products of them fill ZA's four .s tiles: za0 | za1
+ * over za2 | za3 (kernels/aarch64/sme2/isf_sme2_float_store.h has the shared entry, exit and store; ABI in
+ * kernels/runtime/isf_internal.h).
+ *
+ * bfmopa's products are exact and its sums fp32, rounded to odd or not by FPCR.EBF: inside isaforge's bf16 error
+ * bound (gemmjob.error_bound, u = 2^-23), as BFMMLA's are.
+ *
+ * The loop takes four k blocks a pass: SME2's four-vector loads bring two blocks of A (or of B) in one instruction,
+ * so a pass is 4 loads, 16 bfmopa and 4 instructions of bookkeeping. Two register sets, each pair of blocks loaded a
+ * pair ahead of its bfmopa; k_blocks' low bits go first (one block, then one pair alone) and the last pair of the
+ * loop is peeled, so nothing past the panels is read at any SVL.
+ */
+
+#include "kernels/aarch64/sme2/isf_sme2_float_store.h" /* from the source root: also from the .inst-encoded copy */
+
+	.text
+	.p2align	4
+	.globl	isf_ukernel_gemm_bf16_8x8x2_sme2
+	.type	isf_ukernel_gemm_bf16_8x8x2_sme2, %function
+isf_ukernel_gemm_bf16_8x8x2_sme2:
+	isf_f32_enter
+	// p1: bfmopa's .h lanes; pn8: the multi-vector loads'
+	ptrue	p1.h
+	ptrue	pn8.h
+	cbz	x0, .Lstore
+	tbz	x0, #0, .Lpairs
+	ld1h	{z0.h-z1.h}, pn8/z, [x1]
+	ld1h	{z4.h-z5.h}, pn8/z, [x2]
+	isf_mopa_2x2 bfmopa, 0, 1, 4, 5
+	addvl	x1, x1, #2
+	addvl	x2, x2, #2
+	subs	x0, x0, #1
+	b.eq	.Lstore
+.Lpairs:
+	tbz	x0, #1, .Lquads
+	ld1h	{z0.h-z3.h}, pn8/z, [x1]
+	ld1h	{z4.h-z7.h}, pn8/z, [x2]
+	isf_mopa_2x2 bfmopa, 0, 1, 4, 5
+	isf_mopa_2x2 bfmopa, 2, 3, 6, 7
+	addvl	x1, x1, #4
+	addvl	x2, x2, #4
+	subs	x0, x0, #2
+	b.eq	.Lstore
+	// a multiple of four blocks left: z0-z7 one pair, z16-z23 the next
+.Lquads:
+	ld1h	{z0.h-z3.h}, pn8/z, [x1]
+	ld1h	{z4.h-z7.h}, pn8/z, [x2]
+	subs	x0, x0, #4
+	b.eq	.Ltail
+.Lloop:
+	ld1h	{z16.h-z19.h}, pn8/z, [x1, #4, mul vl]
+	ld1h	{z20.h-z23.h}, pn8/z, [x2, #4, mul vl]
+	isf_mopa_2x2 bfmopa, 0, 1, 4, 5
+	isf_mopa_2x2 bfmopa, 2, 3, 6, 7
+	addvl	x1, x1, #8
+	addvl	x2, x2, #8
+	ld1h	{z0.h-z3.h}, pn8/z, [x1]
+	ld1h	{z4.h-z7.h}, pn8/z, [x2]
+	isf_mopa_2x2 bfmopa, 16, 17, 20, 21
+	isf_mopa_2x2 bfmopa, 18, 19, 22, 23
+	subs	x0, x0, #4
+	b.ne	.Lloop
+.Ltail:
+	ld1h	{z16.h-z19.h}, pn8/z, [x1, #4, mul vl]
+	ld1h	{z20.h-z23.h}, pn8/z, [x2, #4, mul vl]
+	isf_mopa_2x2 bfmopa, 0, 1, 4, 5
+	isf_mopa_2x2 bfmopa, 2, 3, 6, 7
+	isf_mopa_2x2 bfmopa, 16, 17, 20, 21
+	isf_mopa_2x2 bfmopa, 18, 19, 22, 23
+	// straight from ZA's slices when there is nothing to add or clamp, else four rows of each half at a time
+	// moved out with SME2's slice-group mova
+.Lstore:
+	orr	w7, w9, w5
+	cbnz	w7, .Lepilogue
+	isf_f32_store_za_2x2
+	b	.Ldone
+.Lepilogue:
+	isf_f32_ep_consts
+	isf_f32_tile_rows
+.Lrows:
+	mova	{z24.s-z27.s}, za0h.s[w12, 0:3]
+	mova	{z28.s-z31.s}, za1h.s[w12, 0:3]
+	isf_f32_rows4 x3
+	mova	{z24.s-z27.s}, za2h.s[w12, 0:3]
+	mova	{z28.s-z31.s}, za3h.s[w12, 0:3]
+	isf_f32_rows4 x15
+	add	w12, w12, #4
+	cmp	w12, w7
+	b.ne	.Lrows
+.Ldone:
+	isf_f32_leave
+	.size	isf_ukernel_gemm_bf16_8x8x2_sme2, .-isf_ukernel_gemm_bf16_8x8x2_sme2
+
+	.section	.note.GNU-stack,"",%progbits

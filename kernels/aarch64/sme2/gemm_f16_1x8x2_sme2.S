@@ -1,0 +1,70 @@
+/* gemm_f16_1x8x2_sme2
+ *
+ * The row kernel of gemm_f16_8x8x2_sme2 (m = 1 and the rows past the last full tile): one row of binary16 A times
+ * gemm_f16_8x8x2_sme2's B panels, summed and written in fp32 as that kernel does (the driver rounds to binary16
+ * once). NR = SVL/2 fp32 values (8 at 128 bits), KR = 2: per k block B is two streaming vectors, each lane a
+ * column's two values, and A one 32-bit pair.
+ *
+ * gemm_bf16_1x8x2_sme2's loop with SME2's 2-way fdot (binary16 pairs into fp32) for bfdot: ld1rqw puts four blocks
+ * of A in every 128-bit segment of one register and `fdot za.s[w8, o, vgx2], {B's two vectors}, z8.h[i]` adds
+ * block i's two products to both vectors of the row, eight blocks a pass in 2 loads of A, 4 four-vector loads of
+ * B, 8 fdot and 4 instructions of bookkeeping. Four ZA vector groups (offsets 0-3) hold independent sums, added at
+ * the end (fp32 sums in another order, which isaforge's error bound allows). k_blocks mod 8 goes first, a block at
+ * a time, so nothing past the panels is read at any SVL.
+ */
+
+#include "kernels/aarch64/sme2/isf_sme2_float_store.h" /* from the source root: also from the .inst-encoded copy */
+
+	.text
+	.p2align	4
+	.globl	isf_ukernel_gemm_f16_1x8x2_sme2
+	.type	isf_ukernel_gemm_f16_1x8x2_sme2, %function
+isf_ukernel_gemm_f16_1x8x2_sme2:
+	isf_f32_enter
+	ptrue	pn8.h
+	mov	w8, #0
+	and	x13, x0, #7
+	lsr	x0, x0, #3
+	cbz	x13, .Lgroups
+.Lsingle:
+	ld1rw	{z8.s}, p0/z, [x1]
+	ld1h	{z16.h-z17.h}, pn8/z, [x2]
+	fdot	za.s[w8, 0, vgx2], {z16.h-z17.h}, z8.h
+	add	x1, x1, #4
+	addvl	x2, x2, #2
+	subs	x13, x13, #1
+	b.ne	.Lsingle
+.Lgroups:
+	cbz	x0, .Lsum
+.Lloop:
+	ld1rqw	{z8.s}, p0/z, [x1]
+	ld1rqw	{z9.s}, p0/z, [x1, #16]
+	ld1h	{z16.h-z19.h}, pn8/z, [x2]
+	ld1h	{z20.h-z23.h}, pn8/z, [x2, #4, mul vl]
+	ld1h	{z24.h-z27.h}, pn8/z, [x2, #8, mul vl]
+	ld1h	{z28.h-z31.h}, pn8/z, [x2, #12, mul vl]
+	fdot	za.s[w8, 0, vgx2], {z16.h-z17.h}, z8.h[0]
+	fdot	za.s[w8, 1, vgx2], {z18.h-z19.h}, z8.h[1]
+	fdot	za.s[w8, 2, vgx2], {z20.h-z21.h}, z8.h[2]
+	fdot	za.s[w8, 3, vgx2], {z22.h-z23.h}, z8.h[3]
+	fdot	za.s[w8, 0, vgx2], {z24.h-z25.h}, z9.h[0]
+	fdot	za.s[w8, 1, vgx2], {z26.h-z27.h}, z9.h[1]
+	fdot	za.s[w8, 2, vgx2], {z28.h-z29.h}, z9.h[2]
+	fdot	za.s[w8, 3, vgx2], {z30.h-z31.h}, z9.h[3]
+	add	x1, x1, #32
+	addvl	x2, x2, #16
+	subs	x0, x0, #1
+	b.ne	.Lloop
+	// the four groups' sums added pairwise: the row's two vectors in z24/z25
+.Lsum:
+	mova	{z24.s-z25.s}, za.s[w8, 0, vgx2]
+	mova	{z26.s-z27.s}, za.s[w8, 1, vgx2]
+	mova	{z28.s-z29.s}, za.s[w8, 2, vgx2]
+	mova	{z30.s-z31.s}, za.s[w8, 3, vgx2]
+	isf_f32_add_groups
+	isf_f32_ep_consts
+	isf_f32_row 24, 25, x3
+	isf_f32_leave
+	.size	isf_ukernel_gemm_f16_1x8x2_sme2, .-isf_ukernel_gemm_f16_1x8x2_sme2
+
+	.section	.note.GNU-stack,"",%progbits
