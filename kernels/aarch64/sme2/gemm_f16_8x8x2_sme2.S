@@ -9,10 +9,10 @@
  * has the shared entry, exit and store; ABI in kernels/runtime/isf_internal.h). The loop and store are
  * gemm_bf16_8x8x2_sme2's with fmopa for bfmopa.
  *
- * The loop takes four k blocks a pass: SME2's four-vector loads bring two blocks of A (or of B) in one instruction,
- * so a pass is 4 loads, 16 fmopa and 4 instructions of bookkeeping. Two register sets, each pair of blocks loaded a
- * pair ahead of its fmopa; k_blocks' low bits go first (one block, then one pair alone) and the last pair of the
- * loop is peeled, so nothing past the panels is read at any SVL.
+ * The loop takes eight k blocks a pass: SME2's four-vector loads bring two blocks of A (or of B) in one
+ * instruction, so a pass is 8 loads, 32 fmopa and 4 instructions of bookkeeping (5.5 a block; 6 with four blocks a
+ * pass). Four register sets, each pair of blocks loaded a pair ahead of its fmopa; k_blocks' low bits go first (one
+ * block, one pair, two pairs) and the last pass is peeled, so nothing past the panels is read at any SVL.
  */
 
 #include "kernels/aarch64/sme2/isf_sme2_float_store.h" /* from the source root: also from the .inst-encoded copy */
@@ -27,7 +27,7 @@ isf_ukernel_gemm_f16_8x8x2_sme2:
 	ptrue	p1.h
 	ptrue	pn8.h
 	cbz	x0, .Lstore
-	tbz	x0, #0, .Lpairs
+	tbz	x0, #0, .Lpair
 	ld1h	{z0.h-z1.h}, pn8/z, [x1]
 	ld1h	{z4.h-z5.h}, pn8/z, [x2]
 	isf_mopa_2x2 fmopa, 0, 1, 4, 5
@@ -35,8 +35,8 @@ isf_ukernel_gemm_f16_8x8x2_sme2:
 	addvl	x2, x2, #2
 	subs	x0, x0, #1
 	b.eq	.Lstore
-.Lpairs:
-	tbz	x0, #1, .Lquads
+.Lpair:
+	tbz	x0, #1, .Lquad
 	ld1h	{z0.h-z3.h}, pn8/z, [x1]
 	ld1h	{z4.h-z7.h}, pn8/z, [x2]
 	isf_mopa_2x2 fmopa, 0, 1, 4, 5
@@ -45,32 +45,64 @@ isf_ukernel_gemm_f16_8x8x2_sme2:
 	addvl	x2, x2, #4
 	subs	x0, x0, #2
 	b.eq	.Lstore
-	// a multiple of four blocks left: z0-z7 one pair, z16-z23 the next
-.Lquads:
+.Lquad:
+	tbz	x0, #2, .Leights
 	ld1h	{z0.h-z3.h}, pn8/z, [x1]
 	ld1h	{z4.h-z7.h}, pn8/z, [x2]
-	subs	x0, x0, #4
-	b.eq	.Ltail
-.Lloop:
-	ld1h	{z16.h-z19.h}, pn8/z, [x1, #4, mul vl]
-	ld1h	{z20.h-z23.h}, pn8/z, [x2, #4, mul vl]
+	ld1h	{z8.h-z11.h}, pn8/z, [x1, #4, mul vl]
+	ld1h	{z12.h-z15.h}, pn8/z, [x2, #4, mul vl]
 	isf_mopa_2x2 fmopa, 0, 1, 4, 5
 	isf_mopa_2x2 fmopa, 2, 3, 6, 7
+	isf_mopa_2x2 fmopa, 8, 9, 12, 13
+	isf_mopa_2x2 fmopa, 10, 11, 14, 15
 	addvl	x1, x1, #8
 	addvl	x2, x2, #8
+	subs	x0, x0, #4
+	b.eq	.Lstore
+	// a multiple of eight blocks left, four pairs of them in four register sets (z0-z7, z8-z15, z16-z23,
+	// z24-z31), each pair loaded a pair ahead of its fmopa
+.Leights:
 	ld1h	{z0.h-z3.h}, pn8/z, [x1]
 	ld1h	{z4.h-z7.h}, pn8/z, [x2]
-	isf_mopa_2x2 fmopa, 16, 17, 20, 21
-	isf_mopa_2x2 fmopa, 18, 19, 22, 23
-	subs	x0, x0, #4
-	b.ne	.Lloop
-.Ltail:
-	ld1h	{z16.h-z19.h}, pn8/z, [x1, #4, mul vl]
-	ld1h	{z20.h-z23.h}, pn8/z, [x2, #4, mul vl]
+	subs	x0, x0, #8
+	b.eq	.Ltail
+.Lloop:
+	ld1h	{z8.h-z11.h}, pn8/z, [x1, #4, mul vl]
+	ld1h	{z12.h-z15.h}, pn8/z, [x2, #4, mul vl]
 	isf_mopa_2x2 fmopa, 0, 1, 4, 5
 	isf_mopa_2x2 fmopa, 2, 3, 6, 7
+	ld1h	{z16.h-z19.h}, pn8/z, [x1, #8, mul vl]
+	ld1h	{z20.h-z23.h}, pn8/z, [x2, #8, mul vl]
+	isf_mopa_2x2 fmopa, 8, 9, 12, 13
+	isf_mopa_2x2 fmopa, 10, 11, 14, 15
+	ld1h	{z24.h-z27.h}, pn8/z, [x1, #12, mul vl]
+	ld1h	{z28.h-z31.h}, pn8/z, [x2, #12, mul vl]
 	isf_mopa_2x2 fmopa, 16, 17, 20, 21
 	isf_mopa_2x2 fmopa, 18, 19, 22, 23
+	addvl	x1, x1, #16
+	addvl	x2, x2, #16
+	ld1h	{z0.h-z3.h}, pn8/z, [x1]
+	ld1h	{z4.h-z7.h}, pn8/z, [x2]
+	isf_mopa_2x2 fmopa, 24, 25, 28, 29
+	isf_mopa_2x2 fmopa, 26, 27, 30, 31
+	subs	x0, x0, #8
+	b.ne	.Lloop
+	// the last eight blocks: no loads beyond them
+.Ltail:
+	ld1h	{z8.h-z11.h}, pn8/z, [x1, #4, mul vl]
+	ld1h	{z12.h-z15.h}, pn8/z, [x2, #4, mul vl]
+	isf_mopa_2x2 fmopa, 0, 1, 4, 5
+	isf_mopa_2x2 fmopa, 2, 3, 6, 7
+	ld1h	{z16.h-z19.h}, pn8/z, [x1, #8, mul vl]
+	ld1h	{z20.h-z23.h}, pn8/z, [x2, #8, mul vl]
+	isf_mopa_2x2 fmopa, 8, 9, 12, 13
+	isf_mopa_2x2 fmopa, 10, 11, 14, 15
+	ld1h	{z24.h-z27.h}, pn8/z, [x1, #12, mul vl]
+	ld1h	{z28.h-z31.h}, pn8/z, [x2, #12, mul vl]
+	isf_mopa_2x2 fmopa, 16, 17, 20, 21
+	isf_mopa_2x2 fmopa, 18, 19, 22, 23
+	isf_mopa_2x2 fmopa, 24, 25, 28, 29
+	isf_mopa_2x2 fmopa, 26, 27, 30, 31
 	// straight from ZA's slices when there is nothing to add or clamp, else four rows of each half at a time
 	// moved out with SME2's slice-group mova
 .Lstore:
