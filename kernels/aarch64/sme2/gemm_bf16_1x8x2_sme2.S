@@ -63,8 +63,7 @@ isf_ukernel_gemm_bf16_1x8x2_sme2:
 	mova	{z28.s-z29.s}, za.s[w8, 2, vgx2]
 	mova	{z30.s-z31.s}, za.s[w8, 3, vgx2]
 	isf_f32_add_groups
-	isf_f32_ep_consts
-	isf_f32_row 24, 25, x3
+	isf_f32_row_out
 	isf_f32_leave
 	.size	isf_ukernel_gemm_bf16_1x8x2_sme2, .-isf_ukernel_gemm_bf16_1x8x2_sme2
 

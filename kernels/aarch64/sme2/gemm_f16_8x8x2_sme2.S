@@ -17,6 +17,24 @@
 
 #include "kernels/aarch64/sme2/isf_sme2_float_store.h" /* from the source root: also from the .inst-encoded copy */
 
+// The first three pairs of an eight-block pass (z0-z7 loaded before it), each pair's loads a pair ahead of
+// its fmopa: the loop's and the peeled last pass's. Here rather than in the include because its loads are
+// SME2, which inst.py rewrites in this file only.
+.macro pass_head
+	ld1h	{z8.h-z11.h}, pn8/z, [x1, #4, mul vl]
+	ld1h	{z12.h-z15.h}, pn8/z, [x2, #4, mul vl]
+	isf_mopa_2x2 fmopa, 0, 1, 4, 5
+	isf_mopa_2x2 fmopa, 2, 3, 6, 7
+	ld1h	{z16.h-z19.h}, pn8/z, [x1, #8, mul vl]
+	ld1h	{z20.h-z23.h}, pn8/z, [x2, #8, mul vl]
+	isf_mopa_2x2 fmopa, 8, 9, 12, 13
+	isf_mopa_2x2 fmopa, 10, 11, 14, 15
+	ld1h	{z24.h-z27.h}, pn8/z, [x1, #12, mul vl]
+	ld1h	{z28.h-z31.h}, pn8/z, [x2, #12, mul vl]
+	isf_mopa_2x2 fmopa, 16, 17, 20, 21
+	isf_mopa_2x2 fmopa, 18, 19, 22, 23
+.endm
+
 	.text
 	.p2align	4
 	.globl	isf_ukernel_gemm_f16_8x8x2_sme2
@@ -67,18 +85,7 @@ isf_ukernel_gemm_f16_8x8x2_sme2:
 	subs	x0, x0, #8
 	b.eq	.Ltail
 .Lloop:
-	ld1h	{z8.h-z11.h}, pn8/z, [x1, #4, mul vl]
-	ld1h	{z12.h-z15.h}, pn8/z, [x2, #4, mul vl]
-	isf_mopa_2x2 fmopa, 0, 1, 4, 5
-	isf_mopa_2x2 fmopa, 2, 3, 6, 7
-	ld1h	{z16.h-z19.h}, pn8/z, [x1, #8, mul vl]
-	ld1h	{z20.h-z23.h}, pn8/z, [x2, #8, mul vl]
-	isf_mopa_2x2 fmopa, 8, 9, 12, 13
-	isf_mopa_2x2 fmopa, 10, 11, 14, 15
-	ld1h	{z24.h-z27.h}, pn8/z, [x1, #12, mul vl]
-	ld1h	{z28.h-z31.h}, pn8/z, [x2, #12, mul vl]
-	isf_mopa_2x2 fmopa, 16, 17, 20, 21
-	isf_mopa_2x2 fmopa, 18, 19, 22, 23
+	pass_head
 	addvl	x1, x1, #16
 	addvl	x2, x2, #16
 	ld1h	{z0.h-z3.h}, pn8/z, [x1]
@@ -89,18 +96,7 @@ isf_ukernel_gemm_f16_8x8x2_sme2:
 	b.ne	.Lloop
 	// the last eight blocks: no loads beyond them
 .Ltail:
-	ld1h	{z8.h-z11.h}, pn8/z, [x1, #4, mul vl]
-	ld1h	{z12.h-z15.h}, pn8/z, [x2, #4, mul vl]
-	isf_mopa_2x2 fmopa, 0, 1, 4, 5
-	isf_mopa_2x2 fmopa, 2, 3, 6, 7
-	ld1h	{z16.h-z19.h}, pn8/z, [x1, #8, mul vl]
-	ld1h	{z20.h-z23.h}, pn8/z, [x2, #8, mul vl]
-	isf_mopa_2x2 fmopa, 8, 9, 12, 13
-	isf_mopa_2x2 fmopa, 10, 11, 14, 15
-	ld1h	{z24.h-z27.h}, pn8/z, [x1, #12, mul vl]
-	ld1h	{z28.h-z31.h}, pn8/z, [x2, #12, mul vl]
-	isf_mopa_2x2 fmopa, 16, 17, 20, 21
-	isf_mopa_2x2 fmopa, 18, 19, 22, 23
+	pass_head
 	isf_mopa_2x2 fmopa, 24, 25, 28, 29
 	isf_mopa_2x2 fmopa, 26, 27, 30, 31
 	// straight from ZA's slices when there is nothing to add or clamp, else four rows of each half at a time

@@ -60,15 +60,21 @@
 	mov	z21.s, w11
 .endm
 
-/* One row of C, two vectors (z\lo: the first, z\hi: the next) at \ptr: + old C after the sums (accumulate), + bias,
- * FMAX then FMIN (IEEE maximum/minimum: a NaN stays NaN, -0 < +0), stored; \ptr moves on a row. */
-.macro isf_f32_row lo, hi, ptr
+/* Old C added after the sums when accumulating: a row's two vectors (z\lo: the first, z\hi: the next) at \ptr. */
+.macro isf_f32_add_old lo, hi, ptr
 	cbz	w5, 1f
 	ld1w	{z18.s}, p0/z, [\ptr]
 	ld1w	{z19.s}, p0/z, [\ptr, #1, mul vl]
 	fadd	z\lo\().s, z\lo\().s, z18.s
 	fadd	z\hi\().s, z\hi\().s, z19.s
-1:	fadd	z\lo\().s, z\lo\().s, z16.s
+1:
+.endm
+
+/* One row of C, two vectors (z\lo: the first, z\hi: the next) at \ptr: + old C after the sums (accumulate), + bias,
+ * FMAX then FMIN (IEEE maximum/minimum: a NaN stays NaN, -0 < +0), stored; \ptr moves on a row. */
+.macro isf_f32_row lo, hi, ptr
+	isf_f32_add_old \lo, \hi, \ptr
+	fadd	z\lo\().s, z\lo\().s, z16.s
 	fadd	z\hi\().s, z\hi\().s, z17.s
 	fmax	z\lo\().s, p0/m, z\lo\().s, z20.s
 	fmax	z\hi\().s, p0/m, z\hi\().s, z20.s
@@ -139,6 +145,19 @@
 	fadd	z29.s, z29.s, z31.s
 	fadd	z24.s, z24.s, z28.s
 	fadd	z25.s, z25.s, z29.s
+.endm
+
+/* A row kernel's row of C from z24/z25 at x3: stored with old C added (accumulate) and nothing else when no epilogue
+ * step is asked for, as on every Kc block but the last, else through isf_f32_row. */
+.macro isf_f32_row_out
+	cbnz	w9, 2f
+	isf_f32_add_old 24, 25, x3
+	st1w	{z24.s}, p0, [x3]
+	st1w	{z25.s}, p0, [x3, #1, mul vl]
+	b	3f
+2:	isf_f32_ep_consts
+	isf_f32_row 24, 25, x3
+3:
 .endm
 
 #endif
