@@ -36,6 +36,22 @@
 	isf_mopa_2x2 bfmopa, 18, 19, 22, 23
 .endm
 
+// The tile's rows, four of each half a pass, through \rows4 (a macro of isf_sme2_float_store.h taking the row
+// pointer) from z24-z27 (za0, za2: the first vector of each row) and z28-z31 (za1, za3: the second).
+.macro tile_rows rows4
+	isf_f32_tile_rows
+.Lrows\@:
+	mova	{z24.s-z27.s}, za0h.s[w12, 0:3]
+	mova	{z28.s-z31.s}, za1h.s[w12, 0:3]
+	\rows4 x3
+	mova	{z24.s-z27.s}, za2h.s[w12, 0:3]
+	mova	{z28.s-z31.s}, za3h.s[w12, 0:3]
+	\rows4 x15
+	add	w12, w12, #4
+	cmp	w12, w7
+	b.ne	.Lrows\@
+.endm
+
 	.text
 	.p2align	4
 	.globl	isf_ukernel_gemm_bf16_8x8x2_sme2
@@ -100,26 +116,20 @@ isf_ukernel_gemm_bf16_8x8x2_sme2:
 	pass_head
 	isf_mopa_2x2 bfmopa, 24, 25, 28, 29
 	isf_mopa_2x2 bfmopa, 26, 27, 30, 31
-	// straight from ZA's slices when there is nothing to add or clamp, else four rows of each half at a time
-	// moved out with SME2's slice-group mova
+	// straight from ZA's slices when there is nothing to add or clamp; else four rows of each half at a time
+	// moved out with SME2's slice-group mova, old C added (accumulate alone: no identities applied) or the whole
+	// epilogue
 .Lstore:
-	orr	w7, w9, w5
-	cbnz	w7, .Lepilogue
+	cbnz	w9, .Lepilogue
+	cbnz	w5, .Laccumulate
 	isf_f32_store_za_2x2
+	b	.Ldone
+.Laccumulate:
+	tile_rows isf_f32_rows4_add_old
 	b	.Ldone
 .Lepilogue:
 	isf_f32_ep_consts
-	isf_f32_tile_rows
-.Lrows:
-	mova	{z24.s-z27.s}, za0h.s[w12, 0:3]
-	mova	{z28.s-z31.s}, za1h.s[w12, 0:3]
-	isf_f32_rows4 x3
-	mova	{z24.s-z27.s}, za2h.s[w12, 0:3]
-	mova	{z28.s-z31.s}, za3h.s[w12, 0:3]
-	isf_f32_rows4 x15
-	add	w12, w12, #4
-	cmp	w12, w7
-	b.ne	.Lrows
+	tile_rows isf_f32_rows4
 .Ldone:
 	isf_f32_leave
 	.size	isf_ukernel_gemm_bf16_8x8x2_sme2, .-isf_ukernel_gemm_bf16_8x8x2_sme2

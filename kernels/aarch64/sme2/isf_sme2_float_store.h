@@ -160,4 +160,23 @@
 3:
 .endm
 
+/* Old C added to four rows (z24-z27 the first vectors, z28-z31 the second), stored, and nothing else: a Kc block
+ * after the first with no epilogue step, so no bias or bound to apply as identities. */
+.macro isf_f32_rows4_add_old ptr
+	isf_f32_row_add_old 24, 28, \ptr
+	isf_f32_row_add_old 25, 29, \ptr
+	isf_f32_row_add_old 26, 30, \ptr
+	isf_f32_row_add_old 27, 31, \ptr
+.endm
+
+.macro isf_f32_row_add_old lo, hi, ptr
+	ld1w	{z18.s}, p0/z, [\ptr]
+	ld1w	{z19.s}, p0/z, [\ptr, #1, mul vl]
+	fadd	z\lo\().s, z\lo\().s, z18.s
+	fadd	z\hi\().s, z\hi\().s, z19.s
+	st1w	{z\lo\().s}, p0, [\ptr]
+	st1w	{z\hi\().s}, p0, [\ptr, #1, mul vl]
+	add	\ptr, \ptr, x4
+.endm
+
 #endif
