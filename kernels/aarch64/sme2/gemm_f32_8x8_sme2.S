@@ -79,10 +79,10 @@ isf_ukernel_gemm_f32_8x8_sme2:
 	zero	{za}
 	ptrue	p0.s
 	ptrue	pn8.s
-	// x10: the steps before the pipelined loop (k_blocks mod 8); x0: its iterations
-	and	x10, x0, #7
+	// x16: the steps before the pipelined loop (k_blocks mod 8); x0: its iterations
+	and	x16, x0, #7
 	lsr	x0, x0, #3
-	tbz	x10, #0, 1f
+	tbz	x16, #0, 1f
 	ld1w	{z0.s-z1.s}, pn8/z, [x1]
 	ld1w	{z4.s-z5.s}, pn8/z, [x2]
 	fmopa	za0.s, p0/m, p0/m, z0.s, z4.s
@@ -91,8 +91,8 @@ isf_ukernel_gemm_f32_8x8_sme2:
 	fmopa	za3.s, p0/m, p0/m, z1.s, z5.s
 	addvl	x1, x1, #2
 	addvl	x2, x2, #2
-1:	lsr	x10, x10, #1
-	cbz	x10, 3f
+1:	lsr	x16, x16, #1
+	cbz	x16, 3f
 2:	ld1w	{z0.s-z3.s}, pn8/z, [x1]
 	ld1w	{z4.s-z7.s}, pn8/z, [x2]
 	fmopa	za0.s, p0/m, p0/m, z0.s, z4.s
@@ -105,7 +105,7 @@ isf_ukernel_gemm_f32_8x8_sme2:
 	fmopa	za3.s, p0/m, p0/m, z3.s, z7.s
 	addvl	x1, x1, #4
 	addvl	x2, x2, #4
-	subs	x10, x10, #1
+	subs	x16, x16, #1
 	b.ne	2b
 3:	cbz	x0, .Lstore
 	ld1w	{z0.s-z3.s}, pn8/z, [x1]
