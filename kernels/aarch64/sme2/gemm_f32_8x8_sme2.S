@@ -23,12 +23,15 @@
  * smstart. Between them only SME, SME2 and streaming SVE (no NEON, no gathers, no FFR: FA64 is off, as on Apple
  * M4).
  *
- * The store: ZA's rows go straight to C (st1w of a ZA slice) when there is neither accumulate nor an epilogue
- * step. Otherwise four rows of each tile at a time are moved out with SME2's four-slice mova, old C is added
- * after the sums (accumulate), then bias, then FMAX/FMIN (IEEE maximum/minimum: a NaN stays NaN, -0 < +0). A
- * missing step is applied as its identity rather than branched around: bias -0.0 (x + -0 = x for every x, -0
- * included, rounding to nearest) and bounds -Inf/+Inf (fmax(x, -Inf) = fmin(x, +Inf) = x, NaN included). SME2's
- * fclamp is not used: it is FMAXNM/FMINNM, which would turn a NaN into a bound.
+ * The store: ZA's rows go straight to C (st1w of a ZA slice) when there is neither accumulate nor an epilogue step.
+ * Otherwise four rows of each tile at a time are moved out with SME2's four-slice mova. Accumulate alone (every Kc
+ * block after a tile's first: the driver's Kc shrinks as the tile grows, 64 k at SVL 512 bits, so this store is as
+ * frequent as the loop's 8-step iterations are few) is its own loop, old C added after the sums with SME2 loads and
+ * stores of a row's two halves at once: under 3 instructions per vector of C where the general one takes 7.5. With
+ * a step, old C (accumulate) is added after the sums, then bias, then FMAX/FMIN (IEEE maximum/minimum: a NaN stays
+ * NaN, -0 < +0). A missing step is applied as its identity rather than branched around: bias -0.0 (x + -0 = x for
+ * every x, -0 included, rounding to nearest) and bounds -Inf/+Inf (fmax(x, -Inf) = fmin(x, +Inf) = x, NaN
+ * included). SME2's fclamp is not used: it is FMAXNM/FMINNM, which would turn a NaN into a bound.
  */
 
 #include "isf_epilogue_offsets.h"
@@ -203,8 +206,8 @@ isf_ukernel_gemm_f32_8x8_sme2:
 	cntw	x7
 	mul	x13, x7, x4
 	add	x13, x3, x13
-	orr	w15, w9, w5
-	cbnz	w15, .Lepilogue
+	cbnz	w9, .Lepilogue
+	cbnz	w5, .Laccumulate
 1:	st1w	{za0h.s[w12, 0]}, p0, [x3]
 	st1w	{za1h.s[w12, 0]}, p0, [x3, x7, lsl #2]
 	st1w	{za2h.s[w12, 0]}, p0, [x13]
@@ -233,7 +236,59 @@ isf_ukernel_gemm_f32_8x8_sme2:
 	cmp	w12, w7
 	b.ne	1b
 	b	.Ldone
-	// accumulate or steps: z24/z25 bias (or -0.0), z26/z27 the bounds (or -Inf/+Inf), four rows per iteration
+	// accumulate alone (the earlier Kc blocks' sums in C, no step): a row's two halves are a strided register pair
+	// ({z0, z8}: one SME2 load or store each), four rows of each tile moved out at a time
+.Laccumulate:
+5:	mova	{z0.s-z3.s}, za0h.s[w12, 0:3]
+	mova	{z8.s-z11.s}, za1h.s[w12, 0:3]
+	mova	{z16.s-z19.s}, za2h.s[w12, 0:3]
+	mova	{z24.s-z27.s}, za3h.s[w12, 0:3]
+	ld1w	{z4.s, z12.s}, pn8/z, [x3]
+	ld1w	{z20.s, z28.s}, pn8/z, [x13]
+	fadd	z0.s, z0.s, z4.s
+	fadd	z8.s, z8.s, z12.s
+	fadd	z16.s, z16.s, z20.s
+	fadd	z24.s, z24.s, z28.s
+	st1w	{z0.s, z8.s}, pn8, [x3]
+	st1w	{z16.s, z24.s}, pn8, [x13]
+	add	x3, x3, x4
+	add	x13, x13, x4
+	ld1w	{z4.s, z12.s}, pn8/z, [x3]
+	ld1w	{z20.s, z28.s}, pn8/z, [x13]
+	fadd	z1.s, z1.s, z4.s
+	fadd	z9.s, z9.s, z12.s
+	fadd	z17.s, z17.s, z20.s
+	fadd	z25.s, z25.s, z28.s
+	st1w	{z1.s, z9.s}, pn8, [x3]
+	st1w	{z17.s, z25.s}, pn8, [x13]
+	add	x3, x3, x4
+	add	x13, x13, x4
+	ld1w	{z4.s, z12.s}, pn8/z, [x3]
+	ld1w	{z20.s, z28.s}, pn8/z, [x13]
+	fadd	z2.s, z2.s, z4.s
+	fadd	z10.s, z10.s, z12.s
+	fadd	z18.s, z18.s, z20.s
+	fadd	z26.s, z26.s, z28.s
+	st1w	{z2.s, z10.s}, pn8, [x3]
+	st1w	{z18.s, z26.s}, pn8, [x13]
+	add	x3, x3, x4
+	add	x13, x13, x4
+	ld1w	{z4.s, z12.s}, pn8/z, [x3]
+	ld1w	{z20.s, z28.s}, pn8/z, [x13]
+	fadd	z3.s, z3.s, z4.s
+	fadd	z11.s, z11.s, z12.s
+	fadd	z19.s, z19.s, z20.s
+	fadd	z27.s, z27.s, z28.s
+	st1w	{z3.s, z11.s}, pn8, [x3]
+	st1w	{z19.s, z27.s}, pn8, [x13]
+	add	x3, x3, x4
+	add	x13, x13, x4
+	add	w12, w12, #4
+	cmp	w12, w7
+	b.ne	5b
+	b	.Ldone
+	// steps (and accumulate or not): z24/z25 bias (or -0.0), z26/z27 the bounds (or -Inf/+Inf), four rows per
+	// iteration
 .Lepilogue:
 	tbz	w9, #ISF_EP_BIT_BIAS, 2f
 	ld1w	{z24.s-z25.s}, pn8/z, [x14]
