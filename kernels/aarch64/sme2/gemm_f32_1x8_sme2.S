@@ -20,9 +20,9 @@
  *
  * The call is a normal AAPCS64 one: smstart and smstop inside, d8-d15 saved around them (they zero every Z and
  * P register), the epilogue's fields read into general registers before smstart; between them only SME, SME2 and
- * streaming SVE (no NEON, no gathers, no FFR). The store: old C added after the sums (accumulate), then bias and
- * FMAX/FMIN, always, with identities for a missing step (bias -0.0, bounds -Inf/+Inf: gemm_f32_8x8_sme2 says
- * why they are exact); the row is already in Z registers, so there is no ZA-direct store to save a step for.
+ * streaming SVE (no NEON, no gathers, no FFR). The store: old C added after the sums (accumulate), then, when a
+ * step is set, bias and FMAX/FMIN together, with identities for the missing one (bias -0.0, bounds -Inf/+Inf:
+ * gemm_f32_8x8_sme2 says why they are exact); the row is already in Z registers, so there is no ZA-direct store.
  */
 
 #include "isf_epilogue_offsets.h"
@@ -120,7 +120,9 @@ isf_ukernel_gemm_f32_1x8_sme2:
 	ld1w	{z2.s-z3.s}, pn8/z, [x3]
 	fadd	z0.s, z0.s, z2.s
 	fadd	z1.s, z1.s, z3.s
-2:	tbz	w9, #ISF_EP_BIT_BIAS, 3f
+	// no step (every Kc block but a tile's last): nothing more to apply
+2:	cbz	w9, 5f
+	tbz	w9, #ISF_EP_BIT_BIAS, 3f
 	ld1w	{z6.s-z7.s}, pn8/z, [x14]
 	b	4f
 3:	mov	w15, #0x80000000
@@ -134,7 +136,7 @@ isf_ukernel_gemm_f32_1x8_sme2:
 	fmax	z1.s, p0/m, z1.s, z4.s
 	fmin	z0.s, p0/m, z0.s, z5.s
 	fmin	z1.s, p0/m, z1.s, z5.s
-	st1w	{z0.s-z1.s}, pn8, [x3]
+5:	st1w	{z0.s-z1.s}, pn8, [x3]
 	smstop
 	ldp	d10, d11, [sp, #16]
 	ldp	d12, d13, [sp, #32]
