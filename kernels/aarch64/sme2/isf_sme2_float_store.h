@@ -1,7 +1,8 @@
 /* isf_sme2_float_store.h: what the fp32-summing SME2 kernels (fp32 tiles in ZA, fp32 C) share around their loops:
  * the entry and exit of the streaming call, the fp32 epilogue on rows of C, the plain store of a 2VL x 2VL tile
- * from ZA's four .s tiles and one k block of that tile's widening outer products. Assembler macros of SME1 and streaming SVE only: inst.py does not rewrite included files
- * or macro arguments, so the SME2 instructions (multi-vector loads, mova of slice groups) stay in the kernels.
+ * from ZA's four .s tiles and one k block of that tile's widening outer products. Assembler macros of SME1 and
+ * streaming SVE only: inst.py does not rewrite included files or macro arguments, so the SME2 instructions
+ * (multi-vector loads, mova of slice groups, ZA-array dot products) stay in the kernels.
  *
  * Register conventions (the micro-kernel ABI, kernels/runtime/isf_internal.h, plus these):
  *   x3 C, x4 ldc in bytes (isf_f32_enter scales it), w5 accumulate, x6 the epilogue;
