@@ -1,0 +1,86 @@
+/* gemm_s8_8x8x4_sme2
+ *
+ * int8 GEMM micro-kernel with SME2 (no FEAT_SME_FA64): a 2VL x 2VL tile of int32 sums, at SVL s bytes s/2 x s/2
+ * (8 x 8 at 128 bits, 128 x 128 at 2048), KR = 4 (hand-written; ABI in kernels/runtime/isf_internal.h: x0
+ * k_blocks, x1 A panel, x2 B panel, x3 C, x4 ldc in elements, w5 accumulate, x6 epilogue, every step of it).
+ *
+ * Per k block A is s/2 rows of 4 int8 (two streaming vectors: rows [0, s/4) and [s/4, s/2)), B s/2 columns of 4
+ * (two vectors): the 4-way smopa of A vector i and B vector j adds that quarter of the tile to za<2i + j>.s, so
+ * the four ZA .s tiles are the tile's quadrants and every byte loaded is used by two smopa of full width. Two
+ * k blocks per iteration, each side's two blocks one 4-vector load (SME2): 2 loads and 8 smopa for 2 x s^2 MACs.
+ * An odd k_blocks does its first block alone; nothing past the panels is read at any SVL.
+ *
+ * The store takes 4 rows of a quadrant pair at a time out of ZA (two SME2 multi-slice mova) through the epilogue
+ * of isf_sme2_int_epilogue.h (int32 with accumulate, or the quantized steps) to C. The call is a normal AAPCS64
+ * one: smstart and smstop inside, d8-d15 saved around them, ZA off at return.
+ */
+
+#include "isf_epilogue_offsets.h"
+#include "kernels/aarch64/sme2/isf_sme2_int_epilogue.h"
+
+	.text
+	.p2align	4
+	.globl	isf_ukernel_gemm_s8_8x8x4_sme2
+	.type	isf_ukernel_gemm_s8_8x8x4_sme2, %function
+isf_ukernel_gemm_s8_8x8x4_sme2:
+	isf_int_prologue
+	smstart
+	// smstart from ZA off already zeroes it; explicit, so the sums never depend on how the kernel was entered
+	zero	{za}
+	ptrue	p0.s
+	ptrue	p1.b
+	ptrue	pn8.b
+	cbz	x0, .Lstore
+	tbz	x0, #0, .Lloop
+	// k_blocks odd: one block alone, leaving an even count
+	ld1b	{z0.b-z1.b}, pn8/z, [x1]
+	ld1b	{z4.b-z5.b}, pn8/z, [x2]
+	smopa	za0.s, p1/m, p1/m, z0.b, z4.b
+	smopa	za1.s, p1/m, p1/m, z0.b, z5.b
+	smopa	za2.s, p1/m, p1/m, z1.b, z4.b
+	smopa	za3.s, p1/m, p1/m, z1.b, z5.b
+	addvl	x1, x1, #2
+	addvl	x2, x2, #2
+	subs	x0, x0, #1
+	b.eq	.Lstore
+	// z0, z1 / z2, z3: A of blocks 2t / 2t + 1; z4, z5 / z6, z7: their B
+.Lloop:
+	ld1b	{z0.b-z3.b}, pn8/z, [x1]
+	ld1b	{z4.b-z7.b}, pn8/z, [x2]
+	smopa	za0.s, p1/m, p1/m, z0.b, z4.b
+	smopa	za1.s, p1/m, p1/m, z0.b, z5.b
+	smopa	za2.s, p1/m, p1/m, z1.b, z4.b
+	smopa	za3.s, p1/m, p1/m, z1.b, z5.b
+	addvl	x1, x1, #4
+	addvl	x2, x2, #4
+	smopa	za0.s, p1/m, p1/m, z2.b, z6.b
+	smopa	za1.s, p1/m, p1/m, z2.b, z7.b
+	smopa	za2.s, p1/m, p1/m, z3.b, z6.b
+	smopa	za3.s, p1/m, p1/m, z3.b, z7.b
+	subs	x0, x0, #2
+	b.ne	.Lloop
+	// rows [0, s/4) from za0 (left columns) and za1 (right), then rows [s/4, s/2) from za2 and za3; w8 the
+	// rows of a quadrant
+.Lstore:
+	isf_int_setup
+	cntw	x8
+	mov	w12, #0
+.Ltop:
+	mova	{z0.s-z3.s}, za0h.s[w12, 0:3]
+	mova	{z4.s-z7.s}, za1h.s[w12, 0:3]
+	isf_int_rows	4
+	add	w12, w12, #4
+	cmp	w12, w8
+	b.ne	.Ltop
+	mov	w12, #0
+.Lbottom:
+	mova	{z0.s-z3.s}, za2h.s[w12, 0:3]
+	mova	{z4.s-z7.s}, za3h.s[w12, 0:3]
+	isf_int_rows	4
+	add	w12, w12, #4
+	cmp	w12, w8
+	b.ne	.Lbottom
+	isf_int_return
+	.size	isf_ukernel_gemm_s8_8x8x4_sme2, .-isf_ukernel_gemm_s8_8x8x4_sme2
+
+	.section	.note.GNU-stack,"",%progbits
