@@ -1,0 +1,82 @@
+/* gemm_s4_1x8x4_sme2
+ *
+ * The row kernel of gemm_s4_8x8x4_sme2: gemm_s8_1x8x4_sme2's row (NR = SVL/2 int32 columns, KR = 4, ZA-array
+ * sdot by element, one per k block) on the full kernel's int4 B panels (isf_internal.h: two k blocks per byte,
+ * k_blocks always even). ABI: x0 k_blocks, x1 A (the row's 4 · k_blocks int8), x2 B panel, x3 C, x4 ldc in
+ * elements, w5 accumulate, x6 epilogue, every step of it.
+ *
+ * Per 4 blocks: one ld1rqb of A, one 4-vector load of B's two pairs, (v << 4) and (v & 0xF0) the blocks' values
+ * times 16, 4 sdot into 4 pairs of ZA vectors. A last pair of blocks is loaded under a predicate of A's 8 bytes, so
+ * nothing past A (which may be the caller's row) is read. The sums, 16 times the true ones, are shifted back (asr
+ * #4, exact) as they leave ZA, before the epilogue.
+ */
+
+#include "isf_epilogue_offsets.h"
+#include "kernels/aarch64/sme2/isf_sme2_int_epilogue.h"
+
+	.text
+	.p2align	4
+	.globl	isf_ukernel_gemm_s4_1x8x4_sme2
+	.type	isf_ukernel_gemm_s4_1x8x4_sme2, %function
+isf_ukernel_gemm_s4_1x8x4_sme2:
+	isf_int_prologue
+	smstart
+	zero	{za}
+	ptrue	p0.s
+	ptrue	p2.b
+	ptrue	pn8.b
+	mov	w8, #0
+	subs	x0, x0, #4
+	b.lo	.Ltail
+	// z16, z17 / z18, z19: the nibbles of blocks 0-1 / 2-3, left and right columns; blocks 0 and 2 (low nibbles)
+	// into z20-z21 and z22-z23, blocks 1 and 3 (high nibbles) in place
+.Lloop:
+	ld1rqb	{z0.b}, p2/z, [x1]
+	ld1b	{z16.b-z19.b}, pn8/z, [x2]
+	lsl	z20.b, z16.b, #4
+	lsl	z21.b, z17.b, #4
+	and	z16.b, z16.b, #0xf0
+	and	z17.b, z17.b, #0xf0
+	lsl	z22.b, z18.b, #4
+	lsl	z23.b, z19.b, #4
+	and	z18.b, z18.b, #0xf0
+	and	z19.b, z19.b, #0xf0
+	sdot	za.s[w8, 0, vgx2], {z20.b-z21.b}, z0.b[0]
+	sdot	za.s[w8, 1, vgx2], {z16.b-z17.b}, z0.b[1]
+	sdot	za.s[w8, 2, vgx2], {z22.b-z23.b}, z0.b[2]
+	sdot	za.s[w8, 3, vgx2], {z18.b-z19.b}, z0.b[3]
+	add	x1, x1, #16
+	addvl	x2, x2, #4
+	subs	x0, x0, #4
+	b.hs	.Lloop
+	// 0 or 2 blocks left (x0 + 4): A's 8 bytes under a predicate
+.Ltail:
+	adds	x0, x0, #4
+	b.eq	.Lsums
+	ptrue	p1.b, vl8
+	ld1rqb	{z0.b}, p1/z, [x1]
+	ld1b	{z16.b-z17.b}, pn8/z, [x2]
+	lsl	z20.b, z16.b, #4
+	lsl	z21.b, z17.b, #4
+	and	z16.b, z16.b, #0xf0
+	and	z17.b, z17.b, #0xf0
+	sdot	za.s[w8, 0, vgx2], {z20.b-z21.b}, z0.b[0]
+	sdot	za.s[w8, 1, vgx2], {z16.b-z17.b}, z0.b[1]
+	// the four pairs' sums: left in z0, right in z4, as the epilogue takes one row
+.Lsums:
+	mova	{z0.s-z1.s}, za.s[w8, 0, vgx2]
+	mova	{z2.s-z3.s}, za.s[w8, 1, vgx2]
+	mova	{z4.s-z5.s}, za.s[w8, 2, vgx2]
+	mova	{z6.s-z7.s}, za.s[w8, 3, vgx2]
+	add	z0.s, z0.s, z2.s
+	add	z1.s, z1.s, z3.s
+	add	z0.s, z0.s, z4.s
+	add	z1.s, z1.s, z5.s
+	add	z0.s, z0.s, z6.s
+	add	z4.s, z1.s, z7.s
+	isf_int_setup
+	isf_int_rows	1, 4
+	isf_int_return
+	.size	isf_ukernel_gemm_s4_1x8x4_sme2, .-isf_ukernel_gemm_s4_1x8x4_sme2
+
+	.section	.note.GNU-stack,"",%progbits
