@@ -33,14 +33,8 @@ isf_ukernel_gemm_s4_1x8x4_sme2:
 .Lloop:
 	ld1rqb	{z0.b}, p2/z, [x1]
 	ld1b	{z16.b-z19.b}, pn8/z, [x2]
-	lsl	z20.b, z16.b, #4
-	lsl	z21.b, z17.b, #4
-	and	z16.b, z16.b, #0xf0
-	and	z17.b, z17.b, #0xf0
-	lsl	z22.b, z18.b, #4
-	lsl	z23.b, z19.b, #4
-	and	z18.b, z18.b, #0xf0
-	and	z19.b, z19.b, #0xf0
+	isf_int_nibbles	16, 17, 20, 21
+	isf_int_nibbles	18, 19, 22, 23
 	sdot	za.s[w8, 0, vgx2], {z20.b-z21.b}, z0.b[0]
 	sdot	za.s[w8, 1, vgx2], {z16.b-z17.b}, z0.b[1]
 	sdot	za.s[w8, 2, vgx2], {z22.b-z23.b}, z0.b[2]
@@ -56,10 +50,7 @@ isf_ukernel_gemm_s4_1x8x4_sme2:
 	ptrue	p1.b, vl8
 	ld1rqb	{z0.b}, p1/z, [x1]
 	ld1b	{z16.b-z17.b}, pn8/z, [x2]
-	lsl	z20.b, z16.b, #4
-	lsl	z21.b, z17.b, #4
-	and	z16.b, z16.b, #0xf0
-	and	z17.b, z17.b, #0xf0
+	isf_int_nibbles	16, 17, 20, 21
 	sdot	za.s[w8, 0, vgx2], {z20.b-z21.b}, z0.b[0]
 	sdot	za.s[w8, 1, vgx2], {z16.b-z17.b}, z0.b[1]
 	// the four pairs' sums: left in z0, right in z4, as the epilogue takes one row
@@ -68,12 +59,7 @@ isf_ukernel_gemm_s4_1x8x4_sme2:
 	mova	{z2.s-z3.s}, za.s[w8, 1, vgx2]
 	mova	{z4.s-z5.s}, za.s[w8, 2, vgx2]
 	mova	{z6.s-z7.s}, za.s[w8, 3, vgx2]
-	add	z0.s, z0.s, z2.s
-	add	z1.s, z1.s, z3.s
-	add	z0.s, z0.s, z4.s
-	add	z1.s, z1.s, z5.s
-	add	z0.s, z0.s, z6.s
-	add	z4.s, z1.s, z7.s
+	isf_int_row_sums
 	isf_int_setup
 	isf_int_rows	1, 4
 	isf_int_return

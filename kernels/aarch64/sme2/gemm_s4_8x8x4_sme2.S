@@ -27,27 +27,42 @@ isf_ukernel_gemm_s4_8x8x4_sme2:
 	ptrue	p1.b
 	ptrue	pn8.b
 	cbz	x0, .Lstore
-	// z0, z1 / z2, z3: A of blocks 2t / 2t + 1; z8, z9: the pair's nibbles, left and right columns; z4, z5 block
-	// 2t's B (low nibbles), z8, z9 then block 2t + 1's (high nibbles), each times 16
-.Lloop:
+	// pairs of blocks in two register sets, each pair's loads a pair ahead of its smopa: z0-z3 A of blocks 2t
+	// (z0, z1) and 2t + 1 (z2, z3), z8, z9 the pair's nibbles (left and right columns); z16-z19, z10, z11 the
+	// next pair's. Unpacked: block 2t's B (low nibbles) into z4, z5 (z20, z21), block 2t + 1's (high) in place
 	ld1b	{z0.b-z3.b}, pn8/z, [x1]
 	ld1b	{z8.b-z9.b}, pn8/z, [x2]
-	lsl	z4.b, z8.b, #4
-	lsl	z5.b, z9.b, #4
-	and	z8.b, z8.b, #0xf0
-	and	z9.b, z9.b, #0xf0
-	smopa	za0.s, p1/m, p1/m, z0.b, z4.b
-	smopa	za1.s, p1/m, p1/m, z0.b, z5.b
-	smopa	za2.s, p1/m, p1/m, z1.b, z4.b
-	smopa	za3.s, p1/m, p1/m, z1.b, z5.b
+	subs	x0, x0, #2
+	b.eq	.Llast0
+.Lloop:
+	ld1b	{z16.b-z19.b}, pn8/z, [x1, #4, mul vl]
+	ld1b	{z10.b-z11.b}, pn8/z, [x2, #2, mul vl]
+	isf_int_nibbles	8, 9, 4, 5
+	isf_int_mopa	0, 1, 4, 5
+	isf_int_mopa	2, 3, 8, 9
 	addvl	x1, x1, #4
 	addvl	x2, x2, #2
-	smopa	za0.s, p1/m, p1/m, z2.b, z8.b
-	smopa	za1.s, p1/m, p1/m, z2.b, z9.b
-	smopa	za2.s, p1/m, p1/m, z3.b, z8.b
-	smopa	za3.s, p1/m, p1/m, z3.b, z9.b
+	subs	x0, x0, #2
+	b.eq	.Llast1
+	ld1b	{z0.b-z3.b}, pn8/z, [x1, #4, mul vl]
+	ld1b	{z8.b-z9.b}, pn8/z, [x2, #2, mul vl]
+	isf_int_nibbles	10, 11, 20, 21
+	isf_int_mopa	16, 17, 20, 21
+	isf_int_mopa	18, 19, 10, 11
+	addvl	x1, x1, #4
+	addvl	x2, x2, #2
 	subs	x0, x0, #2
 	b.ne	.Lloop
+	// the last pair, in either set: no loads past the panels
+.Llast0:
+	isf_int_nibbles	8, 9, 4, 5
+	isf_int_mopa	0, 1, 4, 5
+	isf_int_mopa	2, 3, 8, 9
+	b	.Lstore
+.Llast1:
+	isf_int_nibbles	10, 11, 20, 21
+	isf_int_mopa	16, 17, 20, 21
+	isf_int_mopa	18, 19, 10, 11
 	// as gemm_s8_8x8x4_sme2's store, each group of rows shifted back first
 .Lstore:
 	isf_int_setup
@@ -57,17 +72,13 @@ isf_ukernel_gemm_s4_8x8x4_sme2:
 	mova	{z0.s-z3.s}, za0h.s[w12, 0:3]
 	mova	{z4.s-z7.s}, za1h.s[w12, 0:3]
 	isf_int_rows	4, 4
-	add	w12, w12, #4
-	cmp	w12, w8
-	b.ne	.Ltop
+	isf_int_next_group	.Ltop
 	mov	w12, #0
 .Lbottom:
 	mova	{z0.s-z3.s}, za2h.s[w12, 0:3]
 	mova	{z4.s-z7.s}, za3h.s[w12, 0:3]
 	isf_int_rows	4, 4
-	add	w12, w12, #4
-	cmp	w12, w8
-	b.ne	.Lbottom
+	isf_int_next_group	.Lbottom
 	isf_int_return
 	.size	isf_ukernel_gemm_s4_8x8x4_sme2, .-isf_ukernel_gemm_s4_8x8x4_sme2
 

@@ -63,12 +63,7 @@ isf_ukernel_gemm_s8_1x8x4_sme2:
 	mova	{z2.s-z3.s}, za.s[w8, 1, vgx2]
 	mova	{z4.s-z5.s}, za.s[w8, 2, vgx2]
 	mova	{z6.s-z7.s}, za.s[w8, 3, vgx2]
-	add	z0.s, z0.s, z2.s
-	add	z1.s, z1.s, z3.s
-	add	z0.s, z0.s, z4.s
-	add	z1.s, z1.s, z5.s
-	add	z0.s, z0.s, z6.s
-	add	z4.s, z1.s, z7.s
+	isf_int_row_sums
 	isf_int_setup
 	isf_int_rows	1
 	isf_int_return

@@ -7,8 +7,9 @@
  * Per k block A is s/2 rows of 4 int8 (two streaming vectors: rows [0, s/4) and [s/4, s/2)), B s/2 columns of 4
  * (two vectors): the 4-way smopa of A vector i and B vector j adds that quarter of the tile to za<2i + j>.s, so
  * the four ZA .s tiles are the tile's quadrants and every byte loaded is used by two smopa of full width. Two
- * k blocks per iteration, each side's two blocks one 4-vector load (SME2): 2 loads and 8 smopa for 2 x s^2 MACs.
- * An odd k_blocks does its first block alone; nothing past the panels is read at any SVL.
+ * k blocks per iteration, each side's two blocks one 4-vector load (SME2): 2 loads and 8 smopa for 2 x s^2 MACs,
+ * issued a pair of blocks ahead of their smopa (two register sets). An odd k_blocks does its first block alone;
+ * nothing past the panels is read at any SVL.
  *
  * The store takes 4 rows of a quadrant pair at a time out of ZA (two SME2 multi-slice mova) through the epilogue
  * of isf_sme2_int_epilogue.h (int32 with accumulate, or the quantized steps) to C. The call is a normal AAPCS64
@@ -31,36 +32,48 @@ isf_ukernel_gemm_s8_8x8x4_sme2:
 	ptrue	p1.b
 	ptrue	pn8.b
 	cbz	x0, .Lstore
-	tbz	x0, #0, .Lloop
+	tbz	x0, #0, .Lpairs
 	// k_blocks odd: one block alone, leaving an even count
 	ld1b	{z0.b-z1.b}, pn8/z, [x1]
 	ld1b	{z4.b-z5.b}, pn8/z, [x2]
-	smopa	za0.s, p1/m, p1/m, z0.b, z4.b
-	smopa	za1.s, p1/m, p1/m, z0.b, z5.b
-	smopa	za2.s, p1/m, p1/m, z1.b, z4.b
-	smopa	za3.s, p1/m, p1/m, z1.b, z5.b
+	isf_int_mopa	0, 1, 4, 5
 	addvl	x1, x1, #2
 	addvl	x2, x2, #2
 	subs	x0, x0, #1
 	b.eq	.Lstore
-	// z0, z1 / z2, z3: A of blocks 2t / 2t + 1; z4, z5 / z6, z7: their B
-.Lloop:
+	// pairs of blocks in two register sets, each pair's loads a pair ahead of its smopa: z0-z3 A of blocks 2t
+	// (z0, z1) and 2t + 1 (z2, z3), z4-z7 their B; z16-z23 the next pair's
+.Lpairs:
 	ld1b	{z0.b-z3.b}, pn8/z, [x1]
 	ld1b	{z4.b-z7.b}, pn8/z, [x2]
-	smopa	za0.s, p1/m, p1/m, z0.b, z4.b
-	smopa	za1.s, p1/m, p1/m, z0.b, z5.b
-	smopa	za2.s, p1/m, p1/m, z1.b, z4.b
-	smopa	za3.s, p1/m, p1/m, z1.b, z5.b
+	subs	x0, x0, #2
+	b.eq	.Llast0
+.Lloop:
+	ld1b	{z16.b-z19.b}, pn8/z, [x1, #4, mul vl]
+	ld1b	{z20.b-z23.b}, pn8/z, [x2, #4, mul vl]
+	isf_int_mopa	0, 1, 4, 5
+	isf_int_mopa	2, 3, 6, 7
 	addvl	x1, x1, #4
 	addvl	x2, x2, #4
-	smopa	za0.s, p1/m, p1/m, z2.b, z6.b
-	smopa	za1.s, p1/m, p1/m, z2.b, z7.b
-	smopa	za2.s, p1/m, p1/m, z3.b, z6.b
-	smopa	za3.s, p1/m, p1/m, z3.b, z7.b
+	subs	x0, x0, #2
+	b.eq	.Llast1
+	ld1b	{z0.b-z3.b}, pn8/z, [x1, #4, mul vl]
+	ld1b	{z4.b-z7.b}, pn8/z, [x2, #4, mul vl]
+	isf_int_mopa	16, 17, 20, 21
+	isf_int_mopa	18, 19, 22, 23
+	addvl	x1, x1, #4
+	addvl	x2, x2, #4
 	subs	x0, x0, #2
 	b.ne	.Lloop
-	// rows [0, s/4) from za0 (left columns) and za1 (right), then rows [s/4, s/2) from za2 and za3; w8 the
-	// rows of a quadrant
+	// the last pair, in either set: no loads past the panels
+.Llast0:
+	isf_int_mopa	0, 1, 4, 5
+	isf_int_mopa	2, 3, 6, 7
+	b	.Lstore
+.Llast1:
+	isf_int_mopa	16, 17, 20, 21
+	isf_int_mopa	18, 19, 22, 23
+	// rows [0, s/4) from za0 (left columns) and za1 (right), then rows [s/4, s/2) from za2 and za3
 .Lstore:
 	isf_int_setup
 	cntw	x8
@@ -69,17 +82,13 @@ isf_ukernel_gemm_s8_8x8x4_sme2:
 	mova	{z0.s-z3.s}, za0h.s[w12, 0:3]
 	mova	{z4.s-z7.s}, za1h.s[w12, 0:3]
 	isf_int_rows	4
-	add	w12, w12, #4
-	cmp	w12, w8
-	b.ne	.Ltop
+	isf_int_next_group	.Ltop
 	mov	w12, #0
 .Lbottom:
 	mova	{z0.s-z3.s}, za2h.s[w12, 0:3]
 	mova	{z4.s-z7.s}, za3h.s[w12, 0:3]
 	isf_int_rows	4
-	add	w12, w12, #4
-	cmp	w12, w8
-	b.ne	.Lbottom
+	isf_int_next_group	.Lbottom
 	isf_int_return
 	.size	isf_ukernel_gemm_s8_8x8x4_sme2, .-isf_ukernel_gemm_s8_8x8x4_sme2
 

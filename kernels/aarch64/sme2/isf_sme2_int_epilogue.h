@@ -38,6 +38,44 @@
 .Lisf_prologue_bytes\@:
 	.endm
 
+/* One k block of the full kernels' 2VL x 2VL tile: the 4-way outer products of A's vectors z\a0 (rows [0, s/4)),
+ * z\a1 (rows [s/4, s/2)) with B's z\b0 (columns [0, s/4)), z\b1 (the rest) into the quadrants za0-za3 (p1: every
+ * byte lane). SME1, so a macro. */
+	.macro	isf_int_mopa a0, a1, b0, b1
+	smopa	za0.s, p1/m, p1/m, z\a0\().b, z\b0\().b
+	smopa	za1.s, p1/m, p1/m, z\a0\().b, z\b1\().b
+	smopa	za2.s, p1/m, p1/m, z\a1\().b, z\b0\().b
+	smopa	za3.s, p1/m, p1/m, z\a1\().b, z\b1\().b
+	.endm
+
+/* A pair of int4 k blocks (isf_internal.h's nibble panels), left and right columns' bytes in z\l, z\r: the first
+ * block's values times 16 (v << 4) into z\lo, z\hi, the second's (v & 0xF0) in place. */
+	.macro	isf_int_nibbles l, r, lo, hi
+	lsl	z\lo\().b, z\l\().b, #4
+	lsl	z\hi\().b, z\r\().b, #4
+	and	z\l\().b, z\l\().b, #0xf0
+	and	z\r\().b, z\r\().b, #0xf0
+	.endm
+
+/* The row kernels' four pairs of ZA-vector sums, moved out to z0-z7 (pair j in z<2j>, z<2j + 1>), added: the row's
+ * left vector in z0, its right one in z4, as isf_int_rows takes one row. */
+	.macro	isf_int_row_sums
+	add	z0.s, z0.s, z2.s
+	add	z1.s, z1.s, z3.s
+	add	z0.s, z0.s, z4.s
+	add	z1.s, z1.s, z5.s
+	add	z0.s, z0.s, z6.s
+	add	z4.s, z1.s, z7.s
+	.endm
+
+/* The full kernels' store loops: the next group of 4 rows of a quadrant pair (w12 its first slice, w8 the rows of
+ * a quadrant), back to \label while any is left. */
+	.macro	isf_int_next_group label
+	add	w12, w12, #4
+	cmp	w12, w8
+	b.ne	\label
+	.endm
+
 /* smstop (ZA off again, the caller saves nothing), d8-d15 back, return. */
 	.macro	isf_int_return
 	smstop
