@@ -7,8 +7,9 @@
  * An outer product would use one of ZA's rows: the row is a dot product instead, SME2's ZA-array sdot by element,
  * one instruction per k block: ZA vectors (left, right) += B's two vectors of the block · A's 4 values of it,
  * broadcast. ld1rqb puts 4 blocks of A in every 128-bit segment, so one A load, two 4-vector B loads and 4 sdot
- * make 4 blocks; each of the 4 blocks accumulates into its own pair of ZA vectors (offsets 0-3), so no sdot waits
- * for the one before, and the 4 pairs are added as they leave ZA. A's last 1-3 blocks are loaded under a predicate
+ * make 4 blocks, 8 blocks an iteration (18 instructions); each of 4 consecutive blocks accumulates into its own
+ * pair of ZA vectors (offsets 0-3), so no sdot waits for the one before, and the 4 pairs are added as they leave
+ * ZA. A's last 1-3 blocks are loaded under a predicate
  * of their bytes: A may be the caller's row itself, so nothing past it is read.
  */
 
@@ -27,8 +28,9 @@ isf_ukernel_gemm_s8_1x8x4_sme2:
 	ptrue	p2.b
 	ptrue	pn8.b
 	mov	w8, #0
-	subs	x0, x0, #4
-	b.lo	.Ltail
+	// x10: chunks of 4 blocks, two per iteration (A in z0, z1; B in z16-z23, z24-z31); an odd count enters at the
+	// second half with the pointers one chunk back, so nothing before the panels is read either
+	isf_int_row_chunks	8, .Lloop, .Lhalf, .Ltail
 .Lloop:
 	ld1rqb	{z0.b}, p2/z, [x1]
 	ld1b	{z16.b-z19.b}, pn8/z, [x2]
@@ -37,13 +39,18 @@ isf_ukernel_gemm_s8_1x8x4_sme2:
 	sdot	za.s[w8, 1, vgx2], {z18.b-z19.b}, z0.b[1]
 	sdot	za.s[w8, 2, vgx2], {z20.b-z21.b}, z0.b[2]
 	sdot	za.s[w8, 3, vgx2], {z22.b-z23.b}, z0.b[3]
-	add	x1, x1, #16
-	addvl	x2, x2, #8
-	subs	x0, x0, #4
-	b.hs	.Lloop
-	// 0-3 blocks left (x0 + 4): A's under a predicate of their bytes
+.Lhalf:
+	ld1rqb	{z1.b}, p2/z, [x1, #16]
+	ld1b	{z24.b-z27.b}, pn8/z, [x2, #8, mul vl]
+	ld1b	{z28.b-z31.b}, pn8/z, [x2, #12, mul vl]
+	sdot	za.s[w8, 0, vgx2], {z24.b-z25.b}, z1.b[0]
+	sdot	za.s[w8, 1, vgx2], {z26.b-z27.b}, z1.b[1]
+	sdot	za.s[w8, 2, vgx2], {z28.b-z29.b}, z1.b[2]
+	sdot	za.s[w8, 3, vgx2], {z30.b-z31.b}, z1.b[3]
+	isf_int_row_next	8, .Lloop
+	// the last 0-3 blocks: A's under a predicate of their bytes
 .Ltail:
-	adds	x0, x0, #4
+	ands	x0, x0, #3
 	b.eq	.Lsums
 	lsl	x10, x0, #2
 	whilelo	p1.b, xzr, x10

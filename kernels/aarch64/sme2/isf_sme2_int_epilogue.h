@@ -57,6 +57,27 @@
 	and	z\r\().b, z\r\().b, #0xf0
 	.endm
 
+/* The row kernels' loops take two chunks of 4 k blocks an iteration (A 16 bytes, B \vectors streaming vectors a
+ * chunk). The entry: x10 the chunks, none to \tail; an odd count enters the loop's second half (\half) with A and B
+ * one chunk back, so nothing before the panels is read either. */
+	.macro	isf_int_row_chunks vectors, loop, half, tail
+	lsr	x10, x0, #2
+	cbz	x10, \tail
+	tbz	x10, #0, \loop
+	sub	x1, x1, #16
+	addvl	x2, x2, #-\vectors
+	add	x10, x10, #1
+	b	\half
+	.endm
+
+/* The end of an iteration of two chunks: A and B on, back to \loop while chunks are left. */
+	.macro	isf_int_row_next vectors, loop
+	add	x1, x1, #32
+	addvl	x2, x2, #(2 * \vectors)
+	subs	x10, x10, #2
+	b.ne	\loop
+	.endm
+
 /* The row kernels' four pairs of ZA-vector sums, moved out to z0-z7 (pair j in z<2j>, z<2j + 1>), added: the row's
  * left vector in z0, its right one in z4, as isf_int_rows takes one row. */
 	.macro	isf_int_row_sums
