@@ -132,3 +132,22 @@ def test_int4_and_int8_extremes_are_exact_on_sme_kernels(
         outputs = run_named(qemu_run, tc, tmp_path, named)
         wrong = not_the_reference(named, [(out.status, out.guards_kept, out.c) for out in outputs])
         assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.arch("aarch64")
+@pytest.mark.cpus(["max"])
+@pytest.mark.parametrize("svl", coverage.SVL_SWEEP)
+def test_every_sme_int32_kernel_stores_the_scalar_epilogue(
+    target_cpu: TargetCpu, qemu_run: QemuRunner, svl: int
+) -> None:
+    """tests/kernels/test_epilogue.c under the SME QEMU: each SME kernel of gemm_s8 and gemm_s4 called directly with
+    every combination of the epilogue's steps, byte for byte against isf_epilogue_store_s32, its whole tile at
+    this SVL (test_quantized.py runs it on `max`, whose SME has no SME2)."""
+    tc = TargetCpu(target_cpu.build, sme_model(svl))
+    names = streaming(kernels(qemu_run, tc, "gemm_s8") + kernels(qemu_run, tc, "gemm_s4"))
+    assert names, "no SME kernel of gemm_s8 or gemm_s4 in this build"
+    result = qemu_run(tc.build, tc.cpu, "tests/kernels/test_epilogue")
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.strip().splitlines()[-1] == "0 failed", result.stdout
+    unchecked = [name for name in names if f"{name}: epilogue checked" not in result.stdout]
+    assert not unchecked, f"not checked at SVL {svl}: {unchecked}"
