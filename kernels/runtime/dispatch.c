@@ -371,6 +371,10 @@ unsigned isf_kernel_nr(const isf_kernel *k, size_t vector_bytes) {
     return k->scalable ? k->nr * (unsigned)(vector_bytes / 16) : k->nr;
 }
 
+unsigned isf_kernel_mr(const isf_kernel *k, size_t vector_bytes) {
+    return k->scalable == ISF_SCALES_WITH_SVL && k->mr > 1 ? k->mr * (unsigned)(vector_bytes / 16) : k->mr;
+}
+
 const char *isf_detect_source(void) {
     ensure_initialised();
     return source;

@@ -20,6 +20,7 @@ enum {
     REGION_A_BYTES = L1_BUDGET + PANEL_ALIGN, /* a plan region's A buffer: one MR-row A panel of one Kc block */
     REGION_TILE_BYTES = 8 * 1024,             /* its scratch tile */
     REGION_ACC_BYTES = 8 * 1024,              /* its accumulator: MR rows of fp32 sums (binary16 C, fp32 kernel) */
+    REGION_MOST_BYTES = 192 * 1024,           /* the most stack a region takes: streaming tiles at SVL 256 bytes */
 };
 
 const isf_epilogue isf_no_epilogue = {.steps = ISF_EPILOGUE_NONE};
@@ -34,9 +35,9 @@ static isf_pack_kind pack_kind(const isf_kernel *kern) {
 isf_blocking isf_blocking_of(const isf_kernel *kern, size_t k, size_t vector_bytes, size_t fixed_kc) {
     const isf_op_info *op = &isf_ops[kern->op];
     size_t in = kern->widened ? sizeof(float) : op->w_bytes;
-    size_t out = kern->widened ? sizeof(float) : op->out_bytes;
-    isf_blocking bl = {{kern->mr, isf_kernel_nr(kern, vector_bytes), kern->kr, op->w_bytes, in, pack_kind(kern),
-                        kern->layout.pack_a, kern->layout.pack_b, op->w_bits == 4},
+    size_t out = kern->out_bytes;
+    isf_blocking bl = {{isf_kernel_mr(kern, vector_bytes), isf_kernel_nr(kern, vector_bytes), kern->kr, op->w_bytes, in,
+                        pack_kind(kern), kern->layout.pack_a, kern->layout.pack_b, op->w_bits == 4},
                        out,
                        op->out_bytes,
                        op->quantized ? sizeof(int32_t) : out,
@@ -98,8 +99,8 @@ typedef struct {
 } work_buffers;
 
 /* Who computes the next rows of a region: the full kernel on MR rows (padded when fewer are left), or the row
- * kernel on one, for the last rows when no more than MR / 2 are left (m below MR, m % MR), where padding would
- * multiply the MACs by up to MR. */
+ * kernel on one, for the last rows when no more than the full kernel's row_rows (else MR / 2) are left (m below MR,
+ * m % MR), where padding would multiply the MACs by up to MR. */
 typedef struct {
     const isf_kernel *kern;
     isf_blocking bl;
@@ -118,9 +119,15 @@ typedef struct {
     work_buffers *w;
 } blocked_loop;
 
+/* The most last rows `kern`'s row kernel takes one by one, at MR `mr`. */
+static size_t row_kernel_rows(const isf_kernel *kern, size_t mr) {
+    size_t most = kern->row_rows ? kern->row_rows : mr / 2;
+    return most < mr ? most : mr - 1;
+}
+
 static const row_chunk *next_chunk(const region_kernels *rk, size_t rows_left) {
     size_t mr = rk->full.bl.pack.mr;
-    return rows_left >= mr || rk->row.kern == NULL || 2 * rows_left > mr ? &rk->full : &rk->row;
+    return rk->row.kern == NULL || rows_left > row_kernel_rows(rk->full.kern, mr) ? &rk->full : &rk->row;
 }
 
 /* The B panels of k block [pc, pc + depth) × `cols` columns from the region's column jc: found in the pre-packed
@@ -378,7 +385,8 @@ static void run_loop(const blocked_loop *l) {
 }
 
 static row_chunk chunk_of(const isf_kernel *kern, const isf_packed_header *h) {
-    row_chunk ch = {kern, isf_blocking_of(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc), kern->mr};
+    isf_blocking bl = isf_blocking_of(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
+    row_chunk ch = {kern, bl, bl.pack.mr};
     return ch;
 }
 
@@ -388,8 +396,8 @@ static blocked_loop start_loop(const isf_kernel *kern, const isf_kernel *row, co
                                const isf_region *r, work_buffers *w) {
     isf_trace_ran((size_t)(kern - isf_kernel_table));
     blocked_loop l = {{chunk_of(kern, h), {0}}, r, h, w};
-    size_t left = r->rows % kern->mr;
-    if (row != NULL && left != 0 && 2 * left <= kern->mr) { /* next_chunk will run it */
+    size_t mr = l.rk.full.bl.pack.mr, left = r->rows % mr;
+    if (row != NULL && left != 0 && left <= row_kernel_rows(kern, mr)) { /* next_chunk will run it */
         isf_trace_ran((size_t)(row - isf_kernel_table));
         l.rk.row = chunk_of(row, h);
     }
@@ -442,32 +450,43 @@ static size_t region_acc_bytes(const isf_kernel *kern, const isf_blocking *bl, s
     return bl->out != bl->c_out ? rows * cols * bl->out : 0;
 }
 
+/* The sizes of a region's stack buffers for `kern`: fixed, but for tiles that outgrow them (the streaming
+ * kernels', MR × NR both growing with the SVL: 128 × 128 at 256 bytes), one A panel, one tile and one tile
+ * column's sums of the plan's widest tile column (a whole tile when NR is wider). */
+typedef struct {
+    size_t a, tile, acc;
+} region_sizes;
+
+static region_sizes region_sizes_of(const isf_kernel *kern, const isf_blocking *bl, size_t k) {
+    const isf_pack_spec *ps = &bl->pack;
+    size_t acc = region_acc_bytes(kern, bl, k, ps->mr, max_size(ps->nr, ISF_PLAN_TILE_COLS));
+    region_sizes s = {max_size(REGION_A_BYTES, isf_panel_stride(ps, bl->kc, ps->mr)),
+                      max_size(REGION_TILE_BYTES, round_up(ps->mr * ps->nr * bl->out, PANEL_ALIGN)),
+                      max_size(REGION_ACC_BYTES, round_up(acc, PANEL_ALIGN))};
+    return s;
+}
+
 int isf_region_fits(const isf_kernel *kern, const isf_kernel *row, const isf_packed_header *h, size_t rows,
                     size_t cols) {
     isf_blocking bl = isf_blocking_of(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
-    /* The row kernel takes every row of a region of at most MR / 2 (next_chunk): one row's sums. */
-    size_t acc_rows = row != NULL && 2 * rows <= bl.pack.mr ? 1 : bl.pack.mr;
-    return isf_panel_stride(&bl.pack, bl.kc, bl.pack.mr) <= REGION_A_BYTES &&
-           bl.pack.mr * bl.pack.nr * bl.out <= REGION_TILE_BYTES &&
-           (!isf_ops[kern->op].quantized || bl.pack.mr <= ISF_MAX_MR) &&
-           region_acc_bytes(kern, &bl, (size_t)h->k, acc_rows, cols) <= REGION_ACC_BYTES;
+    region_sizes s = region_sizes_of(kern, &bl, (size_t)h->k);
+    /* The row kernel takes every row of a region of at most row_kernel_rows (next_chunk): one row's sums. */
+    size_t acc_rows = row != NULL && rows <= row_kernel_rows(kern, bl.pack.mr) ? 1 : bl.pack.mr;
+    return s.a + s.tile + s.acc <= REGION_MOST_BYTES && (!isf_ops[kern->op].quantized || bl.pack.mr <= ISF_MAX_MR) &&
+           region_acc_bytes(kern, &bl, (size_t)h->k, acc_rows, cols) <= s.acc;
 }
 
-/* The stack buffers of one region, 64-byte aligned. */
-typedef struct {
-    _Alignas(PANEL_ALIGN) unsigned char a[REGION_A_BYTES];
-    _Alignas(PANEL_ALIGN) unsigned char tile[REGION_TILE_BYTES];
-    _Alignas(PANEL_ALIGN) unsigned char acc[REGION_ACC_BYTES];
-} region_buffers;
-
 void isf_gemm_region(const isf_kernel *kern, const isf_kernel *row, const isf_packed_header *h, const isf_region *r) {
+    isf_blocking bl = isf_blocking_of(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
     if (h->k == 0) {
-        isf_blocking bl = isf_blocking_of(kern, 0, (size_t)h->vector_bytes, (size_t)h->kc);
         isf_epilogue_alone(kern->op, bl.bias_bytes, r);
         return;
     }
-    region_buffers buf;
-    work_buffers w = {buf.a, NULL, buf.tile, buf.acc, REGION_A_BYTES, REGION_ACC_BYTES, r->cols, {SIZE_MAX, SIZE_MAX}};
+    /* One stack buffer (at most REGION_MOST_BYTES, isf_region_fits): A panels, the scratch tile, the sums. */
+    region_sizes s = region_sizes_of(kern, &bl, (size_t)h->k);
+    unsigned char stack[s.a + s.tile + s.acc + PANEL_ALIGN];
+    unsigned char *buf = stack + (PANEL_ALIGN - (uintptr_t)stack % PANEL_ALIGN) % PANEL_ALIGN;
+    work_buffers w = {buf, NULL, buf + s.a, buf + s.a + s.tile, s.a, s.acc, r->cols, {SIZE_MAX, SIZE_MAX}};
     blocked_loop l = start_loop(kern, row, h, r, &w);
     run_loop(&l);
 }

@@ -7,7 +7,10 @@
 #include "isf_internal.h"
 #include "isf_size_arith.h"
 
-enum { PACKED_HEADER_BYTES = 64 }; /* a packed B's header (isaforge.h): its fields, then zeros up to here */
+enum {
+    PACKED_HEADER_BYTES = 64, /* a packed B's header (isaforge.h): its fields, then zeros up to here */
+    ISF_PLAN_TILE_COLS = 128, /* a plan tile's columns, rounded down to NR (at least NR): its regions' widest */
+};
 
 typedef struct {
     isf_pack_spec pack;

@@ -43,9 +43,12 @@
  * vector length and scales with it: NR = name's NR × VL / 128. The kernel reads VL itself (svcntb()); the driver
  * reads the calling thread's VL (isf_sve_vector_bytes, compiled with SVE flags and called only to run a scalable
  * kernel, so only when SVE is active) once per call, and plans, packs and sizes its scratch for that width.
- * Streaming variants (`scalable = "streaming"`, SME) scale the same way with the streaming vector length SVL
- * (isf_streaming_vector_length), which is the thread's own and apart from VL; packed weights record the length
- * they were packed at, so a thread at another SVL is refused them as one at another VL is.
+ * Streaming variants (`scalable = "streaming"`, SME) scale with the streaming vector length SVL
+ * (isf_streaming_vector_length), which is the thread's own and apart from VL, and scale both ways: an outer product
+ * fills a tile SVL tall as well as SVL wide, so a full kernel's MR as well as its NR is named for a 128-bit SVL
+ * (MR = name's MR × SVL / 128: gemm_f32_8x8_sme2 is 32×32 at Apple M4's 512 bits); its row kernels keep MR = 1.
+ * Packed weights and plans record the length they were packed at, so a thread at another SVL is refused them as one
+ * at another VL is.
  */
 enum { ISF_SCALES_NOT = 0, ISF_SCALES_WITH_SVE = 1, ISF_SCALES_WITH_SVL = 2 }; /* isf_kernel.scalable */
 
@@ -138,8 +141,9 @@ _Static_assert(
         offsetof(isf_epilogue, qmin) == ISF_EP_QMIN && offsetof(isf_epilogue, qmax) == ISF_EP_QMAX,
     "the assembly kernels read the epilogue at these offsets");
 
-/* The most rows a kernel's tile may have when it serves a quantized op (the driver keeps per-row parameters). */
-enum { ISF_MAX_MR = 8 };
+/* The most rows a kernel's tile may have when it serves a quantized op (the driver keeps per-row parameters): a
+ * streaming kernel's 2 × SVL/4 at the longest SVL, 256 bytes. */
+enum { ISF_MAX_MR = 128 };
 
 /* An int32-summing kernel's store is quantized (fp32 or int8 C) rather than int32. */
 #define ISF_EPILOGUE_QUANTIZED (ISF_EPILOGUE_TO_F32 | ISF_EPILOGUE_TO_S8)
@@ -222,17 +226,19 @@ typedef struct {
  * Packing layouts. A kernel reads panels of one layout: element types, MR, NR, KR, NR's scaling with the vector
  * length, 64-byte alignment ([layout] in src/isaforge/isa.toml, where each layout also names its packers). Codegen
  * instantiates the layout's vectorised packers (kernels/pack/<variant>/, compiled with that variant's flags):
- *   A: the full k blocks (`blocks` of KR steps) of one full MR-row panel from rows lda_b bytes apart;
+ *   A: the full k blocks (`blocks` of KR steps) of one full MR-row panel from rows lda_b bytes apart (mr: MR at
+ *      this vector length, which only the streaming layouts' packers need);
  *   B: the full k blocks of columns [0, w) of one panel NR wide at this vector length (nr, w ≤ nr), the rest of
  *      the panel zeroed by the caller when w < nr.
  * NULL packers ("generic"): kernels/runtime/pack.c's portable loop packs it all, as it always does the rest.
  */
-typedef void (*isf_pack_a_fn)(const unsigned char *a, size_t lda_b, size_t blocks, unsigned char *out);
+typedef void (*isf_pack_a_fn)(const unsigned char *a, size_t lda_b, size_t blocks, size_t mr, unsigned char *out);
 typedef void (*isf_pack_b_fn)(const unsigned char *b, size_t ldb_b, size_t blocks, size_t w, size_t nr,
                               unsigned char *out);
 
-#define ISF_PACK_A(layout) \
-    void isf_pack_a_##layout(const unsigned char *a, size_t lda_b, size_t blocks, unsigned char *out)
+#define ISF_PACK_A(layout)                                                                                           \
+    void isf_pack_a_##layout(const unsigned char *a, size_t lda_b, size_t blocks, size_t mr __attribute__((unused)), \
+                             unsigned char *out)
 #define ISF_PACK_B(layout)                                                                  \
     void isf_pack_b_##layout(const unsigned char *b, size_t ldb_b, size_t blocks, size_t w, \
                              size_t nr __attribute__((unused)), unsigned char *out)
@@ -250,6 +256,10 @@ typedef struct {
     unsigned mr, nr, kr; /* nr at 128-bit vectors when scalable */
     int scalable;        /* ISF_SCALES_*: with nothing, the SVE vector length or the streaming one */
     int widened; /* runs a gemm_f32 kernel on panels the driver widened to fp32 (fp16/bf16 without the extension) */
+    /* Bytes of one element it writes: the op's accumulator where its variant does not narrow sums to C's type
+     * (widened kernels, gemm_f16's fp32-summing ones: the driver rounds to binary16 once), else C's. */
+    unsigned out_bytes;
+    unsigned row_rows; /* a full kernel's: the most last rows its row kernel takes one by one; 0 for MR / 2 */
     uint32_t required;
     unsigned rank; /* higher is preferred: by variant, then the variant's `prefer` list */
     isf_ukernel_fn fn;
@@ -274,7 +284,7 @@ typedef struct {
 typedef enum { ISF_PACK_COPY, ISF_PACK_F16_TO_F32, ISF_PACK_BF16_TO_F32 } isf_pack_kind;
 
 typedef struct {
-    size_t mr, nr, kr; /* nr at the current vector length */
+    size_t mr, nr, kr; /* at the current vector length */
     size_t src_bytes;  /* element size of A and B as given */
     size_t in;         /* element size in the panels */
     isf_pack_kind kind;
@@ -405,6 +415,7 @@ isf_status isf_gemm_op(isf_op op, size_t m, size_t n, size_t k, const void *a, s
 const char *isf_detect_source(void);
 size_t isf_kernel_vector_bytes(const isf_kernel *k);              /* this thread's VL if scalable, else 0 */
 unsigned isf_kernel_nr(const isf_kernel *k, size_t vector_bytes); /* NR at that vector length */
+unsigned isf_kernel_mr(const isf_kernel *k, size_t vector_bytes); /* MR at that vector length */
 uint32_t isf_detect_features(const char **source);
 uint32_t isf_close_features(uint32_t mask); /* drops features whose implied ones are missing */
 /* The features a comma- or space-separated list names; each unknown name is reported on stderr with `var` (the

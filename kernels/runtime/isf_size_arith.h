@@ -11,6 +11,7 @@ enum { PANEL_ALIGN = 64 };
 
 static inline size_t round_up(size_t x, size_t to) { return (x + to - 1) / to * to; } /* small x only */
 static inline size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+static inline size_t max_size(size_t a, size_t b) { return a > b ? a : b; }
 static inline size_t blocks_of(size_t x, size_t of) { return x / of + (x % of != 0); } /* no wrap */
 
 /* *out = a + b or a · b; 0 when it passes SIZE_MAX less PANEL_ALIGN (allocations round sizes up to PANEL_ALIGN). */

@@ -120,7 +120,7 @@ void isf_pack_a_panels(const isf_pack_spec *s, const void *a, size_t lda, size_t
         size_t h = min_size(s->mr, rows - r0);
         size_t done = 0;
         if (h == s->mr && s->fast_a != NULL) {
-            s->fast_a(src, lda_b, blocks, out);
+            s->fast_a(src, lda_b, blocks, s->mr, out);
             done = blocks;
         }
         a_generic(s, src, lda_b, h, done * s->kr, depth, out + done * s->mr * gb);

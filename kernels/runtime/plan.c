@@ -7,8 +7,7 @@
 #include "isf_plan.h"
 
 enum {
-    TILE_ROWS = 64,  /* rows of a tile, rounded up to MR */
-    TILE_COLS = 128, /* columns of a tile, rounded down to NR (at least NR) */
+    TILE_ROWS = 64, /* rows of a tile, rounded up to MR */
 };
 
 static size_t bias_bytes_of(isf_op op) { return isf_op_quantized(op) ? sizeof(int32_t) : isf_ops[op].out_bytes; }
@@ -89,16 +88,17 @@ static void *weights_kn(const isf_gemm_desc *d, int *no_memory) {
 }
 
 void isf_plan_set_tiles(isf_gemm *g) {
-    size_t mr = g->kern->mr, nr = isf_kernel_nr(g->kern, (size_t)g->h.vector_bytes);
+    size_t mr = isf_kernel_mr(g->kern, (size_t)g->h.vector_bytes),
+           nr = isf_kernel_nr(g->kern, (size_t)g->h.vector_bytes);
     g->tile_rows = round_up(TILE_ROWS, mr);
-    g->tile_cols = nr < TILE_COLS ? TILE_COLS / nr * nr : nr;
+    g->tile_cols = nr < ISF_PLAN_TILE_COLS ? ISF_PLAN_TILE_COLS / nr * nr : nr;
 }
 
 /* The kernels' epilogue from the plan's bias and bounds: the bias converted to the kernel's output type (fp32 for a
  * widened gemm_f16 kernel), the bounds rounded to binary16 for binary16 C. NO_MEMORY leaves the plan as it was. */
 isf_status isf_plan_set_epilogue(isf_gemm *g) {
     const isf_op_info *op = &isf_ops[g->op];
-    size_t out = g->kern->widened ? sizeof(float) : op->out_bytes;
+    size_t out = g->kern->out_bytes;
     g->ep = (isf_epilogue){.steps = ISF_EPILOGUE_NONE, .min = g->out_min, .max = g->out_max};
     if (g->bias != NULL) {
         g->kernel_bias = aligned_alloc(PANEL_ALIGN, round_up(g->sizes.kernel_bias, PANEL_ALIGN));
@@ -180,7 +180,7 @@ static isf_status build(const isf_kernel *kern, const isf_gemm_desc *d, isf_gemm
         *g = (isf_gemm){.op = d->op, .kern = kern, .h = g->h, .packed = packed, .sizes = g->sizes};
         g->packed_bytes = g->sizes.extent;
         isf_plan_set_tiles(g);
-        st = isf_region_fits(kern, NULL, &g->h, kern->mr, g->tile_cols) ? keep_epilogue(d, g) : ISF_ERR_UNSUPPORTED;
+        st = isf_region_fits(kern, NULL, &g->h, SIZE_MAX, g->tile_cols) ? keep_epilogue(d, g) : ISF_ERR_UNSUPPORTED;
         st = st == ISF_OK && isf_op_quantized(d->op) ? isf_quant_set_epilogue(d, v, g) : st;
     } else if (g != NULL) {
         g->packed = packed;

@@ -111,6 +111,8 @@ class Variant:
     scalable: str  # "" fixed, "sve": NR scales with the SVE vector length, "streaming": with SME's SVL
     asm_probe: dict[str, str] = field(compare=False)
     prefer: tuple[str, ...] = ()  # kernels of one op in this variant, most preferred first
+    # The most rows left over that a row kernel takes one at a time rather than one padded full tile; 0: MR / 2
+    row_kernel_rows: int = 0
 
 
 @dataclass(frozen=True)

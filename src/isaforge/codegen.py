@@ -24,6 +24,7 @@ from isaforge.catalogue import (
     VARIANT_DEFINE,
     Catalogue,
     CatalogueError,
+    DType,
     Feature,
     KernelName,
     Layout,
@@ -149,13 +150,24 @@ def _required_mask(cat: Catalogue, arch: str, variant: str) -> int:
     return 0 if arch == HOST_ARCH else cat.mask(cat.variant_features(arch, variant))
 
 
+def _kernel_out(cat: Catalogue, k: KernelName) -> DType:
+    """What a kernel writes as it serves its op: the op's accumulator where its variant does not narrow the sums to
+    C's type (the widened kernels; gemm_f16's fp32-summing ones, whose sums the driver rounds to binary16 once),
+    else C's, as for the quantized ops (whose kernels' epilogue converts the sums)."""
+    op = cat.ops[k.op]
+    return op.c if k.variant in op.narrow_accumulation or op.kernels_of else op.acc
+
+
 def _kernel_row(cat: Catalogue, arch: str, k: KernelName) -> str:
     op = f"ISF_OP_{k.op.upper()}"
     rank = cat.preference(k)
     req = _required_mask(cat, arch, k.variant)
     scalable = SCALABLE_KINDS[cat.variant(k.variant).scalable]
     widened = int(bool(k.runs))
-    fields = f"{op}, {k.mr}, {k.nr}, {k.kr}, {scalable}, {widened}, 0x{req:x}u, {rank}, {k.symbol}, "
+    out_bytes = _kernel_out(cat, k).bytes
+    row_rows = cat.variant(k.variant).row_kernel_rows
+    fields = f"{op}, {k.mr}, {k.nr}, {k.kr}, {scalable}, {widened}, {out_bytes}, {row_rows}, 0x{req:x}u, {rank}, "
+    fields += f"{k.symbol}, "
     fields += f"{c_string(k.variant)}, {_layout_row(cat, k)}"
     return f"    {{{c_string(k.name)}, {fields}}},"
 
@@ -215,8 +227,8 @@ def packer_header(root: Path, variant: str) -> Path:
 def _family_call(side: str, family: str, layout: Layout) -> list[str]:
     """The body of one layout's packer: the family with the layout's NR as a constant for full panels (and, when
     NR scales, for 128- and 256-bit vectors), so its column loops fold; any other width as a variable."""
-    if side == "a":
-        return [f"    {family}(a, lda_b, blocks, out);"]
+    if side == "a":  # MR is a constant of the family but in the streaming layouts, where it grows with the SVL
+        return [f"    {family}(a, lda_b, blocks, {'mr, ' if layout.scalable == 'streaming' else ''}out);"]
     widths = [layout.nr * s for s in ((1, 2) if layout.scalable else (1,))]
     lines = []
     for i, nr in enumerate(widths):

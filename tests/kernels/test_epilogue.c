@@ -10,7 +10,8 @@
 
 #include "isf_internal.h"
 
-enum { GUARD = 64, FILL = 0x5A, MAX_NR = 128, MAX_MR = 8, PAD = 3 }; /* NR: 8 × 16 at 2048-bit SVE */
+/* NR: 8 × 16 at 2048-bit SVE and SVL; MR: a streaming kernel's 8 × 16 at 2048-bit SVL */
+enum { GUARD = 64, FILL = 0x5A, MAX_NR = 128, MAX_MR = ISF_MAX_MR, PAD = 3 };
 
 static uint32_t rng = 12345u;
 static uint32_t next_random(void) {
@@ -101,13 +102,14 @@ static void pack_b(const int8_t *w, size_t blocks, size_t block, int int4, int8_
 /* The kernel's tile for random panels of `blocks` k blocks against the scalar epilogue on the naive sums. */
 static int check_tile(const isf_kernel *kern, const step_case *sc, size_t blocks, int round) {
     int int4 = isf_ops[kern->op].w_bits == 4;
-    size_t mr = kern->mr, kr = kern->kr, nr = isf_kernel_nr(kern, isf_kernel_vector_bytes(kern));
+    size_t vector_bytes = isf_kernel_vector_bytes(kern), kr = kern->kr;
+    size_t mr = isf_kernel_mr(kern, vector_bytes), nr = isf_kernel_nr(kern, vector_bytes);
     size_t a_bytes = (blocks * mr * kr + 63) / 64 * 64, b_bytes = (blocks * nr * kr + 63) / 64 * 64;
     int8_t *a = aligned_alloc(64, a_bytes ? a_bytes : 64), *b = aligned_alloc(64, b_bytes ? b_bytes : 64);
     size_t ldc = nr + PAD, out = out_bytes(sc->steps), c_bytes = mr * ldc * out;
     unsigned char *got = malloc(c_bytes + 2 * GUARD), *want = malloc(c_bytes);
     params *p = malloc(sizeof *p);
-    if (a == NULL || b == NULL || got == NULL || want == NULL || p == NULL || nr > MAX_NR) {
+    if (a == NULL || b == NULL || got == NULL || want == NULL || p == NULL || nr > MAX_NR || mr > MAX_MR) {
         free(a), free(b), free(got), free(want), free(p);
         return 0;
     }

@@ -1,18 +1,17 @@
 /* gemm_f32_4x16_sme
  *
- * fp32 GEMM micro-kernel with SME (SME1, no SME2; no FEAT_SME_FA64): a 4 x NR tile, NR = 4 x SVL/32 floats (16
- * at SVL 128 bits, 64 at 512, 256 at 2048), KR = 1, fmopa into four ZA tiles (hand-written; ABI in
+ * fp32 GEMM micro-kernel with SME (SME1, no SME2; no FEAT_SME_FA64): a 1VL x 4VL tile, MR = SVL/32 and
+ * NR = 4 x SVL/32 floats (4 x 16 at SVL 128 bits, 16 x 64 at 512, 64 x 256 at 2048), KR = 1, fmopa into four ZA
+ * tiles (hand-written; ABI in
  * kernels/runtime/isf_internal.h: x0 k_blocks, x1 A panel, x2 B panel, x3 C, x4 ldc in elements, w5 accumulate,
  * x6 epilogue: BIAS and CLAMP).
  *
- * Per k step A is 4 floats (rows 0-3) and B is NR floats, four streaming vectors: za<t>.s gains the outer
+ * Per k step A is one streaming vector (the MR rows) and B is NR floats, four vectors: za<t>.s gains the outer
  * product of A's column with B's vector t, so it holds columns [t x SVL/32, (t + 1) x SVL/32) of the tile. Four
  * tiles rather than one so that each B element loaded is used by a single fmopa of full width and the four
- * fmopa of a step are independent (they overlap in the SME unit). The rows are predicated to 4 (p1, vl4): at
- * SVL > 128 bits only 4 of each tile's SVL/32 rows are used, so a quarter of the outer-product work at 256 bits,
- * a sixteenth at 2048, is useful. This is a first SME kernel: an MR that scales with SVL as NR does needs the
- * driver (plan, packing, scratch) to scale MR too, which is later work; the tile is tall enough for SVL 128
- * (Apple M4's 512 runs it at a quarter of ZA's rows).
+ * fmopa of a step are independent (they overlap in the SME unit). Every row of every tile is used: MR grows with
+ * the SVL as NR does (kernels/runtime/isf_internal.h). The SME2 kernels (gemm_f32_8x8_sme2's 2VL x 2VL) are
+ * preferred where SME2 is; this one serves SME1 cores.
  *
  * The call is a normal AAPCS64 one: entered non-streaming with ZA off, the kernel runs smstart itself and
  * smstop before it returns, so ZA is off again and the caller saves nothing (no lazy-save: TPIDR2_EL0 is not
@@ -20,8 +19,8 @@
  * after. Between them only SME and streaming SVE (no NEON, no gathers, no FFR: they fault without FA64, as on
  * Apple M4); the epilogue's fields are read into general registers before smstart so that nothing scalar FP
  * has to survive it. Two k steps per iteration with two register sets, so each step's loads are issued a step
- * ahead of its fmopa; an odd k_blocks does its first step alone, the last two steps are peeled (no loads after
- * them), and only the 4 lanes of A that fmopa uses are loaded (p1): nothing past the panels is read at any SVL.
+ * ahead of its fmopa; an odd k_blocks does its first step alone and the last two steps are peeled (no loads after
+ * them): nothing past the panels is read at any SVL.
  *
  * The store: ZA's rows go straight to C (st1w of a ZA slice) when there is neither accumulate nor an epilogue
  * step. Otherwise each row is moved to Z registers (mova), old C is added after the sums (accumulate, as the
@@ -56,28 +55,25 @@ isf_ukernel_gemm_f32_4x16_sme:
 	smstart
 	// smstart from ZA off already zeroes it; explicit, so the sums never depend on how the kernel was entered
 	zero	{za}
-	// p0: a whole vector (B, C, the store); p1: A's 4 rows, so no more of A is read at any SVL
+	// p0: a whole vector (A, B, C, the store)
 	ptrue	p0.s
-	ptrue	p1.s, vl4
-	// the odd step's A, 4 floats on: ld1w's immediate offsets count whole vectors
-	mov	x8, #4
 	cbz	x0, .Lstore
 	tbz	x0, #0, 1f
 	// k_blocks odd: one step alone, leaving an even count for the pipelined loop
-	ld1w	{z0.s}, p1/z, [x1]
+	ld1w	{z0.s}, p0/z, [x1]
 	ld1w	{z4.s}, p0/z, [x2]
 	ld1w	{z5.s}, p0/z, [x2, #1, mul vl]
 	ld1w	{z6.s}, p0/z, [x2, #2, mul vl]
 	ld1w	{z7.s}, p0/z, [x2, #3, mul vl]
-	fmopa	za0.s, p1/m, p0/m, z0.s, z4.s
-	fmopa	za1.s, p1/m, p0/m, z0.s, z5.s
-	fmopa	za2.s, p1/m, p0/m, z0.s, z6.s
-	fmopa	za3.s, p1/m, p0/m, z0.s, z7.s
-	add	x1, x1, #16
+	fmopa	za0.s, p0/m, p0/m, z0.s, z4.s
+	fmopa	za1.s, p0/m, p0/m, z0.s, z5.s
+	fmopa	za2.s, p0/m, p0/m, z0.s, z6.s
+	fmopa	za3.s, p0/m, p0/m, z0.s, z7.s
+	addvl	x1, x1, #1
 	addvl	x2, x2, #4
 	subs	x0, x0, #1
 	b.eq	.Lstore
-1:	ld1w	{z0.s}, p1/z, [x1]
+1:	ld1w	{z0.s}, p0/z, [x1]
 	ld1w	{z4.s}, p0/z, [x2]
 	ld1w	{z5.s}, p0/z, [x2, #1, mul vl]
 	ld1w	{z6.s}, p0/z, [x2, #2, mul vl]
@@ -87,70 +83,61 @@ isf_ukernel_gemm_f32_4x16_sme:
 	// two steps: the odd one's loads (z1, z8-z11) go out before the even one's fmopa, the next even one's
 	// (z0, z4-z7) before the odd one's fmopa
 .Lloop:
-	ld1w	{z1.s}, p1/z, [x1, x8, lsl #2]
+	ld1w	{z1.s}, p0/z, [x1, #1, mul vl]
 	ld1w	{z8.s}, p0/z, [x2, #4, mul vl]
 	ld1w	{z9.s}, p0/z, [x2, #5, mul vl]
 	ld1w	{z10.s}, p0/z, [x2, #6, mul vl]
 	ld1w	{z11.s}, p0/z, [x2, #7, mul vl]
-	fmopa	za0.s, p1/m, p0/m, z0.s, z4.s
-	fmopa	za1.s, p1/m, p0/m, z0.s, z5.s
-	fmopa	za2.s, p1/m, p0/m, z0.s, z6.s
-	fmopa	za3.s, p1/m, p0/m, z0.s, z7.s
-	add	x1, x1, #32
+	fmopa	za0.s, p0/m, p0/m, z0.s, z4.s
+	fmopa	za1.s, p0/m, p0/m, z0.s, z5.s
+	fmopa	za2.s, p0/m, p0/m, z0.s, z6.s
+	fmopa	za3.s, p0/m, p0/m, z0.s, z7.s
+	addvl	x1, x1, #2
 	addvl	x2, x2, #8
-	ld1w	{z0.s}, p1/z, [x1]
+	ld1w	{z0.s}, p0/z, [x1]
 	ld1w	{z4.s}, p0/z, [x2]
 	ld1w	{z5.s}, p0/z, [x2, #1, mul vl]
 	ld1w	{z6.s}, p0/z, [x2, #2, mul vl]
 	ld1w	{z7.s}, p0/z, [x2, #3, mul vl]
-	fmopa	za0.s, p1/m, p0/m, z1.s, z8.s
-	fmopa	za1.s, p1/m, p0/m, z1.s, z9.s
-	fmopa	za2.s, p1/m, p0/m, z1.s, z10.s
-	fmopa	za3.s, p1/m, p0/m, z1.s, z11.s
+	fmopa	za0.s, p0/m, p0/m, z1.s, z8.s
+	fmopa	za1.s, p0/m, p0/m, z1.s, z9.s
+	fmopa	za2.s, p0/m, p0/m, z1.s, z10.s
+	fmopa	za3.s, p0/m, p0/m, z1.s, z11.s
 	subs	x0, x0, #2
 	b.ne	.Lloop
 	// the last two steps: no loads beyond them, so nothing past the panels is read
 .Ltail:
-	ld1w	{z1.s}, p1/z, [x1, x8, lsl #2]
+	ld1w	{z1.s}, p0/z, [x1, #1, mul vl]
 	ld1w	{z8.s}, p0/z, [x2, #4, mul vl]
 	ld1w	{z9.s}, p0/z, [x2, #5, mul vl]
 	ld1w	{z10.s}, p0/z, [x2, #6, mul vl]
 	ld1w	{z11.s}, p0/z, [x2, #7, mul vl]
-	fmopa	za0.s, p1/m, p0/m, z0.s, z4.s
-	fmopa	za1.s, p1/m, p0/m, z0.s, z5.s
-	fmopa	za2.s, p1/m, p0/m, z0.s, z6.s
-	fmopa	za3.s, p1/m, p0/m, z0.s, z7.s
-	fmopa	za0.s, p1/m, p0/m, z1.s, z8.s
-	fmopa	za1.s, p1/m, p0/m, z1.s, z9.s
-	fmopa	za2.s, p1/m, p0/m, z1.s, z10.s
-	fmopa	za3.s, p1/m, p0/m, z1.s, z11.s
-	// write the 4 x NR tile, row stride ldc; ZA tile t's columns start t x SVL/32 floats in (x7, x13, x15)
+	fmopa	za0.s, p0/m, p0/m, z0.s, z4.s
+	fmopa	za1.s, p0/m, p0/m, z0.s, z5.s
+	fmopa	za2.s, p0/m, p0/m, z0.s, z6.s
+	fmopa	za3.s, p0/m, p0/m, z0.s, z7.s
+	fmopa	za0.s, p0/m, p0/m, z1.s, z8.s
+	fmopa	za1.s, p0/m, p0/m, z1.s, z9.s
+	fmopa	za2.s, p0/m, p0/m, z1.s, z10.s
+	fmopa	za3.s, p0/m, p0/m, z1.s, z11.s
+	// write the MR x NR tile, row stride ldc; ZA tile t's columns start t x SVL/32 floats in (x7, x13, x15); w16
+	// counts the rows (MR = SVL/32)
 .Lstore:
 	mov	w12, #0
+	cntw	x16
 	orr	w7, w9, w5
 	cbnz	w7, .Lepilogue
 	cntw	x7
 	add	x13, x7, x7
 	add	x15, x13, x7
-	st1w	{za0h.s[w12, 0]}, p0, [x3]
+6:	st1w	{za0h.s[w12, 0]}, p0, [x3]
 	st1w	{za1h.s[w12, 0]}, p0, [x3, x7, lsl #2]
 	st1w	{za2h.s[w12, 0]}, p0, [x3, x13, lsl #2]
 	st1w	{za3h.s[w12, 0]}, p0, [x3, x15, lsl #2]
 	add	x3, x3, x4
-	st1w	{za0h.s[w12, 1]}, p0, [x3]
-	st1w	{za1h.s[w12, 1]}, p0, [x3, x7, lsl #2]
-	st1w	{za2h.s[w12, 1]}, p0, [x3, x13, lsl #2]
-	st1w	{za3h.s[w12, 1]}, p0, [x3, x15, lsl #2]
-	add	x3, x3, x4
-	st1w	{za0h.s[w12, 2]}, p0, [x3]
-	st1w	{za1h.s[w12, 2]}, p0, [x3, x7, lsl #2]
-	st1w	{za2h.s[w12, 2]}, p0, [x3, x13, lsl #2]
-	st1w	{za3h.s[w12, 2]}, p0, [x3, x15, lsl #2]
-	add	x3, x3, x4
-	st1w	{za0h.s[w12, 3]}, p0, [x3]
-	st1w	{za1h.s[w12, 3]}, p0, [x3, x7, lsl #2]
-	st1w	{za2h.s[w12, 3]}, p0, [x3, x13, lsl #2]
-	st1w	{za3h.s[w12, 3]}, p0, [x3, x15, lsl #2]
+	add	w12, w12, #1
+	cmp	w12, w16
+	b.ne	6b
 	b	.Ldone
 	// accumulate or steps: z16-z19 bias (or -0.0), z20/z21 the bounds (or -Inf/+Inf), one row per iteration
 .Lepilogue:
@@ -198,7 +185,7 @@ isf_ukernel_gemm_f32_4x16_sme:
 	st1w	{z27.s}, p0, [x3, #3, mul vl]
 	add	x3, x3, x4
 	add	w12, w12, #1
-	cmp	w12, #4
+	cmp	w12, w16
 	b.ne	4b
 .Ldone:
 	smstop

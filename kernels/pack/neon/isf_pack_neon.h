@@ -69,6 +69,36 @@ static inline uint32_t load_u32(const unsigned char *p) {
     __asm__("" : "+r"(p0), "+r"(p1), "+r"(p2), "+r"(p3), "+r"(p4), "+r"(p5), "+r"(p6), "+r"(p7))
 #endif
 
+#if defined(__aarch64__)
+/* 4-byte groups (fp32 with KR = 1, binary16/bfloat16 with KR = 2, int8 with KR = 4), MR a multiple of 4 known only
+ * at run time (the streaming layouts', whose MR grows with the SVL): four rows by four k blocks at a time, transposed
+ * in registers (trn of 32-bit, then of 64-bit lanes), each k block's 16 bytes stored a whole panel row (MR groups)
+ * apart. */
+ISF_INLINE void a_g4_rows(const unsigned char *a, size_t lda_b, size_t blocks, size_t mr, unsigned char *out) {
+    size_t block_bytes = mr * 4, whole = blocks / 4 * 4;
+    for (size_t r = 0; r < mr; r += 4) {
+        const unsigned char *s = a + r * lda_b;
+        unsigned char *d = out + r * 4;
+        for (size_t b = 0; b < whole; b += 4, s += 16, d += 4 * block_bytes) {
+            uint32x4_t r0 = vreinterpretq_u32_u8(vld1q_u8(s)), r1 = vreinterpretq_u32_u8(vld1q_u8(s + lda_b));
+            uint32x4_t r2 = vreinterpretq_u32_u8(vld1q_u8(s + 2 * lda_b));
+            uint32x4_t r3 = vreinterpretq_u32_u8(vld1q_u8(s + 3 * lda_b));
+            uint64x2_t t0 = vreinterpretq_u64_u32(vtrn1q_u32(r0, r1)), t1 = vreinterpretq_u64_u32(vtrn2q_u32(r0, r1));
+            uint64x2_t t2 = vreinterpretq_u64_u32(vtrn1q_u32(r2, r3)), t3 = vreinterpretq_u64_u32(vtrn2q_u32(r2, r3));
+            vst1q_u8(d, vreinterpretq_u8_u64(vtrn1q_u64(t0, t2)));
+            vst1q_u8(d + block_bytes, vreinterpretq_u8_u64(vtrn1q_u64(t1, t3)));
+            vst1q_u8(d + 2 * block_bytes, vreinterpretq_u8_u64(vtrn2q_u64(t0, t2)));
+            vst1q_u8(d + 3 * block_bytes, vreinterpretq_u8_u64(vtrn2q_u64(t1, t3)));
+        }
+        for (size_t b = whole; b < blocks; b++) {
+            for (size_t y = 0; y < 4; y++) {
+                copy4(out + b * block_bytes + (r + y) * 4, a + (r + y) * lda_b + b * 4);
+            }
+        }
+    }
+}
+#endif
+
 /* 4-byte groups (fp32 with KR = 1, int8 with KR = 4), MR = 8: zip rows 2i, 2i + 1, then st4 of 64-bit pairs. */
 ISF_INLINE void a_g4_mr8(const unsigned char *a, size_t lda_b, size_t blocks, unsigned char *out) {
 #if defined(__aarch64__)

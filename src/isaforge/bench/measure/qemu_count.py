@@ -36,7 +36,7 @@ from isaforge.bench.measure.mca import macs, objcode, provenance
 from isaforge.bench.measure.qemu_log import ExecLog, parse_log
 from isaforge.bench.scenarios.shapes import Shape
 from isaforge.builds import Build
-from isaforge.catalogue import KernelName, load, parse_kernel_name
+from isaforge.catalogue import SCALABLE_KINDS, KernelName, load, parse_kernel_name
 from isaforge.errors import IsaforgeError
 
 CPU = "max"
@@ -127,11 +127,23 @@ def _round_up(x: int, to: int) -> int:
     return (x + to - 1) // to * to
 
 
+STREAMING_KIND = SCALABLE_KINDS["streaming"]
+
+
+def tile_size(kernel: KernelName, bits: int) -> tuple[int, int]:
+    """MR and NR at this vector length (`bits`: SVE's, or the streaming one for SME kernels, isf_internal.h): NR
+    grows with it in every scalable variant, MR too in the streaming ones (but a row kernel's)."""
+    scalable = load().variant(kernel.variant).scalable
+    nr = kernel.nr * bits // 128 if scalable else kernel.nr
+    mr = kernel.mr * bits // 128 if SCALABLE_KINDS[scalable] == STREAMING_KIND and kernel.mr > 1 else kernel.mr
+    return mr, nr
+
+
 def padded_macs(kernel: KernelName, shape: Shape, sve_bits: int, row_kernel: bool = False) -> int:
     """M·N·K rounded up to whole tiles. `row_kernel`: the driver ran the variant's kernel of one row (reading the
     same panels) on the rows a full tile would pad (m below MR, the last m % MR): M is not rounded up."""
-    nr = kernel.nr * sve_bits // 128 if load().variant(kernel.variant).scalable else kernel.nr
-    rows = shape.m if row_kernel else _round_up(shape.m, kernel.mr)
+    mr, nr = tile_size(kernel, sve_bits)
+    rows = shape.m if row_kernel else _round_up(shape.m, mr)
     return rows * _round_up(shape.n, nr) * _round_up(shape.k, kernel.kr)
 
 
@@ -142,7 +154,7 @@ def useful_macs(kernel: KernelName | None, insn: objcode.Insn, sve_bits: int) ->
     n = macs.macs_of(insn, sve_bits)
     if kernel is not None and n and macs.is_outer_product(insn):  # rows past MR predicated off (a tile taller than MR)
         side = sve_bits // macs.ELEM_BITS[insn.operands[0][-1]]
-        return n * min(kernel.mr, side) // side
+        return n * min(tile_size(kernel, sve_bits)[0], side) // side
     if kernel is not None and kernel.mr % 2 and macs.base_mnemonic(insn.mnemonic) in MATRIX_MACS:
         return n * kernel.mr // (kernel.mr + 1)
     return n
@@ -212,7 +224,7 @@ class StaticRunner:
     def loop_kernel(self, kernel: KernelName, shape: Shape) -> KernelName:
         """The kernel meant to do the bulk of the shape's MACs: the row kernel for m below MR when built (the
         driver runs it instead of padding A), else the full kernel."""
-        row = self.row_kernel(kernel) if shape.m < kernel.mr else None
+        row = self.row_kernel(kernel) if shape.m < tile_size(kernel, self.sve_bits)[0] else None
         return row or kernel
 
     def function_kernel(self, function: str) -> KernelName | None:
