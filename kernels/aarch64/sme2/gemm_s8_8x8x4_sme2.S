@@ -6,10 +6,10 @@
  *
  * Per k block A is s/2 rows of 4 int8 (two streaming vectors: rows [0, s/4) and [s/4, s/2)), B s/2 columns of 4
  * (two vectors): the 4-way smopa of A vector i and B vector j adds that quarter of the tile to za<2i + j>.s, so
- * the four ZA .s tiles are the tile's quadrants and every byte loaded is used by two smopa of full width. Two
- * k blocks per iteration, each side's two blocks one 4-vector load (SME2): 2 loads and 8 smopa for 2 x s^2 MACs,
- * issued a pair of blocks ahead of their smopa (two register sets). An odd k_blocks does its first block alone;
- * nothing past the panels is read at any SVL.
+ * the four ZA .s tiles are the tile's quadrants and every byte loaded is used by two smopa of full width. Four
+ * k blocks per step, each side's two blocks one 4-vector load (SME2): 4 loads and 16 smopa for 4 x s^2 MACs (24
+ * instructions with the loop's), issued a group ahead of their smopa (two register sets). The 1-3 blocks over a
+ * multiple of 4 go first, alone; nothing past the panels is read at any SVL.
  *
  * The store takes 4 rows of a quadrant pair at a time out of ZA (two SME2 multi-slice mova) through the epilogue
  * of isf_sme2_int_epilogue.h (int32 with accumulate, or the quantized steps) to C. The call is a normal AAPCS64
@@ -32,47 +32,58 @@ isf_ukernel_gemm_s8_8x8x4_sme2:
 	ptrue	p1.b
 	ptrue	pn8.b
 	cbz	x0, .Lstore
-	tbz	x0, #0, .Lpairs
-	// k_blocks odd: one block alone, leaving an even count
+	tbz	x0, #0, .Lpair
+	// k_blocks odd: one block alone
 	ld1b	{z0.b-z1.b}, pn8/z, [x1]
 	ld1b	{z4.b-z5.b}, pn8/z, [x2]
 	isf_int_mopa	0, 1, 4, 5
 	addvl	x1, x1, #2
 	addvl	x2, x2, #2
-	subs	x0, x0, #1
-	b.eq	.Lstore
-	// pairs of blocks in two register sets, each pair's loads a pair ahead of its smopa: z0-z3 A of blocks 2t
-	// (z0, z1) and 2t + 1 (z2, z3), z4-z7 their B; z16-z23 the next pair's
-.Lpairs:
+	// then a pair alone when 2 or 3 are left over 4s
+.Lpair:
+	tbz	x0, #1, .Lfours
 	ld1b	{z0.b-z3.b}, pn8/z, [x1]
 	ld1b	{z4.b-z7.b}, pn8/z, [x2]
-	subs	x0, x0, #2
+	isf_int_mopa	0, 1, 4, 5
+	isf_int_mopa	2, 3, 6, 7
+	addvl	x1, x1, #4
+	addvl	x2, x2, #4
+	// x0: groups of 4 blocks, in two register sets (isf_int_mopa_set), each group's loads a group ahead of its
+	// smopa
+.Lfours:
+	lsr	x0, x0, #2
+	cbz	x0, .Lstore
+	ld1b	{z0.b-z3.b}, pn8/z, [x1]
+	ld1b	{z4.b-z7.b}, pn8/z, [x1, #4, mul vl]
+	ld1b	{z8.b-z11.b}, pn8/z, [x2]
+	ld1b	{z12.b-z15.b}, pn8/z, [x2, #4, mul vl]
+	subs	x0, x0, #1
 	b.eq	.Llast0
 .Lloop:
-	ld1b	{z16.b-z19.b}, pn8/z, [x1, #4, mul vl]
-	ld1b	{z20.b-z23.b}, pn8/z, [x2, #4, mul vl]
-	isf_int_mopa	0, 1, 4, 5
-	isf_int_mopa	2, 3, 6, 7
-	addvl	x1, x1, #4
-	addvl	x2, x2, #4
-	subs	x0, x0, #2
+	ld1b	{z16.b-z19.b}, pn8/z, [x1, #8, mul vl]
+	ld1b	{z20.b-z23.b}, pn8/z, [x1, #12, mul vl]
+	ld1b	{z24.b-z27.b}, pn8/z, [x2, #8, mul vl]
+	ld1b	{z28.b-z31.b}, pn8/z, [x2, #12, mul vl]
+	isf_int_mopa_set	0
+	addvl	x1, x1, #8
+	addvl	x2, x2, #8
+	subs	x0, x0, #1
 	b.eq	.Llast1
-	ld1b	{z0.b-z3.b}, pn8/z, [x1, #4, mul vl]
-	ld1b	{z4.b-z7.b}, pn8/z, [x2, #4, mul vl]
-	isf_int_mopa	16, 17, 20, 21
-	isf_int_mopa	18, 19, 22, 23
-	addvl	x1, x1, #4
-	addvl	x2, x2, #4
-	subs	x0, x0, #2
+	ld1b	{z0.b-z3.b}, pn8/z, [x1, #8, mul vl]
+	ld1b	{z4.b-z7.b}, pn8/z, [x1, #12, mul vl]
+	ld1b	{z8.b-z11.b}, pn8/z, [x2, #8, mul vl]
+	ld1b	{z12.b-z15.b}, pn8/z, [x2, #12, mul vl]
+	isf_int_mopa_set	1
+	addvl	x1, x1, #8
+	addvl	x2, x2, #8
+	subs	x0, x0, #1
 	b.ne	.Lloop
-	// the last pair, in either set: no loads past the panels
+	// the last group, in either set: no loads past the panels
 .Llast0:
-	isf_int_mopa	0, 1, 4, 5
-	isf_int_mopa	2, 3, 6, 7
+	isf_int_mopa_set	0
 	b	.Lstore
 .Llast1:
-	isf_int_mopa	16, 17, 20, 21
-	isf_int_mopa	18, 19, 22, 23
+	isf_int_mopa_set	1
 	// rows [0, s/4) from za0 (left columns) and za1 (right), then rows [s/4, s/2) from za2 and za3
 .Lstore:
 	isf_int_setup

@@ -48,6 +48,43 @@
 	smopa	za3.s, p1/m, p1/m, z\a1\().b, z\b1\().b
 	.endm
 
+/* Four k blocks of the full kernels from one of two register sets (\set 0: A in z0-z7, B in z8-z15; 1: z16-z23,
+ * z24-z31), block j's A in the set's z<2j>, z<2j + 1>, its B in the set's z<8 + 2j>, z<9 + 2j> (gemm_s8's loads). */
+	.macro	isf_int_mopa_set set
+	.if	\set == 0
+	isf_int_mopa	0, 1, 8, 9
+	isf_int_mopa	2, 3, 10, 11
+	isf_int_mopa	4, 5, 12, 13
+	isf_int_mopa	6, 7, 14, 15
+	.else
+	isf_int_mopa	16, 17, 24, 25
+	isf_int_mopa	18, 19, 26, 27
+	isf_int_mopa	20, 21, 28, 29
+	isf_int_mopa	22, 23, 30, 31
+	.endif
+	.endm
+
+/* The same for gemm_s4's sets: A as above, the two pairs' nibbles in the set's z8-z11 (pair 0's left and right
+ * columns, then pair 1's), unpacked first: blocks 0 and 2 (low nibbles) into z12, z13 and z14, z15, blocks 1 and
+ * 3 (high nibbles) in place. */
+	.macro	isf_int_s4_set set
+	.if	\set == 0
+	isf_int_nibbles	8, 9, 12, 13
+	isf_int_nibbles	10, 11, 14, 15
+	isf_int_mopa	0, 1, 12, 13
+	isf_int_mopa	2, 3, 8, 9
+	isf_int_mopa	4, 5, 14, 15
+	isf_int_mopa	6, 7, 10, 11
+	.else
+	isf_int_nibbles	24, 25, 28, 29
+	isf_int_nibbles	26, 27, 30, 31
+	isf_int_mopa	16, 17, 28, 29
+	isf_int_mopa	18, 19, 24, 25
+	isf_int_mopa	20, 21, 30, 31
+	isf_int_mopa	22, 23, 26, 27
+	.endif
+	.endm
+
 /* A pair of int4 k blocks (isf_internal.h's nibble panels), left and right columns' bytes in z\l, z\r: the first
  * block's values times 16 (v << 4) into z\lo, z\hi, the second's (v & 0xF0) in place. */
 	.macro	isf_int_nibbles l, r, lo, hi
