@@ -6,7 +6,7 @@
  * elements, w5 accumulate, x6 epilogue, every step of it.
  *
  * Per 4 blocks: one ld1rqb of A, one 4-vector load of B's two pairs, (v << 4) and (v & 0xF0) the blocks' values
- * times 16, 4 sdot into 4 pairs of ZA vectors; 8 blocks an iteration. A last pair of blocks is loaded under a predicate of A's 8 bytes, so
+ * times 16, 4 sdot into 4 pairs of ZA vectors; 16 blocks an iteration. A last pair of blocks is loaded under a predicate of A's 8 bytes, so
  * nothing past A (which may be the caller's row) is read. The sums, 16 times the true ones, are shifted back (asr
  * #4, exact) as they leave ZA, before the epilogue.
  */
@@ -26,11 +26,10 @@ isf_ukernel_gemm_s4_1x8x4_sme2:
 	ptrue	p2.b
 	ptrue	pn8.b
 	mov	w8, #0
-	// x10: chunks of 4 blocks (2 pairs), two per iteration (A in z0, z1; the nibbles in z16-z19, z24-z27: pairs
-	// 0 and 1, left and right columns); blocks 0 and 2 of a chunk (low nibbles) into z20-z23 (z28-z31), blocks 1
-	// and 3 (high nibbles) in place. An odd count enters at the second half with the pointers one chunk back, so
-	// nothing before the panels is read either
-	isf_int_row_chunks	4, .Lloop, .Lhalf, .Ltail
+	// x10: chunks of 4 blocks (2 pairs), four an iteration: chunk q's A in z<q>, its nibbles in z16-z19 (q even)
+	// or z24-z27 (odd), pairs 0 and 1, left and right columns; blocks 0 and 2 of a chunk (low nibbles) into
+	// z20-z23 (z28-z31), blocks 1 and 3 (high nibbles) in place
+	isf_int_row_chunks	4, .Lloop, .Lq1, .Lq2, .Lq3, .Ltail
 .Lloop:
 	ld1rqb	{z0.b}, p2/z, [x1]
 	ld1b	{z16.b-z19.b}, pn8/z, [x2]
@@ -40,7 +39,7 @@ isf_ukernel_gemm_s4_1x8x4_sme2:
 	sdot	za.s[w8, 1, vgx2], {z16.b-z17.b}, z0.b[1]
 	sdot	za.s[w8, 2, vgx2], {z22.b-z23.b}, z0.b[2]
 	sdot	za.s[w8, 3, vgx2], {z18.b-z19.b}, z0.b[3]
-.Lhalf:
+.Lq1:
 	ld1rqb	{z1.b}, p2/z, [x1, #16]
 	ld1b	{z24.b-z27.b}, pn8/z, [x2, #4, mul vl]
 	isf_int_nibbles	24, 25, 28, 29
@@ -49,6 +48,24 @@ isf_ukernel_gemm_s4_1x8x4_sme2:
 	sdot	za.s[w8, 1, vgx2], {z24.b-z25.b}, z1.b[1]
 	sdot	za.s[w8, 2, vgx2], {z30.b-z31.b}, z1.b[2]
 	sdot	za.s[w8, 3, vgx2], {z26.b-z27.b}, z1.b[3]
+.Lq2:
+	ld1rqb	{z2.b}, p2/z, [x1, #32]
+	ld1b	{z16.b-z19.b}, pn8/z, [x2, #8, mul vl]
+	isf_int_nibbles	16, 17, 20, 21
+	isf_int_nibbles	18, 19, 22, 23
+	sdot	za.s[w8, 0, vgx2], {z20.b-z21.b}, z2.b[0]
+	sdot	za.s[w8, 1, vgx2], {z16.b-z17.b}, z2.b[1]
+	sdot	za.s[w8, 2, vgx2], {z22.b-z23.b}, z2.b[2]
+	sdot	za.s[w8, 3, vgx2], {z18.b-z19.b}, z2.b[3]
+.Lq3:
+	ld1rqb	{z3.b}, p2/z, [x1, #48]
+	ld1b	{z24.b-z27.b}, pn8/z, [x2, #12, mul vl]
+	isf_int_nibbles	24, 25, 28, 29
+	isf_int_nibbles	26, 27, 30, 31
+	sdot	za.s[w8, 0, vgx2], {z28.b-z29.b}, z3.b[0]
+	sdot	za.s[w8, 1, vgx2], {z24.b-z25.b}, z3.b[1]
+	sdot	za.s[w8, 2, vgx2], {z30.b-z31.b}, z3.b[2]
+	sdot	za.s[w8, 3, vgx2], {z26.b-z27.b}, z3.b[3]
 	isf_int_row_next	4, .Lloop
 	// 0 or 2 blocks left: A's 8 bytes under a predicate
 .Ltail:

@@ -7,7 +7,7 @@
  * An outer product would use one of ZA's rows: the row is a dot product instead, SME2's ZA-array sdot by element,
  * one instruction per k block: ZA vectors (left, right) += B's two vectors of the block · A's 4 values of it,
  * broadcast. ld1rqb puts 4 blocks of A in every 128-bit segment, so one A load, two 4-vector B loads and 4 sdot
- * make 4 blocks, 8 blocks an iteration (18 instructions); each of 4 consecutive blocks accumulates into its own
+ * make 4 blocks, 16 blocks an iteration (33 instructions); each of 4 consecutive blocks accumulates into its own
  * pair of ZA vectors (offsets 0-3), so no sdot waits for the one before, and the 4 pairs are added as they leave
  * ZA. A's last 1-3 blocks are loaded under a predicate
  * of their bytes: A may be the caller's row itself, so nothing past it is read.
@@ -28,9 +28,8 @@ isf_ukernel_gemm_s8_1x8x4_sme2:
 	ptrue	p2.b
 	ptrue	pn8.b
 	mov	w8, #0
-	// x10: chunks of 4 blocks, two per iteration (A in z0, z1; B in z16-z23, z24-z31); an odd count enters at the
-	// second half with the pointers one chunk back, so nothing before the panels is read either
-	isf_int_row_chunks	8, .Lloop, .Lhalf, .Ltail
+	// x10: chunks of 4 blocks, four an iteration: chunk q's A in z<q>, its B in z16-z23 (q even) or z24-z31 (odd)
+	isf_int_row_chunks	8, .Lloop, .Lq1, .Lq2, .Lq3, .Ltail
 .Lloop:
 	ld1rqb	{z0.b}, p2/z, [x1]
 	ld1b	{z16.b-z19.b}, pn8/z, [x2]
@@ -39,7 +38,7 @@ isf_ukernel_gemm_s8_1x8x4_sme2:
 	sdot	za.s[w8, 1, vgx2], {z18.b-z19.b}, z0.b[1]
 	sdot	za.s[w8, 2, vgx2], {z20.b-z21.b}, z0.b[2]
 	sdot	za.s[w8, 3, vgx2], {z22.b-z23.b}, z0.b[3]
-.Lhalf:
+.Lq1:
 	ld1rqb	{z1.b}, p2/z, [x1, #16]
 	ld1b	{z24.b-z27.b}, pn8/z, [x2, #8, mul vl]
 	ld1b	{z28.b-z31.b}, pn8/z, [x2, #12, mul vl]
@@ -47,6 +46,22 @@ isf_ukernel_gemm_s8_1x8x4_sme2:
 	sdot	za.s[w8, 1, vgx2], {z26.b-z27.b}, z1.b[1]
 	sdot	za.s[w8, 2, vgx2], {z28.b-z29.b}, z1.b[2]
 	sdot	za.s[w8, 3, vgx2], {z30.b-z31.b}, z1.b[3]
+.Lq2:
+	ld1rqb	{z2.b}, p2/z, [x1, #32]
+	ld1b	{z16.b-z19.b}, pn8/z, [x2, #16, mul vl]
+	ld1b	{z20.b-z23.b}, pn8/z, [x2, #20, mul vl]
+	sdot	za.s[w8, 0, vgx2], {z16.b-z17.b}, z2.b[0]
+	sdot	za.s[w8, 1, vgx2], {z18.b-z19.b}, z2.b[1]
+	sdot	za.s[w8, 2, vgx2], {z20.b-z21.b}, z2.b[2]
+	sdot	za.s[w8, 3, vgx2], {z22.b-z23.b}, z2.b[3]
+.Lq3:
+	ld1rqb	{z3.b}, p2/z, [x1, #48]
+	ld1b	{z24.b-z27.b}, pn8/z, [x2, #24, mul vl]
+	ld1b	{z28.b-z31.b}, pn8/z, [x2, #28, mul vl]
+	sdot	za.s[w8, 0, vgx2], {z24.b-z25.b}, z3.b[0]
+	sdot	za.s[w8, 1, vgx2], {z26.b-z27.b}, z3.b[1]
+	sdot	za.s[w8, 2, vgx2], {z28.b-z29.b}, z3.b[2]
+	sdot	za.s[w8, 3, vgx2], {z30.b-z31.b}, z3.b[3]
 	isf_int_row_next	8, .Lloop
 	// the last 0-3 blocks: A's under a predicate of their bytes
 .Ltail:

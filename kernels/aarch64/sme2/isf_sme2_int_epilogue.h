@@ -94,24 +94,37 @@
 	and	z\r\().b, z\r\().b, #0xf0
 	.endm
 
-/* The row kernels' loops take two chunks of 4 k blocks an iteration (A 16 bytes, B \vectors streaming vectors a
- * chunk). The entry: x10 the chunks, none to \tail; an odd count enters the loop's second half (\half) with A and B
- * one chunk back, so nothing before the panels is read either. */
-	.macro	isf_int_row_chunks vectors, loop, half, tail
+/* The row kernels' loops take four chunks of 4 k blocks an iteration (A 16 bytes, B \vectors streaming vectors a
+ * chunk), quarters \loop, \q1, \q2, \q3. The entry: x10 the chunks, none to \tail; r = chunks mod 4 ≠ 0 enters at
+ * quarter q = 4 − r with A and B q chunks back (never read there), so nothing outside the panels is read. */
+	.macro	isf_int_row_chunks vectors, loop, q1, q2, q3, tail
 	lsr	x10, x0, #2
 	cbz	x10, \tail
-	tbz	x10, #0, \loop
-	sub	x1, x1, #16
-	addvl	x2, x2, #-\vectors
-	add	x10, x10, #1
-	b	\half
+	ands	x11, x10, #3
+	b.eq	\loop
+	neg	x11, x11
+	add	x11, x11, #4
+	add	x10, x10, x11
+	sub	x1, x1, x11, lsl #4
+	rdvl	x13, #-\vectors
+	madd	x2, x11, x13, x2
+	cmp	x11, #2
+	b.lo	\q1
+	b.eq	\q2
+	b	\q3
 	.endm
 
-/* The end of an iteration of two chunks: A and B on, back to \loop while chunks are left. */
+/* The end of an iteration of four chunks: A and B on, back to \loop while chunks are left. */
 	.macro	isf_int_row_next vectors, loop
-	add	x1, x1, #32
+	add	x1, x1, #64
+	.if	4 * \vectors > 31
+	// addvl takes at most 31 vectors
 	addvl	x2, x2, #(2 * \vectors)
-	subs	x10, x10, #2
+	addvl	x2, x2, #(2 * \vectors)
+	.else
+	addvl	x2, x2, #(4 * \vectors)
+	.endif
+	subs	x10, x10, #4
 	b.ne	\loop
 	.endm
 
