@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from isaforge import coverage, quant, quantjob
+from isaforge.catalogue import load
 from isaforge.pytest_plugin import QemuRunner, TargetCpu
 from tests.kernels.runtime.test_quantized import OPS, PROGRAM, Case, dynamic, int4, kernels, not_the_reference, operands
 
@@ -151,3 +152,20 @@ def test_every_sme_int32_kernel_stores_the_scalar_epilogue(
     assert result.stdout.strip().splitlines()[-1] == "0 failed", result.stdout
     unchecked = [name for name in names if f"{name}: epilogue checked" not in result.stdout]
     assert not unchecked, f"not checked at SVL {svl}: {unchecked}"
+
+
+@pytest.mark.arch("aarch64")
+@pytest.mark.cpus(["max"])
+@pytest.mark.parametrize("svl", (coverage.SVL_SWEEP[0], coverage.SVL_SWEEP[-1]))
+def test_every_sme_kernel_keeps_the_call_boundary(target_cpu: TargetCpu, qemu_run: QemuRunner, svl: int) -> None:
+    """tests/kernels/test_call_boundary.c under the SME QEMU (test_memory_safety.py runs it on `max`, where the SME2
+    kernels do not run): callee-saved registers, streaming mode and ZA off, TPIDR2_EL0 0 after every kernel this
+    model runs, each of them counted, at the narrowest and the widest SVL."""
+    tc = TargetCpu(target_cpu.build, sme_model(svl))
+    # The kernel table has an entry per op and kernel, the quantized ops' for gemm_s8's and gemm_s4's kernels too.
+    runnable = [name for op in load().ops for name in kernels(qemu_run, tc, op)]
+    assert streaming(runnable), "no SME kernel in this build"
+    result = qemu_run(tc.build, tc.cpu, "tests/kernels/test_call_boundary")
+    assert result.returncode == 0, result.describe()
+    assert result.stdout.strip().splitlines()[-1] == "0 failed", result.stdout
+    assert f"{len(runnable)} kernels called through the trampoline, SVCR and TPIDR2_EL0 read" in result.stdout
