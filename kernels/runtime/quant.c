@@ -86,15 +86,85 @@ void isf_quantize_row(const float *a, size_t k, float *scale, int32_t *zero_poin
     }
 }
 
+#if defined(__aarch64__)
+/* 16 values of a row quantized as quantize_run's vector loop does them (the same bytes). */
+static inline int8x16_t quantize16(const float *a, float32x4_t vi, int32x4_t vz) {
+    int32x4_t x[4];
+    for (int h = 0; h < 4; h++) {
+        x[h] = vqaddq_s32(vcvtnq_s32_f32(vmulq_f32(vld1q_f32(a + 4 * h), vi)), vz);
+    }
+    int16x8_t lo = vcombine_s16(vqmovn_s32(x[0]), vqmovn_s32(x[1]));
+    int16x8_t hi = vcombine_s16(vqmovn_s32(x[2]), vqmovn_s32(x[3]));
+    return vcombine_s8(vqmovn_s16(lo), vqmovn_s16(hi));
+}
+
+/* Four rows' 16 quantized values (k from a multiple of 16) into the panel at `d`, their first group's place: the
+ * KR-byte groups transposed on registers, each block `block` bytes after the last (MR groups). */
+static inline void store_4x16(const int8x16_t q[4], size_t kr, size_t block, unsigned char *d) {
+    if (kr == 16) {
+        for (int i = 0; i < 4; i++) {
+            vst1q_s8((int8_t *)(void *)(d + 16 * i), q[i]);
+        }
+        return;
+    }
+    uint64x2_t r[4];
+    for (int i = 0; i < 4; i++) {
+        r[i] = vreinterpretq_u64_s8(q[i]);
+    }
+    if (kr == 8) { /* rows 0 and 1, then 2 and 3, of one block are 32 bytes in a row */
+        vst1q_u8(d, vreinterpretq_u8_u64(vzip1q_u64(r[0], r[1])));
+        vst1q_u8(d + 16, vreinterpretq_u8_u64(vzip1q_u64(r[2], r[3])));
+        vst1q_u8(d + block, vreinterpretq_u8_u64(vzip2q_u64(r[0], r[1])));
+        vst1q_u8(d + block + 16, vreinterpretq_u8_u64(vzip2q_u64(r[2], r[3])));
+        return;
+    }
+    uint64x2_t t0 = vreinterpretq_u64_u32(vtrn1q_u32(vreinterpretq_u32_u64(r[0]), vreinterpretq_u32_u64(r[1])));
+    uint64x2_t t1 = vreinterpretq_u64_u32(vtrn2q_u32(vreinterpretq_u32_u64(r[0]), vreinterpretq_u32_u64(r[1])));
+    uint64x2_t t2 = vreinterpretq_u64_u32(vtrn1q_u32(vreinterpretq_u32_u64(r[2]), vreinterpretq_u32_u64(r[3])));
+    uint64x2_t t3 = vreinterpretq_u64_u32(vtrn2q_u32(vreinterpretq_u32_u64(r[2]), vreinterpretq_u32_u64(r[3])));
+    vst1q_u8(d, vreinterpretq_u8_u64(vtrn1q_u64(t0, t2)));
+    vst1q_u8(d + block, vreinterpretq_u8_u64(vtrn1q_u64(t1, t3)));
+    vst1q_u8(d + 2 * block, vreinterpretq_u8_u64(vtrn2q_u64(t0, t2)));
+    vst1q_u8(d + 3 * block, vreinterpretq_u8_u64(vtrn2q_u64(t1, t3)));
+}
+
+/* The whole 16-value runs of k of the first rows, four at a time, quantized on registers and stored in place (no
+ * buffer, no copy per group): returns the k done for the first *fast_rows rows, which it sets. */
+static size_t quantize_pack_fast(const isf_pack_spec *s, const float *a, size_t lda, size_t rows, size_t depth,
+                                 const float *inv, const int32_t *zp, unsigned char *dst, size_t *fast_rows) {
+    size_t mr = s->mr, kr = s->kr, whole = depth / 16 * 16;
+    *fast_rows = (kr == 4 || kr == 8 || kr == 16) && mr % 4 == 0 ? rows / 4 * 4 : 0;
+    for (size_t r = 0; r < *fast_rows; r += 4) {
+        float32x4_t vi[4];
+        int32x4_t vz[4];
+        for (int i = 0; i < 4; i++) {
+            vi[i] = vdupq_n_f32(inv[r + i]), vz[i] = vdupq_n_s32(zp[r + i]);
+        }
+        for (size_t p = 0; p < whole; p += 16) {
+            int8x16_t q[4];
+            for (int i = 0; i < 4; i++) {
+                q[i] = quantize16(a + (r + i) * lda + p, vi[i], vz[i]);
+            }
+            store_4x16(q, kr, mr * kr, dst + (p / kr * mr + r) * kr);
+        }
+    }
+    return whole;
+}
+#endif
+
 /* The A panel of `rows` fp32 rows (lda floats apart) for one k block of `depth`, quantized with each row's inv and
  * zp straight into the int8 panel layout (per KR block: row 0's KR values, row 1's, …; rows up to MR and the last
- * block's tail zero). A row is quantized KR values at a time through a small buffer. */
+ * block's tail zero). On AArch64 four rows of 16 values at a time are quantized and transposed on registers; the
+ * rest, a row at a time, KR values at a time through a small buffer. */
 void isf_pack_a_quantized(const isf_pack_spec *s, const float *a, size_t lda, size_t rows, size_t depth,
                           const float *inv, const int32_t *zp, unsigned char *dst) {
-    size_t mr = s->mr, kr = s->kr, blocks = isf_kernel_blocks(s, depth);
+    size_t mr = s->mr, kr = s->kr, blocks = isf_kernel_blocks(s, depth), done = 0, fast_rows = 0;
+#if defined(__aarch64__)
+    done = quantize_pack_fast(s, a, lda, rows, depth, inv, zp, dst, &fast_rows);
+#endif
     int8_t run[256];
     for (size_t i = 0; i < mr; i++) {
-        for (size_t p0 = 0; p0 < blocks * kr; p0 += sizeof run) {
+        for (size_t p0 = i < fast_rows ? done : 0; p0 < blocks * kr; p0 += sizeof run) {
             size_t len = blocks * kr - p0 < sizeof run ? blocks * kr - p0 : sizeof run;
             size_t valid = i < rows && p0 < depth ? (depth - p0 < len ? depth - p0 : len) : 0;
             if (valid) {

@@ -35,6 +35,7 @@ def _ops_with_streaming_kernels() -> list[str]:
 
 
 STREAMING_OPS = _ops_with_streaming_kernels()  # the ops with an SME kernel in the tree
+SME_MODEL = "qemu-sme:max,sme_fa64=off"  # FA64 off: NEON in streaming mode faults, as on Apple M4
 ROW_KERNEL_MACS = 1_000_000
 ROW_KERNEL_ROWS = 3
 # (main thread, worker thread) SVE vector lengths in bytes: growing and shrinking, each across the whole range.
@@ -220,13 +221,31 @@ def test_scalable_kernels_at_every_vector_length(
 @pytest.mark.parametrize("svl", coverage.SVL_SWEEP)
 @pytest.mark.parametrize("op", STREAMING_OPS)
 def test_streaming_kernels_at_every_svl(target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op, svl) -> None:
-    """Every SME kernel under the SME QEMU with FA64 off, its NR following the streaming vector length while the SVE
-    one is set apart (16 or 32 bytes): a kernel reading one for the other fails here."""
+    """Every SME kernel under the SME QEMU with FA64 off, its MR and NR following the streaming vector length while
+    the SVE one is set apart (16 or 32 bytes): a kernel reading one for the other fails here. The full sweep (m
+    1…17, every one inside a first SME2 tile; 70; k across Kc) and, under guard pages, every edge tile through
+    pre-packed weights, on both sides of the tiles at this SVL. The kernels' code is the same from both assemblers
+    (the .inst route encodes what LLVM's assembles, tests/test_inst_sme.py): GCC's build runs the sweep at the
+    shortest SVL, and the guard-page run at every SVL."""
     vl = 32 if svl == 16 else 16
-    model = f"qemu-sme:max,sme_fa64=off,sme-default-vector-length={svl},sve-default-vector-length={vl}"
-    seen = every_kernel(qemu_run, TargetCpu(target_cpu.build, model), tmp_path, op, full_sweep(19) + LARGE[1:],
-                        scalable_only="streaming")  # fmt: skip
-    assert all(name.endswith(("_sme", "_sme2")) for name in seen)
+    tc = TargetCpu(target_cpu.build, f"{SME_MODEL},sme-default-vector-length={svl},sve-default-vector-length={vl}")
+    seen = []
+    if target_cpu.build.name.endswith("-clang") or svl == min(coverage.SVL_SWEEP):
+        sweep = gemmjob.sweep_cases(17, 19) if svl <= 32 else []
+        seen += every_kernel(qemu_run, tc, tmp_path, op, sweep + LARGE, scalable_only="streaming")
+    seen += every_kernel(qemu_run, tc, tmp_path, op, [*sme_tile_edges(svl), LARGE[1]], scalable_only="streaming",
+                         packed=True, guard_pages=True)  # fmt: skip
+    assert seen and all(name.endswith(("_sme", "_sme2")) for name in seen)
+
+
+def sme_tile_edges(svl: int) -> list[Case]:
+    """m and n on both sides of the SME tiles' MR and NR at this SVL (1VL = SVL/4 elements: 1VL × 4VL and 2VL × 2VL
+    tiles, the row kernels' 2VL) and within the first tile, with k across a KR group and a pair of them; where every
+    m, n ≤ 17 lies inside one tile (SVL 64 and up) these are the edge tiles the full sweep cannot reach."""
+    vl = svl // 4
+    ms = sorted({1, 2, 3, 17, vl - 1, vl + 1, 2 * vl - 1, 2 * vl + 1, 70})
+    ns = sorted({1, 7, vl + 1, 2 * vl - 1, 2 * vl + 1, 4 * vl - 1, 4 * vl + 3})
+    return [Case(m, n, k, k + 3, n + 5, n + 1) for m in ms for n in ns for k in (1, 6, 17)]
 
 
 @pytest.mark.cpus(["max"])

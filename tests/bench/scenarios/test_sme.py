@@ -7,7 +7,7 @@ import pytest
 
 from isaforge import builds
 from isaforge.bench.measure.mca import macs, objcode
-from isaforge.bench.measure.qemu_count import useful_macs
+from isaforge.bench.measure.qemu_count import tile_size, useful_macs
 from isaforge.bench.scenarios import sme
 from isaforge.bench.scenarios.shapes import Shape
 from isaforge.catalogue import load, parse_kernel_name
@@ -31,10 +31,11 @@ def test_an_outer_product_does_a_square_tile_of_macs_at_the_streaming_length():
     assert not macs.is_outer_product(objcode.Insn(0, "fmla", ["z0.s", "p0/m", "z1.s", "z2.s"]))
 
 
-def test_only_mr_rows_of_a_taller_tile_are_useful():
-    k = kernel(SME_KERNEL)  # MR 4, rows past 4 predicated off
+def test_a_streaming_kernels_mr_grows_with_the_svl_so_every_row_of_its_tile_is_useful():
+    k = kernel(SME_KERNEL)  # MR 4 at SVL 128 bits: SVL/32, a whole tile's rows
     assert useful_macs(k, fmopa(), 128) == 16
-    assert useful_macs(k, fmopa(), 512) == 4 * 16
+    assert useful_macs(k, fmopa(), 512) == 16 * 16
+    assert tile_size(k, 512) == (16, 64) and tile_size(kernel("gemm_f32_1x8_sve"), 512) == (1, 32)
 
 
 def test_the_streaming_kernels_and_the_baseline_chosen():

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import pytest
 
+from isaforge import coverage
+from isaforge.catalogue import load
 from isaforge.pytest_plugin import QemuRunner, TargetCpu
+from tests.conftest import ROOT
 
 
-def run_program(target_cpu: TargetCpu, qemu_run: QemuRunner, program: str) -> None:
-    result = qemu_run(target_cpu.build, target_cpu.cpu, f"tests/kernels/{program}")
+def run_program(target_cpu: TargetCpu, qemu_run: QemuRunner, program: str, args: list[str] | None = None) -> str:
+    result = qemu_run(target_cpu.build, target_cpu.cpu, f"tests/kernels/{program}", args or [])
     assert result.returncode == 0, result.describe()
     assert result.stdout.strip().splitlines()[-1] == "0 failed", result.describe()
+    return result.stdout
 
 
 @pytest.mark.cpus(["max"])
@@ -33,3 +37,24 @@ def test_plan_checks_pass_on_every_other_model(target_cpu: TargetCpu, qemu_run: 
 
 def test_plan_runs_allocate_nothing(target_cpu: TargetCpu, qemu_run: QemuRunner) -> None:
     run_program(target_cpu, qemu_run, "test_plan_alloc")
+
+
+def streaming_full_kernels() -> list[str]:
+    cat = load()
+    every = cat.kernels(ROOT, "aarch64", [v.name for v in cat.arch_variants("aarch64")])
+    return sorted(k.name for k in every if cat.variant(k.variant).scalable == "streaming" and k.mr > 1 and k.op in
+                  cat.plain_ops())  # fmt: skip
+
+
+@pytest.mark.arch("aarch64")
+@pytest.mark.cpus(["max"])
+@pytest.mark.parametrize("svl", coverage.SVL_SWEEP)
+def test_plan_checks_pass_with_every_sme_kernel_at_every_svl(target_cpu: TargetCpu, qemu_run: QemuRunner, svl) -> None:
+    """test_plan's checks (fused bias and clamp with NaN/Inf, tiles in any partition and by threads bit-identical,
+    export/import, both weight layouts) with each SME kernel, its MR × NR following the SVL while the SVE length is
+    set apart."""
+    vl = 32 if svl == 16 else 16
+    model = f"qemu-sme:max,sme_fa64=off,sme-default-vector-length={svl},sve-default-vector-length={vl}"
+    out = run_program(TargetCpu(target_cpu.build, model), qemu_run, "test_plan", ["_sme"])
+    checked = {line.split(": ")[1].removesuffix(" checked") for line in out.splitlines() if line.endswith(" checked")}
+    assert checked == set(streaming_full_kernels()), out

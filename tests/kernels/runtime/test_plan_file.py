@@ -48,3 +48,23 @@ def test_an_exported_plan_gives_the_same_c_in_another_process(
         kernel = exported(qemu_run, target_cpu, source, path, op)
         want = "same C" if runs_on(arch, kernel, reader) else "unsupported"
         assert imported(qemu_run, target_cpu, reader, path, op) == want, f"{kernel} from {source} on {reader}"
+
+
+@pytest.mark.arch("aarch64")
+@pytest.mark.cpus(["max"])
+@pytest.mark.parametrize("op", OPS)
+def test_a_plan_exported_at_one_svl_is_refused_at_another(
+    target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path: Path, op: str
+) -> None:
+    """An SME kernel's plan holds panels MR × NR for the SVL it was made at (its header says which): imported on a
+    thread of the same SVL it gives the same C, whatever the SVE length; at another SVL it is refused."""
+    path = tmp_path / f"{op}.plan"
+    kernel = exported(qemu_run, target_cpu, sme_lengths(32, 16), path, op)
+    assert load().variant(parse_kernel_name(kernel, load().ops).variant).scalable == "streaming", kernel
+    assert imported(qemu_run, target_cpu, sme_lengths(32, 64), path, op) == "same C"
+    assert imported(qemu_run, target_cpu, sme_lengths(64, 16), path, op) == "unsupported"
+    assert imported(qemu_run, target_cpu, sme_lengths(16, 32), path, op) == "unsupported"
+
+
+def sme_lengths(svl: int, vl: int) -> str:
+    return f"qemu-sme:max,sme_fa64=off,sme-default-vector-length={svl},sve-default-vector-length={vl}"

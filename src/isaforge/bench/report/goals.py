@@ -6,7 +6,7 @@ from __future__ import annotations
 from isaforge.bench.measure.mca.analyse import GOAL_PERCENT, NO_ISA, OK, CoreResult
 from isaforge.bench.measure.mca.cores import SHORT_CORE
 from isaforge.bench.measure.qemu_count import RunCount
-from isaforge.bench.report import plans, quantized
+from isaforge.bench.report import plans, quantized, sme
 from isaforge.bench.report.results import BenchResult, Goal
 
 RATIO_GOAL = 0.55
@@ -112,6 +112,8 @@ def evaluate_goals(result: BenchResult) -> list[Goal]:
         goals += _plan_goals(result, compiler)
         for q in (q for q in result.quantized if q.compiler == compiler):
             goals += [Goal(compiler, title, met, detail) for title, met, detail in quantized.goals(q)]
+        sme_rows = [r for r in result.sme if r.run.compiler == compiler]
+        goals += [Goal(compiler, title, met, detail) for title, met, detail in sme.goals(sme_rows)]
     return goals
 
 

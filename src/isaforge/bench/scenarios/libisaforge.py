@@ -120,9 +120,8 @@ def collect(sel: Selection, stage: Stage) -> results.BenchResult:
                                    sel.jobs, progress)  # fmt: skip
                 result.quantized.append(q)
         if sel.sme_shapes:  # nothing to run when the build has no streaming kernel
-            sme_ops = None if not sel.ops else plain_ops
-            result.sme += sme.collect(build, directory, sme_ops, sel.variants, sel.sme_shapes, sel.svls, sel.jobs,
-                                      stage(f"SME ({compiler})"))  # fmt: skip
+            result.sme += sme.collect(build, directory, sel.ops or None, sel.variants, sel.sme_shapes, sel.svls,
+                                      sel.jobs, stage(f"SME ({compiler})"))  # fmt: skip
     return result
 
 

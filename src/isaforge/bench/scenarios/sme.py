@@ -17,8 +17,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from isaforge.bench.measure.mca import macs
-from isaforge.bench.measure.qemu_count import DEFAULT_SVE_BITS, PLAN, RunCount, StaticRunner
-from isaforge.bench.scenarios import gemms
+from isaforge.bench.measure.qemu_count import DEFAULT_SVE_BITS, PLAN, RunCount, StaticRunner, tile_size
+from isaforge.bench.scenarios import gemms, qplans
 from isaforge.bench.scenarios.shapes import Shape
 from isaforge.builds import Build
 from isaforge.catalogue import REFERENCE, SME_QEMU_PREFIX, KernelName, load
@@ -26,6 +26,7 @@ from isaforge.coverage import SVL_SWEEP
 from isaforge.errors import IsaforgeError
 
 DEFAULT_SHAPES = "256x256x256,1x1024x1024"
+DEFAULT_QUANTIZED = ("gemm_qd8_f32", "gemm_qd8_f32_qc4w")  # the quantized ops issue 32 set goals for
 DEFAULT_SVL = "16,32,64"  # bytes
 VALID_SVL = SVL_SWEEP  # the SME kernel tests' sweep
 STREAMING = "streaming"
@@ -111,6 +112,44 @@ def baseline_kernel(kernels: Sequence[KernelName], op: str, arch: str) -> Kernel
     return max(runnable, key=cat.preference, default=None)
 
 
+@dataclass(frozen=True)
+class _Run:
+    """One plan run to count: `kernel` serving `op` (a quantized op runs its kernel op's kernels) at `shape`."""
+
+    runner: StaticRunner
+    op: str
+    kernel: KernelName
+    shape: Shape
+
+    @property
+    def svl(self) -> int:
+        return self.runner.sve_bits // 8 if isinstance(self.runner, StreamingRunner) else 0
+
+    def count(self, work: Path) -> RunCount:
+        # A folder per vector length: a run's files are named by kernel and shape alone.
+        folder = work / f"vl{self.runner.sve_bits}-{type(self.runner).__name__}"
+        folder.mkdir(exist_ok=True)
+        if self.op == self.kernel.op:
+            return self.runner.run(self.kernel, self.shape, folder, PLAN)
+        problem = qplans.problem(self.op, self.shape)
+        cpu = self.runner.cpu if isinstance(self.runner, StreamingRunner) else BASELINE_CPU
+        return qplans.run(self.runner, problem, self.kernel.name, self.shape, folder, cpu).count
+
+
+def _runs(base: StaticRunner, ops: Sequence[str], variants: Sequence[str] | None, shapes: Sequence[Shape],
+          svls: Sequence[int]) -> tuple[list[_Run], dict[str, KernelName | None]]:  # fmt: skip
+    """The runs of `ops` on `base`'s program (every op of it runs the same kernels): each op's streaming kernel per
+    shape and SVL, then each op's baseline per shape; and each op's baseline kernel."""
+    built = base.kernels()
+    runs, baselines = [], {}
+    for op in ops:
+        for k in streaming_kernels(built, [qplans.kernel_op(op)], variants):
+            baselines[op] = baseline_kernel(built, k.op, base.build.arch.name)
+            runs += [_Run(StreamingRunner.at(base, svl), op, k, s) for s in shapes for svl in svls]
+    runs += [_Run(base, op, b, s) for op, b in baselines.items() if b for s in shapes]
+    return runs, baselines
+
+
 def collect(
     build: Build,
     directory: Path,
@@ -121,37 +160,31 @@ def collect(
     jobs: int = 2,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> list[SmeRow]:
-    """One plan run per streaming kernel, shape and SVL, and one per shape on the op's best non-SME kernel."""
+    """One plan run per streaming kernel, shape and SVL, and one per shape on the op's best non-SME kernel; the
+    plain ops through gemm_runner, the quantized ones (by default those with goals) through quant_runner."""
+    cat = load()
+    chosen = list(ops) if ops else [*cat.plain_ops(), *DEFAULT_QUANTIZED]
+    plain = [op for op in chosen if cat.ops[op].plain]
+    quantized = [op for op in chosen if not cat.ops[op].plain]
     with tempfile.TemporaryDirectory(prefix="isaforge-smebench-") as tmp:
         work = Path(tmp)
-        base = StaticRunner.prepare(build, directory, work, DEFAULT_SVE_BITS)
-        built = base.kernels()
-        chosen = streaming_kernels(built, ops, variants)
-        baselines = {k.op: baseline_kernel(built, k.op, build.arch.name) for k in chosen}
-        runners = {svl: StreamingRunner.at(base, svl) for svl in svls}
-        todo: list[tuple[StaticRunner, KernelName, Shape]] = [
-            (runners[svl], k, s) for k in chosen for s in shapes for svl in svls
-        ]
-        todo += [(base, b, s) for b in dict.fromkeys(v for v in baselines.values() if v) for s in shapes]
-
-        def one(item: tuple[StaticRunner, KernelName, Shape]) -> RunCount:
-            # A folder per vector length: a run's files are named by kernel and shape alone.
-            folder = work / f"vl{item[0].sve_bits}-{type(item[0]).__name__}"
-            folder.mkdir(exist_ok=True)
-            return item[0].run(item[1], item[2], folder, PLAN)
-
-        counts: dict[tuple[str, str, int], RunCount] = {}
+        runs, baselines = _runs(StaticRunner.prepare(build, directory, work, DEFAULT_SVE_BITS), plain, variants,
+                                shapes, svls)  # fmt: skip
+        if quantized:
+            more, more_baselines = _runs(qplans.prepare(build, directory, work, DEFAULT_SVE_BITS), quantized,
+                                         variants, shapes, svls)  # fmt: skip
+            runs, baselines = runs + more, baselines | more_baselines
+        counts: dict[tuple[str, str, str, int], RunCount] = {}
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            for n, ((runner, _, _), rc) in enumerate(zip(todo, pool.map(one, todo), strict=True), 1):
-                svl = runner.sve_bits // 8 if isinstance(runner, StreamingRunner) else 0
-                counts[(rc.kernel, rc.shape, svl)] = rc
+            for n, (run, rc) in enumerate(zip(runs, pool.map(lambda r: r.count(work), runs), strict=True), 1):
+                counts[(run.op, rc.kernel, rc.shape, run.svl)] = rc
                 if progress:
-                    progress(n, len(todo), f"{rc.kernel} {rc.shape}{f' SVL {svl}' if svl else ''}")
+                    progress(n, len(runs), f"{run.op} {rc.kernel} {rc.shape}{f' SVL {run.svl}' if run.svl else ''}")
     rows = []
-    for k in chosen:
-        b = baselines[k.op]
-        for s in shapes:
-            baseline = counts[(b.name, s.label, 0)] if b else None
-            # NR as the kernel's name has it at SVL 128 bits, scaled: the layouts' ".svl"
-            rows += [SmeRow(counts[(k.name, s.label, svl)], svl, k.nr * svl * 8 // 128, baseline) for svl in svls]
+    for run in runs:
+        if run.svl:
+            b = baselines[run.op]
+            baseline = counts[(run.op, b.name, run.shape.label, 0)] if b else None
+            rc = counts[(run.op, run.kernel.name, run.shape.label, run.svl)]
+            rows.append(SmeRow(rc, run.svl, tile_size(run.kernel, run.svl * 8)[1], baseline))
     return rows
