@@ -16,6 +16,10 @@
 enum {
     L1_BUDGET = 16 * 1024,  /* half of a 32 KiB L1D for one A and one B micro-panel */
     L2_BUDGET = 256 * 1024, /* B block of Kc×Nc */
+    /* A streaming kernel's A and B micro-panels: the SME unit reads through L2 (Apple M4's sits beside it), so Kc is
+     * bounded by the region's A buffer and by how often a tile goes through ZA and back (a call per Kc block, each
+     * but the first adding old C), not by L1: four times the L1 share gives 4× fewer calls and C round trips. */
+    STREAMING_KC_BUDGET = 4 * L1_BUDGET,
     MC_ROWS = 64,
     REGION_A_BYTES = L1_BUDGET + PANEL_ALIGN, /* a plan region's A buffer: one MR-row A panel of one Kc block */
     REGION_TILE_BYTES = 8 * 1024,             /* its scratch tile */
@@ -45,7 +49,8 @@ isf_blocking isf_blocking_of(const isf_kernel *kern, size_t k, size_t vector_byt
                        0,
                        0};
     size_t kr = bl.pack.nibbles ? 2 * bl.pack.kr : bl.pack.kr; /* Kc: whole pairs of k blocks for nibbles */
-    size_t kc = L1_BUDGET / (in * (bl.pack.mr + bl.pack.nr));
+    size_t budget = kern->scalable == ISF_SCALES_WITH_SVL ? STREAMING_KC_BUDGET : L1_BUDGET;
+    size_t kc = budget / (in * (bl.pack.mr + bl.pack.nr));
     bl.kc = fixed_kc ? fixed_kc : kc < kr ? kr : kc / kr * kr;
     bl.mc = round_up(MC_ROWS, bl.pack.mr);
     /* Nc: as many B panels (64-byte padded, which counts for a short k) as fill the L2 budget; with an fp32

@@ -25,6 +25,7 @@ MAC_DEPTH = {
     "bfmlalb": 1,
     "bfmlalt": 1,
     "bfdot": 2,
+    "fdot": 2,
     "sdot": 4,
     "udot": 4,
     "usdot": 4,
@@ -46,6 +47,9 @@ NEON_REG = re.compile(r"^v(\d+)\.(\d+)([bhsd])$")
 SVE_REG = re.compile(r"^z(\d+)\.([bhsdq])$")
 SCALAR_REG = re.compile(r"^[bhsd]\d+$")
 ZA_TILE = re.compile(r"^za(\d+)\.([bhsdq])$")
+# SME2's ZA-array forms (fmla za.s[w8, 0, vgx2], { z16.s, z17.s }, z0.s[0]): one vector of ZA per source vector.
+ZA_ARRAY = re.compile(r"^za\.([bhsd])\[w\d+, [^,\]]+(?:, vgx(\d))?\]$")
+Z_LIST = re.compile(r"z(\d+)\.([bhsd])")
 VECTOR_OPERAND = re.compile(r"^([vz])(\d+)(\..*)$")
 
 
@@ -85,6 +89,10 @@ def mac_kind(insn: Insn) -> str | None:
     """`fmla v.4s[i]`, `smmla z.s`, `smull v.8h`, …; None when the instruction multiplies nothing."""
     if is_outer_product(insn):
         return f"{insn.mnemonic} za.{insn.operands[0][-1]}"
+    if za := _za_array(insn):
+        return (
+            f"{base_mnemonic(insn.mnemonic)} za.{za[0]}[vgx{za[1]}]{'[i]' if insn.operands[-1].endswith(']') else ''}"
+        )
     base = base_mnemonic(insn.mnemonic)
     if base not in MAC_DEPTH or not insn.operands:
         return None
@@ -101,12 +109,33 @@ def mac_kind(insn: Insn) -> str | None:
     return f"{base} {shape}{'[i]' if indexed else ''}"
 
 
+def _za_array(insn: Insn) -> tuple[str, int, str] | None:
+    """A ZA-array multiply-add's (ZA element, source vectors, source element), else None."""
+    if base_mnemonic(insn.mnemonic) not in MAC_DEPTH or len(insn.operands) < 3:
+        return None
+    dest, sources = ZA_ARRAY.match(insn.operands[0]), Z_LIST.findall(insn.operands[1])
+    if dest is None or not sources:
+        return None
+    first, last = int(sources[0][0]), int(sources[-1][0])
+    count = last - first + 1 if " - " in insn.operands[1] else len(sources)
+    return dest[1], count, sources[0][1]
+
+
+def _za_array_macs(za: tuple[str, int, str], vector_bits: int) -> int:
+    """Each source vector adds into one ZA vector: its lanes (ZA elements), each summing ZA element ÷ source element
+    products (2 for bfdot/fdot into .s, 4 for sdot from .b)."""
+    elem, count, source = za
+    return count * (vector_bits // ELEM_BITS[elem]) * (ELEM_BITS[elem] // ELEM_BITS[source])
+
+
 def macs_of(insn: Insn, sve_bits: int) -> int:
     """Multiply-accumulates one execution of the instruction does (0 for anything else)."""
     if mac_kind(insn) is None:
         return 0
     if is_outer_product(insn):
         return _outer_product_macs(insn, sve_bits)
+    if za := _za_array(insn):
+        return _za_array_macs(za, sve_bits)
     lanes = dest_lanes(insn.operands[0], sve_bits) or 0
     return lanes * MAC_DEPTH[base_mnemonic(insn.mnemonic)]
 
