@@ -154,11 +154,17 @@ static size_t quantize_pack_fast(const isf_pack_spec *s, const float *a, size_t 
 
 /* The A panel of `rows` fp32 rows (lda floats apart) for one k block of `depth`, quantized with each row's inv and
  * zp straight into the int8 panel layout (per KR block: row 0's KR values, row 1's, …; rows up to MR and the last
- * block's tail zero). On AArch64 four rows of 16 values at a time are quantized and transposed on registers; the
- * rest, a row at a time, KR values at a time through a small buffer. */
+ * block's tail zero). A row kernel's one row is quantized in place; on AArch64 four rows of 16 values at a time are
+ * quantized and transposed on registers; the rest, a row at a time, KR values at a time through a small buffer. */
 void isf_pack_a_quantized(const isf_pack_spec *s, const float *a, size_t lda, size_t rows, size_t depth,
                           const float *inv, const int32_t *zp, unsigned char *dst) {
     size_t mr = s->mr, kr = s->kr, blocks = isf_kernel_blocks(s, depth), done = 0, fast_rows = 0;
+    if (mr == 1) { /* a row kernel's panel is the row itself, its KR groups one after the other */
+        size_t valid = rows ? depth : 0;
+        quantize_run(a, valid, inv[0], zp[0], (int8_t *)(void *)dst);
+        memset(dst + valid, 0, blocks * kr - valid);
+        return;
+    }
 #if defined(__aarch64__)
     done = quantize_pack_fast(s, a, lda, rows, depth, inv, zp, dst, &fast_rows);
 #endif

@@ -31,7 +31,7 @@ SVE_VECTOR_BYTES = (16, 256)
 def _ops_with_streaming_kernels() -> list[str]:
     cat = load()
     every = cat.kernels(ROOT, "aarch64", [v.name for v in cat.arch_variants("aarch64")])
-    return sorted({k.op for k in every if cat.variant(k.variant).scalable == "streaming"})
+    return sorted({k.op for k in every if cat.variant(k.variant).scalable == "streaming" and k.op in OPS})
 
 
 STREAMING_OPS = _ops_with_streaming_kernels()  # the ops with an SME kernel in the tree
