@@ -26,28 +26,15 @@
  */
 
 #include "isf_epilogue_offsets.h"
+#include "kernels/aarch64/sme2/isf_sme2_float_store.h" /* from the source root: also from the .inst-encoded copy */
 
 	.text
 	.p2align	4
 	.globl	isf_ukernel_gemm_f32_1x8_sme2
 	.type	isf_ukernel_gemm_f32_1x8_sme2, %function
 isf_ukernel_gemm_f32_1x8_sme2:
-	// smstart/smstop zero z8-z15, whose low halves the caller keeps (AAPCS64)
-	stp	d8, d9, [sp, #-64]!
-	stp	d10, d11, [sp, #16]
-	stp	d12, d13, [sp, #32]
-	stp	d14, d15, [sp, #48]
-	// w9 = steps; the bounds (w10 lo, w11 hi) and bias pointer (x14) in general registers, which smstart keeps
-	ldr	w9, [x6, #ISF_EP_STEPS]
-	mov	w10, #0xff800000
-	mov	w11, #0x7f800000
-	tbz	w9, #ISF_EP_BIT_CLAMP, 1f
-	ldp	w10, w11, [x6, #ISF_EP_MIN]
-1:	ldr	x14, [x6, #ISF_EP_BIAS]
-	smstart
-	// smstart from ZA off already zeroes it; explicit, so the sums never depend on how the kernel was entered
-	zero	{za}
-	ptrue	p0.s
+	// d8-d15 saved, w9 steps, w10/w11 the bounds, x14 the bias; streaming, ZA zeroed, p0 all (x4 unused: one row)
+	isf_f32_enter
 	ptrue	pn8.s
 	mov	w8, #0
 	// x16: 8-step iterations; x0: the steps left after them
@@ -137,12 +124,7 @@ isf_ukernel_gemm_f32_1x8_sme2:
 	fmin	z0.s, p0/m, z0.s, z5.s
 	fmin	z1.s, p0/m, z1.s, z5.s
 5:	st1w	{z0.s-z1.s}, pn8, [x3]
-	smstop
-	ldp	d10, d11, [sp, #16]
-	ldp	d12, d13, [sp, #32]
-	ldp	d14, d15, [sp, #48]
-	ldp	d8, d9, [sp], #64
-	ret
+	isf_f32_leave
 	.size	isf_ukernel_gemm_f32_1x8_sme2, .-isf_ukernel_gemm_f32_1x8_sme2
 
 	.section	.note.GNU-stack,"",%progbits

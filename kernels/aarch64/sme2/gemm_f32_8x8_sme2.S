@@ -35,6 +35,7 @@
  */
 
 #include "isf_epilogue_offsets.h"
+#include "kernels/aarch64/sme2/isf_sme2_float_store.h" /* from the source root: also from the .inst-encoded copy */
 
 /* One half row (VL floats, z\v) of the epilogue path at [\c, #\h, mul vl]: old C (w5), bias z\b, bounds z26 and
  * z27. SVE only, so that the gcc route's .inst encoder has nothing to rewrite in a macro. */
@@ -63,24 +64,8 @@
 	.globl	isf_ukernel_gemm_f32_8x8_sme2
 	.type	isf_ukernel_gemm_f32_8x8_sme2, %function
 isf_ukernel_gemm_f32_8x8_sme2:
-	// smstart/smstop zero z8-z15, whose low halves the caller keeps (AAPCS64)
-	stp	d8, d9, [sp, #-64]!
-	stp	d10, d11, [sp, #16]
-	stp	d12, d13, [sp, #32]
-	stp	d14, d15, [sp, #48]
-	// x4: ldc in bytes
-	lsl	x4, x4, #2
-	// w9 = steps; the bounds (w10 lo, w11 hi) and bias pointer (x14) in general registers, which smstart keeps
-	ldr	w9, [x6, #ISF_EP_STEPS]
-	mov	w10, #0xff800000
-	mov	w11, #0x7f800000
-	tbz	w9, #ISF_EP_BIT_CLAMP, 1f
-	ldp	w10, w11, [x6, #ISF_EP_MIN]
-1:	ldr	x14, [x6, #ISF_EP_BIAS]
-	smstart
-	// smstart from ZA off already zeroes it; explicit, so the sums never depend on how the kernel was entered
-	zero	{za}
-	ptrue	p0.s
+	// d8-d15 saved, x4 ldc in bytes, w9 steps, w10/w11 the bounds, x14 the bias; streaming, ZA zeroed, p0 all
+	isf_f32_enter
 	ptrue	pn8.s
 	// x16: the steps before the pipelined loop (k_blocks mod 8); x0: its iterations
 	and	x16, x0, #7
@@ -310,12 +295,7 @@ isf_ukernel_gemm_f32_8x8_sme2:
 	cmp	w12, w7
 	b.ne	4b
 .Ldone:
-	smstop
-	ldp	d10, d11, [sp, #16]
-	ldp	d12, d13, [sp, #32]
-	ldp	d14, d15, [sp, #48]
-	ldp	d8, d9, [sp], #64
-	ret
+	isf_f32_leave
 	.size	isf_ukernel_gemm_f32_8x8_sme2, .-isf_ukernel_gemm_f32_8x8_sme2
 
 	.section	.note.GNU-stack,"",%progbits
