@@ -167,23 +167,25 @@
 /* The epilogue's fields into the registers of the contract, once per tile, in streaming mode with p0 set. Every
  * field is read here, before the first store: C's int8 stores may alias nothing of it, but nothing relies on it. */
 	.macro	isf_int_setup
+	// the row arrays' pointers whatever the steps (NULL when unused, never read then): so every path to their
+	// loads holds the epilogue's pointer, which is what the bench's load provenance follows
+	ldr	x11, [x6, #ISF_EP_PARTIAL]
+	ldr	x13, [x6, #ISF_EP_ROW_OFFSET]
+	ldr	x15, [x6, #ISF_EP_ROW_SCALE]
 	tbz	w9, #ISF_EP_BIT_BIAS, .Lisf_setup_bias\@
 	isf_int_columns	ISF_EP_BIAS, z16, z17
 .Lisf_setup_bias\@:
 	tbz	w9, #ISF_EP_BIT_PARTIAL, .Lisf_setup_partial\@
-	ldr	x11, [x6, #ISF_EP_PARTIAL]
 	ldr	w7, [x6, #ISF_EP_PARTIAL_LD]
 	lsl	x7, x7, #2
 .Lisf_setup_partial\@:
 	tbz	w9, #ISF_EP_BIT_ROW_OFFSET, .Lisf_setup_offset\@
-	ldr	x13, [x6, #ISF_EP_ROW_OFFSET]
 	isf_int_columns	ISF_EP_COL_SUM, z18, z19
 .Lisf_setup_offset\@:
 	tbnz	w9, #ISF_EP_BIT_TO_F32, .Lisf_setup_scales\@
 	tbz	w9, #ISF_EP_BIT_TO_S8, .Lisf_setup_done\@
 .Lisf_setup_scales\@:
 	isf_int_columns	ISF_EP_COL_SCALE, z20, z21
-	ldr	x15, [x6, #ISF_EP_ROW_SCALE]
 	tbz	w9, #ISF_EP_BIT_OUT_BIAS, .Lisf_setup_out_bias\@
 	isf_int_columns	ISF_EP_OUT_BIAS, z22, z23
 .Lisf_setup_out_bias\@:

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from isaforge import builds
+from isaforge.bench.measure.qemu_count import tile_size
 from isaforge.bench.report import quantized as qreport
-from isaforge.bench.scenarios import qplans
+from isaforge.bench.scenarios import qplans, sme
 from isaforge.bench.scenarios.shapes import Shape
 from isaforge.catalogue import load
 
@@ -82,11 +83,13 @@ def test_real_runs_of_every_kernel_load_each_weight_once_at_one_row_tile(runner,
     unlabelled, and C is exact. (gemm_s4's portable reference reads each packed byte once per nibble: twice.)"""
     kernels = [k for k in runner.kernels() if k.op == qplans.kernel_op(op)]
     assert len({k.variant for k in kernels}) > 2, [k.name for k in kernels]
+    streaming = sme.StreamingRunner.at(runner, 32)  # the SME kernels under the SME QEMU, at SVL 32 bytes
     for kernel in kernels:
-        shape = Shape(kernel.mr, 64, 256)
-        qr = qplans.run(runner, qplans.problem(op, shape), kernel.name, shape, tmp_path, runner.cpu)
+        here = streaming if load().variant(kernel.variant).scalable == "streaming" else runner
+        mr, nr = tile_size(kernel, here.sve_bits)
+        shape = Shape(mr, 64, 256)
+        qr = qplans.run(here, qplans.problem(op, shape), kernel.name, shape, tmp_path, here.cpu)
         assert qr.count.wrong == "" and kernel.name in qr.count.macs_by_kernel, (kernel.name, qr.count.wrong)
-        nr = kernel.nr * runner.sve_bits // 128 if load().variant(kernel.variant).scalable else kernel.nr
         packed = -(-shape.n // nr) * nr * shape.k * load().ops[op].b.element_bits // 8
         assert qr.weights_once == packed, kernel.name
         twice = kernel.variant == "ref" and kernel.op == "gemm_s4"

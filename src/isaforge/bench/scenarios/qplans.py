@@ -35,7 +35,7 @@ import numpy as np
 from isaforge import process, qemu, quant, quantjob
 from isaforge.bench.measure.loadbytes import load_bytes
 from isaforge.bench.measure.mca import provenance
-from isaforge.bench.measure.qemu_count import PLAN, RunCount, StaticRunner
+from isaforge.bench.measure.qemu_count import PLAN, RunCount, StaticRunner, tile_size
 from isaforge.bench.measure.qemu_log import ExecLog, parse_log
 from isaforge.bench.measure.wholecall import BlockProfile, Decoder, Pricer, core_model, model_call
 from isaforge.bench.scenarios.gemms import select
@@ -197,9 +197,9 @@ def run(
 
 def packed_weight_bytes(kernel: KernelName, p: Problem, sve_bits: int) -> int:
     """The bytes of `p`'s weights packed for `kernel`: n rounded up to NR (at the vector length for SVE kernels) ×
-    k rounded up to KR, at the op's bits per weight."""
+    k rounded up to KR, at the op's bits per weight (`sve_bits`: the streaming length for SME kernels)."""
     k, n = p.w_kn.shape
-    nr = kernel.nr * sve_bits // 128 if load().variant(kernel.variant).scalable else kernel.nr
+    nr = tile_size(kernel, sve_bits)[1]
     padded = -(-n // nr) * nr * (-(-k // kernel.kr) * kernel.kr)
     return padded * load().ops[p.op].b.element_bits // 8
 
