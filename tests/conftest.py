@@ -9,9 +9,28 @@ from pathlib import Path
 
 import pytest
 
+from isaforge.coverage import SVL_SWEEP
 from isaforge.pytest_plugin import QemuRunner, TargetCpu
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked svl_sweep run their SME kernels at each streaming vector length (parameter `svl`): GCC's builds
+    run the shortest only, since their SME kernels are the same words as LLVM's (the .inst route encodes what LLVM's
+    assembler does: tests/kernels/test_sme_words.py proves it of every kernel), so the other lengths would run the
+    same code again. The driver around them, GCC's own code, is in every such run."""
+    dropped = [item for item in items if _gcc_beyond_the_shortest_svl(item)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in set(dropped)]
+
+
+def _gcc_beyond_the_shortest_svl(item: pytest.Item) -> bool:
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    tc, svl = params.get("target_cpu"), params.get("svl")
+    marked = item.get_closest_marker("svl_sweep") is not None
+    return marked and isinstance(tc, TargetCpu) and tc.build.name.endswith("-gcc") and svl != min(SVL_SWEEP)
 
 
 def meson_test_names() -> list[str]:

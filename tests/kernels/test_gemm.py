@@ -216,6 +216,7 @@ def test_scalable_kernels_at_every_vector_length(
     every_kernel(qemu_run, tc, tmp_path, op, cases, scalable_only=True)
 
 
+@pytest.mark.svl_sweep
 @pytest.mark.arch("aarch64")
 @pytest.mark.cpus(["max"])
 @pytest.mark.parametrize("svl", coverage.SVL_SWEEP)
@@ -224,15 +225,11 @@ def test_streaming_kernels_at_every_svl(target_cpu: TargetCpu, qemu_run: QemuRun
     """Every SME kernel under the SME QEMU with FA64 off, its MR and NR following the streaming vector length while
     the SVE one is set apart (16 or 32 bytes): a kernel reading one for the other fails here. The full sweep (m
     1…17, every one inside a first SME2 tile; 70; k across Kc) and, under guard pages, every edge tile through
-    pre-packed weights, on both sides of the tiles at this SVL. The kernels' code is the same from both assemblers
-    (the .inst route encodes what LLVM's assembles, tests/test_inst_sme.py): GCC's build runs the sweep at the
-    shortest SVL, and the guard-page run at every SVL."""
+    pre-packed weights, on both sides of the tiles at this SVL (GCC's build: the shortest SVL, tests/conftest.py)."""
     vl = 32 if svl == 16 else 16
     tc = TargetCpu(target_cpu.build, f"{SME_MODEL},sme-default-vector-length={svl},sve-default-vector-length={vl}")
-    seen = []
-    if target_cpu.build.name.endswith("-clang") or svl == min(coverage.SVL_SWEEP):
-        sweep = gemmjob.sweep_cases(17, 19) if svl <= 32 else []
-        seen += every_kernel(qemu_run, tc, tmp_path, op, sweep + LARGE, scalable_only="streaming")
+    sweep = gemmjob.sweep_cases(17, 19) if svl <= 32 else []
+    seen = every_kernel(qemu_run, tc, tmp_path, op, sweep + LARGE, scalable_only="streaming")
     seen += every_kernel(qemu_run, tc, tmp_path, op, [*sme_tile_edges(svl), LARGE[1]], scalable_only="streaming",
                          packed=True, guard_pages=True)  # fmt: skip
     assert seen and all(name.endswith(("_sme", "_sme2")) for name in seen)

@@ -20,6 +20,7 @@ SME2_MODEL = "qemu-sme:max,sme_fa64=off"
 KERNELS = {op: {f"{op}_8x8x2_sme2", f"{op}_1x8x2_sme2"} for op in ("gemm_bf16", "gemm_f16")}
 
 
+@pytest.mark.svl_sweep
 @pytest.mark.cpus(["max"])
 @pytest.mark.arch("aarch64")
 @pytest.mark.parametrize("svl", [16, 64])

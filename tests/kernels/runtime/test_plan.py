@@ -46,6 +46,7 @@ def streaming_full_kernels() -> list[str]:
                   cat.plain_ops())  # fmt: skip
 
 
+@pytest.mark.svl_sweep
 @pytest.mark.arch("aarch64")
 @pytest.mark.cpus(["max"])
 @pytest.mark.parametrize("svl", coverage.SVL_SWEEP)

@@ -87,6 +87,7 @@ def streaming(names: list[str]) -> list[str]:
     return [name for name in names if name.endswith(("_sme", "_sme2"))]
 
 
+@pytest.mark.svl_sweep
 @pytest.mark.arch("aarch64")
 @pytest.mark.cpus(["max"])
 @pytest.mark.parametrize("svl", coverage.SVL_SWEEP)
@@ -135,6 +136,7 @@ def test_int4_and_int8_extremes_are_exact_on_sme_kernels(
         assert not wrong, "\n".join(wrong)
 
 
+@pytest.mark.svl_sweep
 @pytest.mark.arch("aarch64")
 @pytest.mark.cpus(["max"])
 @pytest.mark.parametrize("svl", coverage.SVL_SWEEP)
@@ -154,6 +156,7 @@ def test_every_sme_int32_kernel_stores_the_scalar_epilogue(
     assert not unchecked, f"not checked at SVL {svl}: {unchecked}"
 
 
+@pytest.mark.svl_sweep
 @pytest.mark.arch("aarch64")
 @pytest.mark.cpus(["max"])
 @pytest.mark.parametrize("svl", (coverage.SVL_SWEEP[0], coverage.SVL_SWEEP[-1]))
