@@ -69,3 +69,12 @@ def test_rows_with_a_goal_say_whether_they_meet_it():
     ((title, met, detail),) = sme_report.goals(goal_rows)
     assert "gemm_f32 at 256x256x256" in title and met is False and "SVL 32: 0.0312" in detail
     assert sme_report.goals(rows()) == []  # no goal at 16×32×8
+
+
+def test_an_ops_goal_is_judged_on_its_most_preferred_streaming_variant():
+    """SME1's kernel beside SME2's: dispatch runs SME2's where it can, so its rows decide the goal."""
+    big = "256x256x256"
+    both = [SmeRow(run("gemm_f32_4x16_sme", "sme", 800, 64, 0.17, big), 16, 16, None),
+            SmeRow(run("gemm_f32_8x8_sme2", "sme2", 400, 64, 0.08, big), 16, 8, None)]  # fmt: skip
+    ((_title, met, detail),) = sme_report.goals(both)
+    assert met is True and "gemm_f32_8x8_sme2" in detail and "gemm_f32_4x16_sme" not in detail

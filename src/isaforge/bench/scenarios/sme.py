@@ -131,9 +131,8 @@ class _Run:
         folder.mkdir(exist_ok=True)
         if self.op == self.kernel.op:
             return self.runner.run(self.kernel, self.shape, folder, PLAN)
-        problem = qplans.problem(self.op, self.shape)
-        cpu = self.runner.cpu if isinstance(self.runner, StreamingRunner) else BASELINE_CPU
-        return qplans.run(self.runner, problem, self.kernel.name, self.shape, folder, cpu).count
+        problem = qplans.problem(self.op, self.shape)  # the runner's CPU: its SVE length is the one counted at
+        return qplans.run(self.runner, problem, self.kernel.name, self.shape, folder, self.runner.cpu).count
 
 
 def _runs(base: StaticRunner, ops: Sequence[str], variants: Sequence[str] | None, shapes: Sequence[Shape],
