@@ -1,10 +1,10 @@
-"""The 16-bit float SME2 kernels (gemm_bf16_*_sme2, gemm_f16_*_sme2) under the SME QEMU, where the suite's NaN/Inf
-and call-boundary tests do not reach them: those run on the catalogue's models, whose `max` is QEMU 10's (SME without
+"""The float SME kernels (gemm_f32_*, gemm_bf16_*, gemm_f16_*_sme2) under the SME QEMU, where the suite's NaN/Inf and
+call-boundary tests do not reach them: those run on the catalogue's models, whose `max` is QEMU 10's (SME without
 SME2), so no SME2 kernel is among the kernels they call. Here the same checks run on `qemu-sme:max` with FA64 off
-(streaming SVE only, as on Apple M4): NaN and Inf through bfmopa / the widening fmopa (2-way products summed in fp32,
-bfloat16's rounded to odd and flushed to zero under FPCR.EBF = 0) and through the row kernels' bfdot / fdot, at the
-shortest SVL (one 2VL x 2VL tile of 8 x 8) and at 64 bytes (32 x 32, the SVL of Apple M4); and every kernel's call
-boundary (callee-saved registers, SM and ZA off after each) with SME2 active."""
+(streaming SVE only, as on Apple M4): NaN and Inf through fmopa, bfmopa and the widening fmopa (2-way products summed
+in fp32, bfloat16's rounded to odd and flushed to zero under FPCR.EBF = 0) and through the row kernels' fmla, bfdot
+and fdot, at the shortest SVL (one 2VL x 2VL tile of 8 x 8) and at 64 bytes (32 x 32, the SVL of Apple M4); and every
+kernel's call boundary (callee-saved registers, SM and ZA off after each) with SME2 active."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from tests.kernels.test_gemm import every_kernel
 
 SME2_MODEL = "qemu-sme:max,sme_fa64=off"
 KERNELS = {op: {f"{op}_8x8x2_sme2", f"{op}_1x8x2_sme2"} for op in ("gemm_bf16", "gemm_f16")}
+KERNELS["gemm_f32"] = {"gemm_f32_8x8_sme2", "gemm_f32_1x8_sme2", "gemm_f32_4x16_sme"}
 
 
 @pytest.mark.svl_sweep
