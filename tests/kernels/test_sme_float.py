@@ -24,7 +24,7 @@ KERNELS["gemm_f32"] = {"gemm_f32_8x8_sme2", "gemm_f32_1x8_sme2", "gemm_f32_4x16_
 @pytest.mark.svl_sweep
 @pytest.mark.cpus(["max"])
 @pytest.mark.arch("aarch64")
-@pytest.mark.parametrize("svl", [16, 64])
+@pytest.mark.parametrize("svl", [16, pytest.param(64, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("op", sorted(KERNELS))
 def test_nan_and_inf_propagate_in_the_sme2_kernels(
     target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op: str, svl: int

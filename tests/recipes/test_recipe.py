@@ -57,6 +57,7 @@ def test_create_cross_runs_tests_and_test_package_under_qemu(name, cpu, tmp_path
     assert not (made.package_folder / "lib" / "pkgconfig").exists()  # PkgConfigDeps writes the consumers' .pc
 
 
+@pytest.mark.slow  # the cross packages above are what engines build; the host's reference-only one is in make ci
 def test_create_host_builds_reference_only_and_runs_natively(tmp_path):
     conan = conan_env.home()
     made = create(conan, "default", tmp_path)

@@ -75,7 +75,8 @@ def test_real_requantization_costs_more_than_the_int32_output(runner, tmp_path) 
 
 
 @RUNNER
-@pytest.mark.parametrize("op", [qplans.INT8_PATH, qplans.INT4_PATH])
+# int8's kernels here, int4's (the same provenance through nibble panels) in make ci
+@pytest.mark.parametrize("op", [qplans.INT8_PATH, pytest.param(qplans.INT4_PATH, marks=pytest.mark.slow)])
 def test_real_runs_of_every_kernel_load_each_weight_once_at_one_row_tile(runner, tmp_path, op: str) -> None:
     """The weight-bytes measurement proven on every kernel of the decoding paths' kernel op the build has: with one
     row tile (m = 1 for the row kernels, m = MR for the others) each packed weight is read once, so the loads
