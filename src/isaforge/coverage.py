@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from isaforge import ui
-from isaforge.catalogue import REFERENCE, Catalogue, CatalogueError
+from isaforge.catalogue import REFERENCE, SME_QEMU_PREFIX, Catalogue, CatalogueError
 from isaforge.errors import IsaforgeError
 
 MANIFEST_GLOB = "isaforge-kernels-*.json"
@@ -217,6 +217,13 @@ def cap_walk(cat: Catalogue, arch: str, needed: Iterable[str] | None = None) -> 
 SVL_SWEEP = (16, 32, 64, 128, 256)
 
 
+def sme_model(svl: int, vl: int | None = None, model: str = SME_QEMU_PREFIX + "max") -> str:
+    """The SME QEMU's `model` at streaming length `svl` (bytes), FA64 off, the SVE length `vl` set apart from it (by
+    default 32 at SVL 16, else 16)."""
+    vl = vl if vl is not None else 32 if svl == 16 else 16
+    return f"{model},sme_fa64=off,sme-default-vector-length={svl},sve-default-vector-length={vl}"
+
+
 def sme_runs(cat: Catalogue, arch: str, needed: Iterable[str]) -> list[Run]:
     """When the build's kernels need SME: the SME QEMU's models at every SVL of the sweep, and with SME off (the
     negative: no SME kernel may run). None when no kernel needs SME or the arch has no SME QEMU."""
@@ -225,9 +232,7 @@ def sme_runs(cat: Catalogue, arch: str, needed: Iterable[str]) -> list[Run]:
         return []
     runs = []
     for model in cat.sme_qemu_cpus(arch):
-        for svl in SVL_SWEEP:
-            vl = 32 if svl == 16 else 16
-            runs.append(Run(f"{model},sme_fa64=off,sme-default-vector-length={svl},sve-default-vector-length={vl}"))
+        runs += [Run(sme_model(svl, model=model)) for svl in SVL_SWEEP]
         runs.append(Run(f"{model},sme=off"))
     return runs
 

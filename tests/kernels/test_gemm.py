@@ -35,7 +35,6 @@ def _ops_with_streaming_kernels() -> list[str]:
 
 
 STREAMING_OPS = _ops_with_streaming_kernels()  # the ops with an SME kernel in the tree
-SME_MODEL = "qemu-sme:max,sme_fa64=off"  # FA64 off: NEON in streaming mode faults, as on Apple M4
 ROW_KERNEL_MACS = 1_000_000
 ROW_KERNEL_ROWS = 3
 # (main thread, worker thread) SVE vector lengths in bytes: growing and shrinking, each across the whole range.
@@ -226,8 +225,7 @@ def test_streaming_kernels_at_every_svl(target_cpu: TargetCpu, qemu_run: QemuRun
     the SVE one is set apart (16 or 32 bytes): a kernel reading one for the other fails here. The full sweep (m
     1…17, every one inside a first SME2 tile; 70; k across Kc) and, under guard pages, every edge tile through
     pre-packed weights, on both sides of the tiles at this SVL (GCC's build: the shortest SVL, tests/conftest.py)."""
-    vl = 32 if svl == 16 else 16
-    tc = TargetCpu(target_cpu.build, f"{SME_MODEL},sme-default-vector-length={svl},sve-default-vector-length={vl}")
+    tc = TargetCpu(target_cpu.build, coverage.sme_model(svl))
     sweep = gemmjob.sweep_cases(17, 13) if svl <= 32 else []  # k: three KR groups of 4 and a part
     seen = every_kernel(qemu_run, tc, tmp_path, op, sweep + LARGE, scalable_only="streaming")
     seen += every_kernel(qemu_run, tc, tmp_path, op, [*sme_tile_edges(svl), LARGE[1]], scalable_only="streaming",

@@ -58,8 +58,6 @@ def test_plan_checks_pass_with_every_sme_kernel_at_every_svl(target_cpu: TargetC
     """test_plan's checks (fused bias and clamp with NaN/Inf, tiles in any partition and by threads bit-identical,
     export/import, both weight layouts) with each SME kernel, its MR × NR following the SVL while the SVE length is
     set apart."""
-    vl = 32 if svl == 16 else 16
-    model = f"qemu-sme:max,sme_fa64=off,sme-default-vector-length={svl},sve-default-vector-length={vl}"
-    out = run_program(TargetCpu(target_cpu.build, model), qemu_run, "test_plan", ["_sme"])
+    out = run_program(TargetCpu(target_cpu.build, coverage.sme_model(svl)), qemu_run, "test_plan", ["_sme"])
     checked = {line.split(": ")[1].removesuffix(" checked") for line in out.splitlines() if line.endswith(" checked")}
     assert checked == set(streaming_full_kernels()), out

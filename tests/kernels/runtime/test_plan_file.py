@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from isaforge.catalogue import load, parse_kernel_name
+from isaforge.coverage import sme_model
 from isaforge.pytest_plugin import QemuRunner, TargetCpu
 
 PROGRAM = "tests/kernels/test_plan_file"
@@ -59,12 +60,8 @@ def test_a_plan_exported_at_one_svl_is_refused_at_another(
     """An SME kernel's plan holds panels MR × NR for the SVL it was made at (its header says which): imported on a
     thread of the same SVL it gives the same C, whatever the SVE length; at another SVL it is refused."""
     path = tmp_path / f"{op}.plan"
-    kernel = exported(qemu_run, target_cpu, sme_lengths(32, 16), path, op)
+    kernel = exported(qemu_run, target_cpu, sme_model(32, 16), path, op)
     assert load().variant(parse_kernel_name(kernel, load().ops).variant).scalable == "streaming", kernel
-    assert imported(qemu_run, target_cpu, sme_lengths(32, 64), path, op) == "same C"
-    assert imported(qemu_run, target_cpu, sme_lengths(64, 16), path, op) == "unsupported"
-    assert imported(qemu_run, target_cpu, sme_lengths(16, 32), path, op) == "unsupported"
-
-
-def sme_lengths(svl: int, vl: int) -> str:
-    return f"qemu-sme:max,sme_fa64=off,sme-default-vector-length={svl},sve-default-vector-length={vl}"
+    assert imported(qemu_run, target_cpu, sme_model(32, 64), path, op) == "same C"
+    assert imported(qemu_run, target_cpu, sme_model(64, 16), path, op) == "unsupported"
+    assert imported(qemu_run, target_cpu, sme_model(16, 32), path, op) == "unsupported"

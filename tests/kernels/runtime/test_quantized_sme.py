@@ -24,13 +24,6 @@ COLUMNS = (13, 37, 70, 5, 131, 1)
 DEPTHS = (29, 70, 1100, 3, 250, 9, 0)
 
 
-def sme_model(svl: int) -> str:
-    """test_gemm.py's streaming model: the SVE vector length set apart from the streaming one, so a kernel reading
-    one for the other fails."""
-    vl = 32 if svl == 16 else 16
-    return f"qemu-sme:max,sme_fa64=off,sme-default-vector-length={svl},sve-default-vector-length={vl}"
-
-
 def params(rng: np.random.Generator, op: str, i: int, n: int, k: int) -> quant.QuantParams:
     """Per-channel scales on even i, per-tensor on odd; zero points at both ends of int8; for qc4w every third case
     blockwise (blocks of 32 or 64, k a multiple of neither)."""
@@ -95,7 +88,7 @@ def streaming(names: list[str]) -> list[str]:
 def test_every_sme_kernel_gives_the_reference_bytes_at_every_svl(
     target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path: Path, op: str, svl: int
 ) -> None:
-    tc = TargetCpu(target_cpu.build, sme_model(svl))
+    tc = TargetCpu(target_cpu.build, coverage.sme_model(svl))
     names = streaming(kernels(qemu_run, tc, op))
     assert names, f"{op} has no SME kernel in this build"
     batch = [c for i, name in enumerate(names) for c in sme_cases(op, name, seed=svl + i)]
@@ -124,7 +117,7 @@ def test_int4_and_int8_extremes_are_exact_on_sme_kernels(
         p = quant.QuantParams(np.array([2.0**-20], np.float32), a_zero_point=0)
         batch.append(Case(op, "", a=a, w_kn=w_kn, params=p if op != "gemm_s4" else quantjob.NO_QUANT))
     for svl in (coverage.SVL_SWEEP[0], coverage.SVL_SWEEP[-1]):
-        tc = TargetCpu(target_cpu.build, sme_model(svl))
+        tc = TargetCpu(target_cpu.build, coverage.sme_model(svl))
         named = [
             Case(c.op, name, a=c.a, w_kn=c.w_kn, params=c.params)
             for c in batch
@@ -150,7 +143,7 @@ def test_every_sme_int32_kernel_stores_the_scalar_epilogue(
     """tests/kernels/test_epilogue.c under the SME QEMU: each SME kernel of gemm_s8 and gemm_s4 called directly with
     every combination of the epilogue's steps, byte for byte against isf_epilogue_store_s32, its whole tile at
     this SVL (test_quantized.py runs it on `max`, whose SME has no SME2)."""
-    tc = TargetCpu(target_cpu.build, sme_model(svl))
+    tc = TargetCpu(target_cpu.build, coverage.sme_model(svl))
     names = streaming(kernels(qemu_run, tc, "gemm_s8") + kernels(qemu_run, tc, "gemm_s4"))
     assert names, "no SME kernel of gemm_s8 or gemm_s4 in this build"
     result = qemu_run(tc.build, tc.cpu, "tests/kernels/test_epilogue")
@@ -168,7 +161,7 @@ def test_every_sme_kernel_keeps_the_call_boundary(target_cpu: TargetCpu, qemu_ru
     """tests/kernels/test_call_boundary.c under the SME QEMU (test_memory_safety.py runs it on `max`, where the SME2
     kernels do not run): callee-saved registers, streaming mode and ZA off, TPIDR2_EL0 0 after every kernel this
     model runs, each of them counted, at the narrowest and the widest SVL."""
-    tc = TargetCpu(target_cpu.build, sme_model(svl))
+    tc = TargetCpu(target_cpu.build, coverage.sme_model(svl))
     # The kernel table has an entry per op and kernel, the quantized ops' for gemm_s8's and gemm_s4's kernels too.
     runnable = [name for op in load().ops for name in kernels(qemu_run, tc, op)]
     assert streaming(runnable), "no SME kernel in this build"

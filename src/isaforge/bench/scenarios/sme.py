@@ -21,8 +21,8 @@ from isaforge.bench.measure.qemu_count import DEFAULT_SVE_BITS, PLAN, RunCount, 
 from isaforge.bench.scenarios import gemms, qplans
 from isaforge.bench.scenarios.shapes import Shape
 from isaforge.builds import Build
-from isaforge.catalogue import REFERENCE, SME_QEMU_PREFIX, KernelName, load
-from isaforge.coverage import SVL_SWEEP
+from isaforge.catalogue import REFERENCE, KernelName, load
+from isaforge.coverage import SVL_SWEEP, sme_model
 from isaforge.errors import IsaforgeError
 
 DEFAULT_SHAPES = "256x256x256,1x1024x1024"
@@ -42,7 +42,7 @@ class StreamingRunner(StaticRunner):
     @property
     def cpu(self) -> str:
         svl = self.sve_bits // 8
-        return f"{SME_QEMU_PREFIX}max,sme_fa64=off,sme-default-vector-length={svl},sve-default-vector-length=16"
+        return sme_model(svl, vl=16)
 
     @classmethod
     def at(cls, base: StaticRunner, svl_bytes: int) -> StreamingRunner:
