@@ -103,17 +103,18 @@ typedef struct {
     size_t held[2]; /* the k block and column of B that b holds, so a block is packed once per use */
 } work_buffers;
 
-/* Who computes the next rows of a region: the full kernel on MR rows (padded when fewer are left), or the row
- * kernel on one, for the last rows when no more than the full kernel's row_rows (else MR / 2) are left (m below MR,
- * m % MR), where padding would multiply the MACs by up to MR. */
+/* Who computes the next rows of a region: the full kernel on MR rows (padded when fewer are left), or a tail
+ * kernel (fewer rows, the full kernel's B panels: a few-row kernel, a row kernel) on its MR rows at a time, for the
+ * last rows (m below MR, m % MR) when no more than its `most` are left, where padding would multiply the MACs. */
 typedef struct {
     const isf_kernel *kern;
     isf_blocking bl;
-    size_t rows;
+    size_t rows, most; /* rows: MR (at this thread's SVL); most: a tail kernel's tail rows */
 } row_chunk;
 
 typedef struct {
-    row_chunk full, row; /* row.kern NULL: no row kernel reads these panels */
+    row_chunk full, tail[ISF_TAIL_KERNELS];
+    size_t tails;
 } region_kernels;
 
 /* One run of the loop: its kernels, the caller's region, the sizes of B's panels and the buffers. */
@@ -124,15 +125,49 @@ typedef struct {
     work_buffers *w;
 } blocked_loop;
 
-/* The most last rows `kern`'s row kernel takes one by one, at MR `mr`. */
-static size_t row_kernel_rows(const isf_kernel *kern, size_t mr) {
-    size_t most = kern->row_rows ? kern->row_rows : mr / 2;
-    return most < mr ? most : mr - 1;
+/* The most rows left that `tail` takes rather than a padded full tile of `full_mr` rows (isa.toml's tail_rows). */
+static size_t tail_most(const isf_kernel *tail, size_t full_mr) {
+    size_t most = tail->tail_rows ? tail->tail_rows : tail->mr == 1 ? full_mr / 2 : tail->mr;
+    return most < full_mr ? most : full_mr - 1;
 }
 
+/* Of the tail kernels whose most reach rows_left, the one of the fewest; else the full kernel. */
 static const row_chunk *next_chunk(const region_kernels *rk, size_t rows_left) {
-    size_t mr = rk->full.bl.pack.mr;
-    return rk->row.kern == NULL || rows_left > row_kernel_rows(rk->full.kern, mr) ? &rk->full : &rk->row;
+    const row_chunk *ch = &rk->full;
+    for (size_t t = 0; t < rk->tails; t++) {
+        const row_chunk *tail = &rk->tail[t];
+        if (rows_left <= tail->most && (ch == &rk->full || tail->most < ch->most)) {
+            ch = tail;
+        }
+    }
+    return ch;
+}
+
+static row_chunk chunk_of(const isf_kernel *kern, const isf_packed_header *h) {
+    isf_blocking bl = isf_blocking_of(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
+    row_chunk ch = {kern, bl, bl.pack.mr, 0};
+    return ch;
+}
+
+/* The full kernel and its tail kernels, as they read h's panels. */
+static region_kernels kernels_of(const isf_kernel *kern, const isf_tails *tails, const isf_packed_header *h) {
+    region_kernels rk = {chunk_of(kern, h), {{0}}, 0};
+    for (size_t t = 0; tails != NULL && t < tails->count; t++) {
+        rk.tail[rk.tails] = chunk_of(tails->kern[t], h);
+        rk.tail[rk.tails++].most = tail_most(tails->kern[t], rk.full.rows);
+    }
+    return rk;
+}
+
+/* The chunks a region of `rows` rows ends with after its whole full tiles, in order, into `out` (the full kernel's
+ * padded tile last when it takes the rest); returns how many. */
+static size_t last_chunks(const region_kernels *rk, size_t rows, const row_chunk *out[ISF_MAX_MR]) {
+    size_t n = 0;
+    for (size_t left = rows % rk->full.rows; left != 0 && n < ISF_MAX_MR; n++) {
+        out[n] = next_chunk(rk, left);
+        left = out[n] == &rk->full ? 0 : left - min_size(out[n]->rows, left);
+    }
+    return n;
 }
 
 /* The B panels of k block [pc, pc + depth) × `cols` columns from the region's column jc: found in the pre-packed
@@ -189,7 +224,7 @@ static size_t full_rows(const blocked_loop *l, size_t rows_left, size_t depth, s
     return min_size(rows, most);
 }
 
-/* The rows of the next chunk: the full kernel's macro tile, or the row kernel's single row. */
+/* The rows of the next chunk: the full kernel's macro tile, or a tail kernel's MR rows (or fewer, padded). */
 static size_t chunk_rows(const blocked_loop *l, const row_chunk *ch, size_t rows_left, size_t depth,
                          size_t acc_row_bytes) {
     if (ch == &l->rk.full && ch->rows > 1) {
@@ -204,7 +239,7 @@ static isf_epilogue block_epilogue(const blocked_loop *l, size_t jc) {
 }
 
 /* C and the kernel share the element type: k blocks outside, so each B block is fetched once, the full kernel's
- * rows of each k block as one macro tile (full_rows), the row kernel's a row at a time. */
+ * rows of each k block as one macro tile (full_rows), a tail kernel's MR rows at a time. */
 static void into_c(const blocked_loop *l, size_t jc, size_t cols) {
     const isf_region *r = l->r;
     size_t k = (size_t)l->h->k;
@@ -389,22 +424,17 @@ static void run_loop(const blocked_loop *l) {
     }
 }
 
-static row_chunk chunk_of(const isf_kernel *kern, const isf_packed_header *h) {
-    isf_blocking bl = isf_blocking_of(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
-    row_chunk ch = {kern, bl, bl.pack.mr};
-    return ch;
-}
-
-/* The loop's kernels (the row kernel only when it will run, so the trace names what ran) and a scratch tile with
- * defined values in its padding. */
-static blocked_loop start_loop(const isf_kernel *kern, const isf_kernel *row, const isf_packed_header *h,
+/* The loop's kernels (the trace names the tail kernels that will run) and a scratch tile with defined values in
+ * its padding. */
+static blocked_loop start_loop(const isf_kernel *kern, const isf_tails *tails, const isf_packed_header *h,
                                const isf_region *r, work_buffers *w) {
     isf_trace_ran((size_t)(kern - isf_kernel_table));
-    blocked_loop l = {{chunk_of(kern, h), {0}}, r, h, w};
-    size_t mr = l.rk.full.bl.pack.mr, left = r->rows % mr;
-    if (row != NULL && left != 0 && left <= row_kernel_rows(kern, mr)) { /* next_chunk will run it */
-        isf_trace_ran((size_t)(row - isf_kernel_table));
-        l.rk.row = chunk_of(row, h);
+    blocked_loop l = {kernels_of(kern, tails, h), r, h, w};
+    const row_chunk *last[ISF_MAX_MR];
+    for (size_t c = 0, n = last_chunks(&l.rk, r->rows, last); c < n; c++) {
+        if (last[c] != &l.rk.full) {
+            isf_trace_ran((size_t)(last[c]->kern - isf_kernel_table));
+        }
     }
     const isf_pack_spec *ps = &l.rk.full.bl.pack;
     memset(w->tile, 0, round_up(ps->mr * ps->nr * l.rk.full.bl.out, PANEL_ALIGN));
@@ -447,7 +477,7 @@ isf_status isf_run_gemm(const isf_kernel *kern, size_t k, size_t kc, const isf_r
 }
 
 /* The region's accumulator: fp32 sums for binary16 C from an fp32 kernel; the int32 sums of the Kc blocks before
- * the last for the quantized ops (whole tiles), when k is split. `rows` of them: MR, or one for the row kernel. */
+ * the last for the quantized ops (whole tiles), when k is split. `rows` of them: MR, or a tail kernel's. */
 static size_t region_acc_bytes(const isf_kernel *kern, const isf_blocking *bl, size_t k, size_t rows, size_t cols) {
     if (isf_ops[kern->op].quantized) {
         return k > bl->kc ? rows * round_up(cols, bl->pack.nr) * sizeof(int32_t) : 0;
@@ -471,17 +501,31 @@ static region_sizes region_sizes_of(const isf_kernel *kern, const isf_blocking *
     return s;
 }
 
-int isf_region_fits(const isf_kernel *kern, const isf_kernel *row, const isf_packed_header *h, size_t rows,
-                    size_t cols) {
-    isf_blocking bl = isf_blocking_of(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
-    region_sizes s = region_sizes_of(kern, &bl, (size_t)h->k);
-    /* The row kernel takes every row of a region of at most row_kernel_rows (next_chunk): one row's sums. */
-    size_t acc_rows = row != NULL && rows <= row_kernel_rows(kern, bl.pack.mr) ? 1 : bl.pack.mr;
-    return s.a + s.tile + s.acc <= REGION_MOST_BYTES && (!isf_ops[kern->op].quantized || bl.pack.mr <= ISF_MAX_MR) &&
-           region_acc_bytes(kern, &bl, (size_t)h->k, acc_rows, cols) <= s.acc;
+/* The most rows of sums a region of up to `rows` rows holds at once: the full kernel's MR, or fewer when only tail
+ * kernels take its rows. */
+static size_t sum_rows(const region_kernels *rk, size_t rows) {
+    if (rows >= rk->full.rows) {
+        return rk->full.rows;
+    }
+    const row_chunk *last[ISF_MAX_MR];
+    size_t most = 0;
+    for (size_t c = 0, n = last_chunks(rk, rows, last); c < n; c++) {
+        most = max_size(most, last[c]->rows);
+    }
+    return most;
 }
 
-void isf_gemm_region(const isf_kernel *kern, const isf_kernel *row, const isf_packed_header *h, const isf_region *r) {
+int isf_region_fits(const isf_kernel *kern, const isf_tails *tails, const isf_packed_header *h, size_t rows,
+                    size_t cols) {
+    region_kernels rk = kernels_of(kern, tails, h);
+    const isf_blocking *bl = &rk.full.bl;
+    region_sizes s = region_sizes_of(kern, bl, (size_t)h->k);
+    size_t acc_rows = sum_rows(&rk, rows);
+    return s.a + s.tile + s.acc <= REGION_MOST_BYTES && (!isf_ops[kern->op].quantized || bl->pack.mr <= ISF_MAX_MR) &&
+           region_acc_bytes(kern, bl, (size_t)h->k, acc_rows, cols) <= s.acc;
+}
+
+void isf_gemm_region(const isf_kernel *kern, const isf_tails *tails, const isf_packed_header *h, const isf_region *r) {
     isf_blocking bl = isf_blocking_of(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
     if (h->k == 0) {
         isf_epilogue_alone(kern->op, bl.bias_bytes, r);
@@ -492,18 +536,27 @@ void isf_gemm_region(const isf_kernel *kern, const isf_kernel *row, const isf_pa
     unsigned char stack[s.a + s.tile + s.acc + PANEL_ALIGN];
     unsigned char *buf = stack + (PANEL_ALIGN - (uintptr_t)stack % PANEL_ALIGN) % PANEL_ALIGN;
     work_buffers w = {buf, NULL, buf + s.a, buf + s.a + s.tile, s.a, s.acc, r->cols, {SIZE_MAX, SIZE_MAX}};
-    blocked_loop l = start_loop(kern, row, h, r, &w);
+    blocked_loop l = start_loop(kern, tails, h, r, &w);
     run_loop(&l);
 }
 
-/* The row kernel (MR = 1) that reads `full`'s B panels and the selection can run, most preferred first. */
-const isf_kernel *isf_row_kernel(const isf_kernel *full, const isf_selection *sel) {
-    for (size_t i = 0; full->mr > 1 && i < isf_kernel_table_count; i++) {
+/* Whether `k` reads `full`'s B panels with fewer rows and the selection can run it. */
+static int is_tail_of(const isf_kernel *k, const isf_kernel *full, const isf_selection *sel) {
+    return k->mr < full->mr && k->op == full->op && k->nr == full->nr && k->kr == full->kr &&
+           k->scalable == full->scalable && k->widened == full->widened && (k->required & ~sel->active) == 0;
+}
+
+isf_tails isf_tail_kernels(const isf_kernel *full, const isf_selection *sel) {
+    isf_tails t = {{NULL}, 0};
+    for (size_t i = 0; i < isf_kernel_table_count && t.count < ISF_TAIL_KERNELS; i++) {
         const isf_kernel *k = &isf_kernel_table[i];
-        if (k->mr == 1 && k->op == full->op && k->nr == full->nr && k->kr == full->kr &&
-            k->scalable == full->scalable && k->widened == full->widened && (k->required & ~sel->active) == 0) {
-            return k;
+        int seen = 0; /* the most preferred of each MR */
+        for (size_t j = 0; j < t.count; j++) {
+            seen |= t.kern[j]->mr == k->mr;
+        }
+        if (!seen && is_tail_of(k, full, sel)) {
+            t.kern[t.count++] = k;
         }
     }
-    return NULL;
+    return t;
 }

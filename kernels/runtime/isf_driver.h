@@ -56,15 +56,24 @@ typedef struct {
  * past size_t. B is checked only when given. */
 isf_status isf_check_operands(isf_op op, size_t k, const isf_region *r);
 
+/* The kernels that take the last rows a full kernel would pad (m below MR, m % MR), reading its B panels: of
+ * fewer rows (a few-row kernel, a row kernel with MR = 1), the most preferred of each MR; isa.toml's `tail_rows`
+ * says how many rows each takes (driver.c, next_chunk). */
+enum { ISF_TAIL_KERNELS = 2 };
+typedef struct {
+    const isf_kernel *kern[ISF_TAIL_KERNELS];
+    size_t count;
+} isf_tails;
+
 /* 1 when isf_gemm_region's stack buffers hold what `kern` needs for regions of up to `rows` rows × `cols` columns,
- * with `row` (isf_row_kernel's, or NULL) for the rows it would pad; rows = MR holds for any number of rows. */
-int isf_region_fits(const isf_kernel *kern, const isf_kernel *row, const isf_packed_header *h, size_t rows,
+ * with `tails` (isf_tail_kernels', or NULL) for the rows it would pad; rows = MR holds for any number of rows. */
+int isf_region_fits(const isf_kernel *kern, const isf_tails *tails, const isf_packed_header *h, size_t rows,
                     size_t cols);
 /* Runs a region of pre-packed B with `kern` (runnable, reading h's layout at this thread's vector length) and, for
- * the rows it would pad, `row` (isf_row_kernel's, or NULL). Allocates nothing. */
-void isf_gemm_region(const isf_kernel *kern, const isf_kernel *row, const isf_packed_header *h, const isf_region *r);
-/* The row kernel (MR = 1) reading the same B panels as `full` that `sel` can run, or NULL. */
-const isf_kernel *isf_row_kernel(const isf_kernel *full, const isf_selection *sel);
+ * the rows it would pad, `tails` (isf_tail_kernels', or NULL). Allocates nothing. */
+void isf_gemm_region(const isf_kernel *kern, const isf_tails *tails, const isf_packed_header *h, const isf_region *r);
+/* The tail kernels of `full` that `sel` can run. */
+isf_tails isf_tail_kernels(const isf_kernel *full, const isf_selection *sel);
 
 /* Where one macro tile writes: a row-major block of elements of the kernel's output type. */
 typedef struct {

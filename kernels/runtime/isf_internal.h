@@ -259,7 +259,9 @@ typedef struct {
     /* Bytes of one element it writes: the op's accumulator where its variant does not narrow sums to C's type
      * (widened kernels, gemm_f16's fp32-summing ones: the driver rounds to binary16 once), else C's. */
     unsigned out_bytes;
-    unsigned row_rows; /* a full kernel's: the most last rows its row kernel takes one by one; 0 for MR / 2 */
+    /* A kernel of fewer rows than its op's full kernel: the most rows left at a region's end it takes, MR at a time
+     * (isa.toml's `tail_rows`); 0: MR / 2 of the full kernel for a row kernel (MR = 1), else its own MR. */
+    unsigned tail_rows;
     uint32_t required;
     unsigned rank; /* higher is preferred: by variant, then the variant's `prefer` list */
     isf_ukernel_fn fn;

@@ -225,7 +225,8 @@ size_t isf_gemm_tile_count(const isf_gemm *plan, size_t m) {
 /* One run's operands, checked. */
 typedef struct {
     const isf_gemm *plan;
-    const isf_kernel *kern, *row; /* row: for the rows kern would pad, or NULL */
+    const isf_kernel *kern;
+    isf_tails tails; /* for the rows kern would pad */
     size_t m;
     const unsigned char *a;
     size_t lda;
@@ -260,7 +261,7 @@ static void run_block(const run_args *r, size_t row, size_t rows, size_t col, si
     isf_region reg =
         region_of(g, a, r->lda, r->c + (row * r->ldc + col) * out, r->ldc, r->accumulate ? ISF_ACCUMULATE : 0u);
     reg.rows = rows, reg.col = col, reg.cols = cols;
-    isf_gemm_region(r->kern, r->row, &g->h, &reg);
+    isf_gemm_region(r->kern, &r->tails, &g->h, &reg);
 }
 
 /* Tile t: row block t / column blocks, column block t % column blocks. */
@@ -286,9 +287,11 @@ static isf_status with_kernel(const isf_gemm *plan, size_t m, const void *a, siz
         return st;
     }
     const isf_selection *sel = isf_selection_enter();
-    run_args r = {plan, NULL, NULL, m, a, lda, c, ldc, (flags & ISF_ACCUMULATE) != 0};
+    run_args r = {plan, NULL, {{NULL}, 0}, m, a, lda, c, ldc, (flags & ISF_ACCUMULATE) != 0};
     r.kern = plan->h.k ? isf_packed_reader(&plan->h, sel, plan->kern) : plan->kern;
-    r.row = r.kern != NULL && plan->h.k ? isf_row_kernel(r.kern, sel) : NULL;
+    if (r.kern != NULL && plan->h.k) {
+        r.tails = isf_tail_kernels(r.kern, sel);
+    }
     if (r.kern == NULL) {
         st = ISF_ERR_UNSUPPORTED;
     } else {
@@ -318,15 +321,15 @@ isf_status isf_gemm_run_tiles(const isf_gemm *plan, size_t m, const void *a, siz
 }
 
 /* The widest region of `rows` rows: all of n when it fits, else the most whole tile columns that do (one does: the
- * plan was checked for it). A region of a few rows, which the row kernel takes, needs one row's sums, not MR. */
+ * plan was checked for it). A region of a few rows, which tail kernels take, needs their rows' sums, not MR's. */
 static size_t region_width(const run_args *r, size_t rows) {
     const isf_gemm *g = r->plan;
     size_t n = (size_t)g->h.n;
-    if (g->h.k == 0 || isf_region_fits(r->kern, r->row, &g->h, rows, n)) {
+    if (g->h.k == 0 || isf_region_fits(r->kern, &r->tails, &g->h, rows, n)) {
         return n;
     }
     size_t width = n / g->tile_cols * g->tile_cols;
-    while (width > g->tile_cols && !isf_region_fits(r->kern, r->row, &g->h, rows, width)) {
+    while (width > g->tile_cols && !isf_region_fits(r->kern, &r->tails, &g->h, rows, width)) {
         width -= g->tile_cols;
     }
     return width;
@@ -335,15 +338,15 @@ static size_t region_width(const run_args *r, size_t rows) {
 /* The whole of C on the caller's thread, with no tiles to match: each tile's rows across every column one region
  * can take (all of n, unless the fp32 sums of binary16 C or of the quantized ops' Kc blocks would outgrow the
  * region's buffer), so A is packed (gemm_qd8_f32: quantized) once per row block and region instead of once per
- * tile column. The same bits as the tiles: each element sums the same products in the same order, and the rows a
- * row kernel takes are the same. */
+ * tile column. The same bits as the tiles: each element sums the same products in the same order, and the rows
+ * tail kernels take are the same. */
 static void run_whole(run_args *r, void *ctx) {
     (void)ctx;
     size_t n = (size_t)r->plan->h.n, tile_rows = r->plan->tile_rows;
     size_t width = region_width(r, r->m < tile_rows ? r->m : tile_rows);
     for (size_t row = 0, rows; row < r->m; row += rows) {
         rows = r->m - row < tile_rows ? r->m - row : tile_rows;
-        if (rows < tile_rows && row > 0) { /* the last row block, shorter: maybe the row kernel's alone */
+        if (rows < tile_rows && row > 0) { /* the last row block, shorter: maybe tail kernels' alone */
             width = region_width(r, rows);
         }
         for (size_t col = 0; col < n; col += width) {

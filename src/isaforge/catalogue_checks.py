@@ -59,6 +59,12 @@ def _validate_ops(cat: Catalogue) -> None:
     for v in cat.variants.values():
         if len(v.prefer) >= PREFERENCE_SLOTS:
             raise CatalogueError(f"variant {v.name}: `prefer` lists more than {PREFERENCE_SLOTS - 1} kernels")
+        for name, rows in v.tail_rows:
+            if name not in v.prefer or not isinstance(rows, int) or rows < 1:
+                raise CatalogueError(
+                    f"variant {v.name}: `tail_rows` gives {name} {rows!r}: name a kernel of its "
+                    "`prefer` list and a number of rows of at least 1"
+                )
 
 
 def _validate_layouts(cat: Catalogue) -> None:

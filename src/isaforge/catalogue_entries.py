@@ -111,8 +111,10 @@ class Variant:
     scalable: str  # "" fixed, "sve": NR scales with the SVE vector length, "streaming": with SME's SVL
     asm_probe: dict[str, str] = field(compare=False)
     prefer: tuple[str, ...] = ()  # kernels of one op in this variant, most preferred first
-    # The most rows left over that a row kernel takes one at a time rather than one padded full tile; 0: MR / 2
-    row_kernel_rows: int = 0
+    # Per kernel of fewer rows than its op's full kernel (a row kernel, MR = 1, or a few-row one): the most rows left
+    # at a region's end it takes, MR at a time, rather than one padded full tile. Kernels not listed: MR / 2 of the
+    # full kernel for a row kernel, their own MR for a few-row kernel (kernels/runtime/driver.c, next_chunk).
+    tail_rows: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ def read_variants(raw: dict[str, Table]) -> dict[str, Variant]:
             scalable=_scalable(name, v.get("scalable", False)),
             asm_probe=dict(v.get("asm_probe", {})),
             prefer=tuple(v.get("prefer", ())),
-            row_kernel_rows=v.get("row_kernel_rows", 0),
+            tail_rows=tuple(sorted(v.get("tail_rows", {}).items())),
         )
         for rank, (name, v) in enumerate(raw.items())
     }

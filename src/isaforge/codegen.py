@@ -165,8 +165,8 @@ def _kernel_row(cat: Catalogue, arch: str, k: KernelName) -> str:
     scalable = SCALABLE_KINDS[cat.variant(k.variant).scalable]
     widened = int(bool(k.runs))
     out_bytes = _kernel_out(cat, k).bytes
-    row_rows = cat.variant(k.variant).row_kernel_rows
-    fields = f"{op}, {k.mr}, {k.nr}, {k.kr}, {scalable}, {widened}, {out_bytes}, {row_rows}, 0x{req:x}u, {rank}, "
+    tail_rows = dict(cat.variant(k.variant).tail_rows).get(k.name, 0)
+    fields = f"{op}, {k.mr}, {k.nr}, {k.kr}, {scalable}, {widened}, {out_bytes}, {tail_rows}, 0x{req:x}u, {rank}, "
     fields += f"{k.symbol}, "
     fields += f"{c_string(k.variant)}, {_layout_row(cat, k)}"
     return f"    {{{c_string(k.name)}, {fields}}},"
