@@ -126,8 +126,31 @@ def test_one_row_matrix_kernels_count_half_the_nominal_macs():
 def test_padded_macs_do_not_round_m_up_when_a_row_kernel_takes_the_rest():
     full = kernel("gemm_f32_8x12_neon")
     assert qemu_count.padded_macs(full, Shape(49, 256, 2304), 128) == 56 * 264 * 2304
-    assert qemu_count.padded_macs(full, Shape(49, 256, 2304), 128, row_kernel=True) == 49 * 264 * 2304
-    assert qemu_count.padded_macs(full, Shape(1, 1024, 1024), 128, row_kernel=True) == 1 * 1032 * 1024
+    assert qemu_count.padded_macs(full, Shape(49, 256, 2304), 128, rows=49) == 49 * 264 * 2304
+    assert qemu_count.padded_macs(full, Shape(1, 1024, 1024), 128, rows=1) == 1 * 1032 * 1024
+
+
+@pytest.mark.parametrize(
+    ("m", "chunks"),
+    [
+        (1, [("row", 1)]),
+        (4, [("row", 1)] * 4),  # unlisted, a row kernel takes up to MR / 2
+        (5, [("full", 8)]),
+        (17, [("full", 16), ("row", 1)]),
+    ],
+)
+def test_row_chunks_without_tail_rows_follow_mr_over_two(m: int, chunks: list[tuple[str, int]]) -> None:
+    full, row = kernel("gemm_s8_8x8x8_i8mm"), kernel("gemm_s8_1x8x8_i8mm")
+    names = {"full": full, "row": row}
+    assert qemu_count.row_chunks(full, [row], m, 128) == [(names[k], n) for k, n in chunks]
+
+
+def test_row_chunks_take_the_tail_kernel_of_the_fewest_tail_rows_that_reach_the_rows_left() -> None:
+    """SME2's row kernel takes at most 2 rows (tail_rows); the 2VL tile's MR is 16 at a 256-bit SVL."""
+    full, row = kernel("gemm_f32_8x8_sme2"), kernel("gemm_f32_1x8_sme2")
+    assert qemu_count.row_chunks(full, [row], 2, 256) == [(row, 1), (row, 1)]
+    assert qemu_count.row_chunks(full, [row], 3, 256) == [(full, 16)]
+    assert qemu_count.row_chunks(full, [row], 34, 256) == [(full, 32), (row, 1), (row, 1)]
 
 
 def matrix_runner() -> StaticRunner:
@@ -144,11 +167,11 @@ def matrix_runner() -> StaticRunner:
 def test_the_bulk_kernel_is_the_row_kernel_below_mr_and_the_full_one_above():
     r = matrix_runner()
     full, row = kernel("gemm_s8_8x8x8_i8mm"), kernel("gemm_s8_1x8x8_i8mm")
-    assert r.row_kernel(full) == row
+    assert r.tail_kernels(full) == [row]
     assert r.loop_kernel(full, Shape(1, 1024, 1024)) == row
     assert r.loop_kernel(full, Shape(49, 256, 2304)) == full
     assert r.hot_loop_ideal(row) == pytest.approx(8 / 64)  # not 8 / 128: the zero row's MACs do not count
-    assert runner().row_kernel(kernel("gemm_f32_8x12_neon")) is None  # no row kernel built: the full one
+    assert runner().tail_kernels(kernel("gemm_f32_8x12_neon")) == []  # no row kernel built: the full one
 
 
 def test_a_row_kernel_run_counts_useful_macs_and_m_is_not_padded():

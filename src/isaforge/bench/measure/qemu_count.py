@@ -139,11 +139,40 @@ def tile_size(kernel: KernelName, bits: int) -> tuple[int, int]:
     return mr, nr
 
 
-def padded_macs(kernel: KernelName, shape: Shape, sve_bits: int, row_kernel: bool = False) -> int:
-    """M·N·K rounded up to whole tiles. `row_kernel`: the driver ran the variant's kernel of one row (reading the
-    same panels) on the rows a full tile would pad (m below MR, the last m % MR): M is not rounded up."""
+def tail_most(tail: KernelName, full_mr: int) -> int:
+    """The most rows left at a region's end `tail` takes rather than a padded full tile of `full_mr` rows (the
+    catalogue's tail_rows; unlisted: full MR / 2 for a row kernel, its own MR for a few-row one): driver.c's."""
+    most = dict(load().variant(tail.variant).tail_rows).get(tail.name, 0)
+    most = most or (full_mr // 2 if tail.mr == 1 else tail.mr)
+    return min(most, full_mr - 1)
+
+
+def row_chunks(kernel: KernelName, tails: list[KernelName], m: int, bits: int) -> list[tuple[KernelName, int]]:
+    """Who computes a plan's m rows, as driver.c's next_chunk deals them: (kernel, rows it computes, padded to its
+    MR). The full kernel takes whole tiles; of the tail kernels whose tail rows reach the rows left, the one of the
+    fewest takes its MR rows; when none does, a padded full tile takes the rest."""
+    mr = tile_size(kernel, bits)[0]
+    chunks = [(kernel, m // mr * mr)] if m >= mr else []
+    left = m % mr
+    while left:
+        best: tuple[KernelName, int] | None = None
+        for tail in tails:
+            most = tail_most(tail, mr)
+            if left <= most and (best is None or most < best[1]):
+                best = (tail, most)
+        if best is None:
+            return [*chunks, (kernel, mr)]
+        tail_mr = tile_size(best[0], bits)[0]
+        chunks.append((best[0], tail_mr))
+        left -= min(tail_mr, left)
+    return chunks
+
+
+def padded_macs(kernel: KernelName, shape: Shape, sve_bits: int, rows: int | None = None) -> int:
+    """M·N·K rounded up to whole tiles: M to the full kernel's MR, or `rows` when tail kernels took the rows it
+    would pad (row_chunks: each chunk's rows padded to its own MR)."""
     mr, nr = tile_size(kernel, sve_bits)
-    rows = shape.m if row_kernel else _round_up(shape.m, mr)
+    rows = _round_up(shape.m, mr) if rows is None else rows
     return rows * _round_up(shape.n, nr) * _round_up(shape.k, kernel.kr)
 
 
@@ -215,17 +244,26 @@ class StaticRunner:
             return 0.0
         return len(loop.body) / max(1, sum(useful_macs(kernel, i, self.sve_bits) for i in loop.body))
 
-    def row_kernel(self, kernel: KernelName) -> KernelName | None:
-        """The variant's kernel of one row that reads `kernel`'s panels (same op, NR and KR), if built."""
-        rows = [k for k in self.kernels() if (k.op, k.variant, k.nr, k.kr, k.mr) == (kernel.op, kernel.variant,
-                kernel.nr, kernel.kr, 1) and k != kernel]  # fmt: skip
-        return rows[0] if rows else None
+    def tail_kernels(self, kernel: KernelName) -> list[KernelName]:
+        """The built kernels of fewer rows that read `kernel`'s panels (same op, variant, NR and KR), the most
+        preferred of each MR (driver.c's isf_tail_kernels)."""
+        cat = load()
+        tails: dict[int, KernelName] = {}
+        built = sorted(self.kernels(), key=lambda k: -cat.preference(k))
+        for k in built:
+            if (k.op, k.variant, k.nr, k.kr) == (kernel.op, kernel.variant, kernel.nr, kernel.kr) and k.mr < kernel.mr:
+                tails.setdefault(k.mr, k)
+        return list(tails.values())
 
     def loop_kernel(self, kernel: KernelName, shape: Shape) -> KernelName:
-        """The kernel meant to do the bulk of the shape's MACs: the row kernel for m below MR when built (the
-        driver runs it instead of padding A), else the full kernel."""
-        row = self.row_kernel(kernel) if shape.m < tile_size(kernel, self.sve_bits)[0] else None
-        return row or kernel
+        """The kernel meant to do the bulk of the shape's MACs: of the plan's row chunks (row_chunks), the kernel
+        computing the most rows (a tail kernel for m below MR when built), else the full kernel."""
+        chunks = row_chunks(kernel, self.tail_kernels(kernel), shape.m, self.sve_bits)
+        rows: Counter[str] = Counter()
+        for k, n in chunks:
+            rows[k.name] += n
+        bulk = max(chunks, key=lambda c: rows[c[0].name])[0] if chunks else kernel
+        return bulk
 
     def function_kernel(self, function: str) -> KernelName | None:
         if not function.startswith(objcode.KERNEL_PREFIX):
@@ -346,9 +384,10 @@ class StaticRunner:
         rc.by_function = dict(by_function.most_common())
         rc.mac_mnemonics = dict(mnemonics.most_common())
         rc.macs_by_kernel = dict(by_kernel.most_common())
-        row = self.row_kernel(kernel)
-        if row is not None and by_kernel[row.name]:  # the rows a full tile would pad went to the row kernel
-            rc.padded_macs = padded_macs(kernel, shape, self.sve_bits, row_kernel=True)
+        tails = self.tail_kernels(kernel)
+        if any(by_kernel[t.name] for t in tails):  # the rows a full tile would pad went to tail kernels (plans)
+            rows = sum(n for _k, n in row_chunks(kernel, tails, shape.m, self.sve_bits))
+            rc.padded_macs = padded_macs(kernel, shape, self.sve_bits, rows)
         rc.calls_out = dict(sorted(calls_out.items()))
         by_call = Counter({self.external.get(entry, f"0x{entry:x}"): n for entry, n in log.called.items()})
         rc.libc_by_call = dict(by_call.most_common())
