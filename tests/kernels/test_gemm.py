@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from isaforge import coverage, gemmjob
+from isaforge.bench.measure import qemu_count
 from isaforge.catalogue import KernelName, load
 from isaforge.gemmjob import NO_EPILOGUE, Case, Epilogue, Oracle
 from isaforge.pytest_plugin import QemuRunner, TargetCpu
@@ -92,9 +93,14 @@ def run_batch(
         epilogue=epilogue,
     )
     args = [str(job), str(out)] + ([f"kernel={kernel}"] if kernel else []) + ([f"vl={vl[0]}:{vl[1]}"] if vl else [])
-    result = qemu_run(tc.build, tc.cpu, "tests/kernels/gemm_runner", args)
+    trace = tmp / f"{op}.trace"
+    trace.unlink(missing_ok=True)
+    result = qemu_run(tc.build, tc.cpu, "tests/kernels/gemm_runner", args, {"ISAFORGE_TRACE": str(trace)})
     assert result.returncode == 0, result.describe()
     kernel = json.loads(result.stdout)["kernel"]
+    if plan:
+        ran = {line.split()[2] for line in trace.read_text().splitlines() if line.startswith("ran isf ")}
+        assert ran == plan_kernels(tc, op, kernel, cases), f"{kernel}: the plans ran {sorted(ran)}"
     failures = oracle.failures(kernel.rsplit("_", 1)[1], out)
     assert not failures, f"{kernel} on {tc.id}: {len(failures)} wrong, first: {failures[0]}"
     return kernel
@@ -117,6 +123,25 @@ def kernels_of(tc: TargetCpu, op: str) -> list[KernelName]:
         if k.op == op and cat.variant_features(arch, k.variant) <= set(tc.expected_features)
     ]
     return sorted(runnable, key=cat.preference, reverse=True)
+
+
+def plan_kernels(tc: TargetCpu, op: str, name: str, cases: list[Case]) -> set[str]:
+    """The kernels plans of `name` run on these cases' rows, as the bench models the driver (row_chunks): the full
+    kernel, and the tail kernels the catalogue's tail_rows give the rows it would pad (a streaming kernel's MR at
+    qemu-user's default SVL of 64 bytes)."""
+    full = next(k for k in kernels_of(tc, op) if k.name == name)
+    tails: dict[int, KernelName] = {}
+    for k in kernels_of(tc, op):
+        if (k.variant, k.nr, k.kr, bool(k.runs)) == (
+            full.variant,
+            full.nr,
+            full.kr,
+            bool(full.runs),
+        ) and k.mr < full.mr:
+            tails.setdefault(k.mr, k)
+    bits = 512 if load().variant(full.variant).scalable == "streaming" else 128
+    chunks = [qemu_count.row_chunks(full, list(tails.values()), c.m, bits) for c in cases]
+    return {name} | {k.name for case_chunks in chunks for k, _rows in case_chunks}
 
 
 def row_kernel_case(c: Case) -> bool:
