@@ -129,9 +129,9 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
  * addition in the kernel's accumulator type (fp32; binary16 for gemm_f16's binary16-accumulating variants; int32
  * modulo 2^32), the clamp is Arm's FMAX then FMIN (IEEE 754-2019 maximum and minimum): a NaN stays NaN (the default
  * NaN on AArch32), +Inf and -Inf become out_max and out_min, -0 < +0. For gemm_f16 the bounds are first rounded to
- * binary16. m below a kernel's MR (m = 1 above all) and the last m % MR rows run a row kernel (MR = 1) on the same
- * packed W when at most MR / 2 rows are left (the SME2 variant: 2, as its padded tile costs no more for more): A is
- * not padded to MR rows (read in place when no widening is due).
+ * binary16. m below a kernel's MR (m = 1 above all) and the last m % MR rows run kernels of fewer rows on the same
+ * packed W instead of a padded tile: a few-row kernel (4 rows) or a row kernel (MR = 1, A read in place when no
+ * widening is due), as many rows each as the catalogue's tail_rows says (a row kernel by default up to MR / 2).
  * Runs use the plan's kernel (or, if a cap excludes it now, another runnable one reading its layout; none:
  * ISF_ERR_UNSUPPORTED, C untouched). They allocate nothing: their buffers are on the calling thread's stack (under
  * 40 KiB; an SME kernel's tile grows with the square of the streaming vector length: under 64 KiB + 2·SVL² bytes,

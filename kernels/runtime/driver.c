@@ -22,9 +22,12 @@ enum {
     STREAMING_KC_BUDGET = 4 * L1_BUDGET,
     MC_ROWS = 64,
     REGION_A_BYTES = L1_BUDGET + PANEL_ALIGN, /* a plan region's A buffer: one MR-row A panel of one Kc block */
-    REGION_TILE_BYTES = 8 * 1024,             /* its scratch tile */
-    REGION_ACC_BYTES = 8 * 1024,              /* its accumulator: MR rows of fp32 sums (binary16 C, fp32 kernel) */
-    REGION_MOST_BYTES = 192 * 1024,           /* the most stack a region takes: streaming tiles at SVL 256 bytes */
+    REGION_TILE_BYTES = 4 * 1024, /* its scratch tile: MR × NR at SVE's longest vectors (larger tiles: their own) */
+    /* Its accumulator: fp32 sums (binary16 C, fp32 kernel) or int32 sums (quantized ops, k past Kc) of a chunk's
+     * rows. A region is as wide as its rows' sums fit, and a dynamic op quantizes its rows once per region: 18 KiB
+     * holds 8 rows × 576 columns or a 4-row kernel's × 1152, so n = 256 (49×256×2304) or 1024 at m = 4 is one. */
+    REGION_ACC_BYTES = 18 * 1024,
+    REGION_MOST_BYTES = 192 * 1024, /* the most stack a region takes: streaming tiles at SVL 256 bytes */
 };
 
 const isf_epilogue isf_no_epilogue = {.steps = ISF_EPILOGUE_NONE};
