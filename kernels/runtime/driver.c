@@ -549,10 +549,16 @@ static int is_tail_of(const isf_kernel *k, const isf_kernel *full, const isf_sel
            k->scalable == full->scalable && k->widened == full->widened && (k->required & ~sel->active) == 0;
 }
 
+/* The table holds an op's kernels of one variant together, by preference, and tail kernels rank below their full
+ * one: the scan runs from `full` to the end of its variant, not the whole table (a plan run at m = 1 is a few
+ * hundred thousand instructions). */
 isf_tails isf_tail_kernels(const isf_kernel *full, const isf_selection *sel) {
     isf_tails t = {{NULL}, 0};
-    for (size_t i = 0; i < isf_kernel_table_count && t.count < ISF_TAIL_KERNELS; i++) {
-        const isf_kernel *k = &isf_kernel_table[i];
+    const isf_kernel *end = isf_kernel_table + isf_kernel_table_count;
+    for (const isf_kernel *k = full + 1; k < end && t.count < ISF_TAIL_KERNELS; k++) {
+        if (k->variant != full->variant && strcmp(k->variant, full->variant) != 0) {
+            break;
+        }
         int seen = 0; /* the most preferred of each MR */
         for (size_t j = 0; j < t.count; j++) {
             seen |= t.kern[j]->mr == k->mr;

@@ -56,9 +56,9 @@ typedef struct {
  * past size_t. B is checked only when given. */
 isf_status isf_check_operands(isf_op op, size_t k, const isf_region *r);
 
-/* The kernels that take the last rows a full kernel would pad (m below MR, m % MR), reading its B panels: of
- * fewer rows (a few-row kernel, a row kernel with MR = 1), the most preferred of each MR; isa.toml's `tail_rows`
- * says how many rows each takes (driver.c, next_chunk). */
+/* The kernels that take the last rows a full kernel would pad (m below MR, m % MR), reading its B panels: of its
+ * variant, fewer rows (a few-row kernel, a row kernel with MR = 1) and lower preference, the most preferred of each
+ * MR; isa.toml's `tail_rows` says how many rows each takes (driver.c, next_chunk). */
 enum { ISF_TAIL_KERNELS = 2 };
 typedef struct {
     const isf_kernel *kern[ISF_TAIL_KERNELS];
@@ -81,19 +81,23 @@ typedef struct {
     size_t ldc;
 } isf_c_block;
 
-/* The epilogue of the tiles `cols` columns to the right of the grid's first: the column arrays (and the partial
- * sums) move with them. */
+/* Moves `e` to the tiles `cols` columns to its right: the column arrays (and the partial sums) move with them. */
+static inline void isf_epilogue_step(isf_epilogue *e, size_t cols, size_t bias_bytes) {
+    if (e->bias != NULL) {
+        e->bias = (const unsigned char *)e->bias + cols * bias_bytes;
+    }
+    if (e->steps & ~(uint32_t)(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP)) {
+        e->partial = e->partial != NULL ? e->partial + cols : NULL;
+        e->col_sum = e->col_sum != NULL ? e->col_sum + cols : NULL;
+        e->col_scale = e->col_scale != NULL ? e->col_scale + cols : NULL;
+        e->out_bias = e->out_bias != NULL ? e->out_bias + cols : NULL;
+    }
+}
+
+/* The epilogue of the tiles `cols` columns to the right of ep's. */
 static inline isf_epilogue isf_epilogue_across(const isf_epilogue *ep, size_t cols, size_t bias_bytes) {
     isf_epilogue e = *ep;
-    if (e.bias != NULL) {
-        e.bias = (const unsigned char *)e.bias + cols * bias_bytes;
-    }
-    if (e.steps & ~(uint32_t)(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP)) {
-        e.partial = e.partial != NULL ? e.partial + cols : NULL;
-        e.col_sum = e.col_sum != NULL ? e.col_sum + cols : NULL;
-        e.col_scale = e.col_scale != NULL ? e.col_scale + cols : NULL;
-        e.out_bias = e.out_bias != NULL ? e.out_bias + cols : NULL;
-    }
+    isf_epilogue_step(&e, cols, bias_bytes);
     return e;
 }
 

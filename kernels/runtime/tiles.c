@@ -43,21 +43,22 @@ typedef struct {
     size_t nr, bias_bytes;
 } tile_grid;
 
-/* down × across full tiles from the grid's origin, written by the kernel straight into C. The inner loop keeps its
- * eleven values in callee-saved registers: seven moves, the call and three steps per tile. */
+/* down × across full tiles from the grid's origin, written by the kernel straight into C. The epilogue is copied
+ * once and its column arrays stepped a tile column at a time (at m = 1 a call per column: no copy per call). */
 static ISF_NOINLINE void full_tiles(const tile_grid *t, size_t down, size_t across) {
     const unsigned char *b = t->b;
     unsigned char *c_col = t->c;
+    isf_epilogue ep = *t->ep;
     for (size_t j = 0; j < across; j++, b += t->b_panel, c_col += t->c_right) {
         isf_ukernel_fn fn = t->fn;
         size_t kblocks = t->kblocks, ldc = t->ldc, a_panel = t->a_panel, c_down = t->c_down;
         int accumulate = t->accumulate;
-        isf_epilogue ep = isf_epilogue_across(t->ep, j * t->nr, t->bias_bytes);
         const unsigned char *a = t->a;
         unsigned char *c = c_col;
         for (size_t i = down; i > 0; i--, a += a_panel, c += c_down) {
             fn(kblocks, a, b, c, ldc, accumulate, &ep);
         }
+        isf_epilogue_step(&ep, t->nr, t->bias_bytes);
     }
 }
 
