@@ -18,8 +18,7 @@ enum { MAGIC_BYTES = 4, HEADER_BYTES = 28, VERSION = 1, GUARD = 64, SENTINEL = 0
 MARKER void isf_bench_begin(void) { __asm__ volatile("" ::: "memory"); }
 MARKER void isf_bench_end(void) { __asm__ volatile("" ::: "memory"); }
 
-static const char *const precision_names[ISF_BENCH_PRECISIONS] = {"fp32", "fp16", "bf16", "int8",
-                                                                   "qs8",  "qd8",  "qc4w"};
+static const char *const precision_names[ISF_BENCH_PRECISIONS] = {"fp32", "fp16", "bf16", "int8", "qs8", "qd8", "qc4w"};
 static const size_t a_bytes_of[ISF_BENCH_PRECISIONS] = {4, 2, 2, 1, 1, 4, 4};
 static const size_t b_bytes_of[ISF_BENCH_PRECISIONS] = {4, 2, 2, 1, 1, 1, 1};
 static const char *const mode_names[] = {"plain", "prepacked"};
@@ -38,7 +37,8 @@ static int lookup(const char *name, const char *const *names, int count) {
 }
 
 static int usage(const char *why) {
-    fprintf(stderr, "%s harness: %s (usage: PRECISION MODE INPUT OUTPUT; fp32|fp16|bf16|int8|qs8|qd8|qc4w, "
+    fprintf(stderr,
+            "%s harness: %s (usage: PRECISION MODE INPUT OUTPUT; fp32|fp16|bf16|int8|qs8|qd8|qc4w, "
             "plain|prepacked)\n",
             isf_bench_library, why);
     return 2;

@@ -11,13 +11,11 @@
 
 const char isf_bench_library[] = "isaforge";
 
-static const isf_op ops[ISF_BENCH_PRECISIONS] = {
-    ISF_OP_GEMM_F32, ISF_OP_GEMM_F16,     ISF_OP_GEMM_BF16, ISF_OP_GEMM_S8,
-    ISF_OP_GEMM_QS8, ISF_OP_GEMM_QD8_F32, ISF_OP_GEMM_QD8_F32_QC4W};
+static const isf_op ops[ISF_BENCH_PRECISIONS] = {ISF_OP_GEMM_F32,         ISF_OP_GEMM_F16, ISF_OP_GEMM_BF16,
+                                                 ISF_OP_GEMM_S8,          ISF_OP_GEMM_QS8, ISF_OP_GEMM_QD8_F32,
+                                                 ISF_OP_GEMM_QD8_F32_QC4W};
 
-static int dynamic(isf_bench_precision precision) {
-    return precision == ISF_BENCH_QD8 || precision == ISF_BENCH_QC4W;
-}
+static int dynamic(isf_bench_precision precision) { return precision == ISF_BENCH_QD8 || precision == ISF_BENCH_QC4W; }
 
 int isf_bench_offers(isf_bench_precision precision, isf_bench_mode mode) {
     return (precision != ISF_BENCH_QS8 && !dynamic(precision)) || mode == ISF_BENCH_PREPACKED;
