@@ -240,3 +240,73 @@ def test_qemu_command_has_no_sysroot_and_logs_on_request(tmp_path):
     assert peers.qemu_command(exe, "neoverse-n1", ["fp32"]) == ["qemu-aarch64", "-cpu", "neoverse-n1", str(exe), "fp32"]
     logged = peers.qemu_command(exe, "max", [], tmp_path / "log")
     assert logged == ["qemu-aarch64", "-cpu", "max", "-d", "in_asm,exec,nochain", "-D", str(tmp_path / "log"), str(exe)]
+
+
+# -- the dynamically quantized precisions (qd8, qc4w) ------------------------------------------------------------
+@pytest.mark.parametrize("precision", peers.DYNAMIC)
+def test_a_dynamic_result_is_held_to_isaforge_quant_with_a_clamp_that_bites(precision):
+    p = peers.dynamic_problem(precision, Shape(6, 40, 33))
+    assert p.op == peers.PRECISION_OPS[precision] and p.a.dtype == np.float32 and p.clamp is not None
+    lo, hi = p.w_kn.min(), p.w_kn.max()
+    assert (lo, hi) == ((-8, 7) if precision == "qc4w" else (-127, 127))
+    right = quant.REFERENCE[p.op](p.a, p.w_kn, p.params, p.bias, p.clamp)
+    assert (right == np.float32(p.clamp[0])).sum() >= 6 and (right == np.float32(p.clamp[1])).sum() >= 6
+    assert peers.check_dynamic(p, output(right, peers.F32)) == ""
+    inner = tuple(int(i) for i in np.argwhere((right > p.clamp[0]) & (right < p.clamp[1]))[0])
+    one_ulp = right.copy()
+    one_ulp[inner] = np.nextafter(right[inner], np.float32(np.inf))
+    wrong = peers.check_dynamic(p, output(one_ulp, peers.F32), label="nudged")
+    assert wrong.startswith("nudged: 1 elements differ from isaforge.quant's") and f"C[{inner[0]}][{inner[1]}]" in wrong
+    unclamped = quant.REFERENCE[p.op](p.a, p.w_kn, p.params, p.bias, None)
+    assert "differ" in peers.check_dynamic(p, output(unclamped, peers.F32))
+    assert "guard bytes" in peers.check_dynamic(p, output(right, peers.F32, intact=False))
+    assert "expected f32" in peers.check_dynamic(p, output(right.astype(np.int32), peers.I32))
+
+
+def test_xnnpack_stands_in_for_the_dynamic_precisions_with_its_qs8_call():
+    """XNNPACK (2022) has no dynamically quantized or int4 operator: its rows are its qs8 call, said to be a stand-in,
+    on int8 A and, for qc4w, the values int4 holds; libisaforge makes its own dynamic calls, as plans only."""
+    xnn, ours = peers.PEERS["xnnpack"], peers.PEERS[peers.ISAFORGE]
+    assert [xnn.call(p) for p in peers.DYNAMIC] == ["qs8", "qs8"] and xnn.call("fp32") == "fp32"
+    assert [xnn.element(p) for p in peers.DYNAMIC] == [peers.I8, peers.I8]
+    assert [ours.call(p) for p in peers.DYNAMIC] == list(peers.DYNAMIC)
+    assert [ours.element(p) for p in peers.DYNAMIC] == [peers.F32, peers.F32]
+    assert [(prec, mode) for prec, mode in ours.pairs() if prec in peers.DYNAMIC] == [
+        ("qd8", peers.PREPACKED), ("qc4w", peers.PREPACKED)]  # fmt: skip
+    a, b = peers.operands("xnnpack", "qc4w", Shape(3, 64, 200))
+    assert a.dtype == b.dtype == np.int8 and (b.min(), b.max()) == (-8, 7) and a.min() < -8
+    a8, b8 = peers.operands("xnnpack", "qd8", Shape(3, 64, 200))
+    assert np.array_equal(a, a8) and b8.min() == -127
+    # int4 weights get a scale 16× larger, so their requantized C still spreads over int8
+    assert peers.requantization(200, peers.INT8_RMS / 16)[0] == pytest.approx(16 * peers.requantization(200)[0])
+
+
+def test_a_dynamic_input_file_carries_scales_bias_and_clamp(tmp_path):
+    shape = Shape(5, 7, 9)
+    p = peers.dynamic_problem("qc4w", shape)
+    path = tmp_path / "in"
+    peers.write_dynamic_input(path, "qc4w", p)
+    data = path.read_bytes()
+    at = 28 + 4 * 5 * 9
+    assert len(data) == at + 9 * 7 + 4 * (7 + 7 + 2)
+    assert np.array_equal(np.frombuffer(data, "<f4", 45, 28).reshape(5, 9), p.a)
+    assert np.array_equal(np.frombuffer(data, "i1", 63, at).reshape(9, 7), p.w_kn)
+    extra = np.frombuffer(data, "<f4", 16, at + 63)
+    assert np.array_equal(extra[:7], p.params.w_scales) and np.array_equal(extra[7:14], p.bias)
+    assert tuple(extra[14:]) == p.clamp
+    with pytest.raises(ValueError, match="a clamp"):
+        peers.write_dynamic_input(path, "qc4w", dataclasses.replace(p, clamp=None))
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("precision", peers.DYNAMIC)
+def test_a_dynamic_output_one_bit_off_is_wrong_for_libisaforge(harness, tmp_path, monkeypatch, precision):
+    """The dynamic plans are held to isaforge.quant byte for byte: right on a real core (its kernel: dotprod), and
+    wrong when the harness flips the lowest bit of C's first byte."""
+    exe = harness(peers.ISAFORGE)
+    right = peers.run(peers.ISAFORGE, exe, precision, peers.PREPACKED, SHAPES[0], "neoverse-n1", tmp_path)
+    assert (right.status, right.wrong, right.element) == (0, "", "f32")
+    assert right.detail.endswith("_dotprod"), right.detail
+    monkeypatch.setenv("ISF_BENCH_SELFTEST", "c")
+    run = peers.run(peers.ISAFORGE, exe, precision, peers.PREPACKED, SHAPES[0], "neoverse-n1", tmp_path)
+    assert run.status == 0 and "differ from isaforge.quant's, first C[0][0]" in run.wrong, run

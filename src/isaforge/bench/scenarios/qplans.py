@@ -78,6 +78,7 @@ class Problem:
     w_kn: np.ndarray  # [k][n] int8 (−8…7 for int4 weights; the job packs them two per byte, quant.pack_int4)
     params: quant.QuantParams | None
     bias: np.ndarray | None  # int32, or fp32 for the dynamic ops
+    clamp: tuple[float, float] | None = None  # the float ops' ISF_GEMM_CLAMP bounds (gemm_qs8 clamps to int8 anyway)
 
 
 def problem(op: str, shape: Shape, seed: int = 1) -> Problem:
@@ -100,6 +101,15 @@ def problem(op: str, shape: Shape, seed: int = 1) -> Problem:
     return Problem(op, a, w, params, bias)
 
 
+def clamped(p: Problem, share: float = 0.05) -> Problem:
+    """`p` with a clamp that bites: bounds at the `share` and 1 − `share` quantiles of its unclamped C, so about
+    that share of C lands on each bound and a kernel that skipped the clamp (or applied it before the bias) is
+    wrong."""
+    c = expected(dataclasses.replace(p, clamp=None)).astype(np.float64)
+    lo, hi = (float(np.float32(x)) for x in np.quantile(c, [share, 1 - share]))
+    return dataclasses.replace(p, clamp=(lo, hi))
+
+
 def baseline_of(p: Problem) -> Problem:
     """The same A, W and int32 bias as a gemm_s8 plan: int32 C, nothing requantized."""
     assert p.bias is not None and p.a.dtype == np.int8
@@ -108,7 +118,7 @@ def baseline_of(p: Problem) -> Problem:
 
 def job(p: Problem, kernel: str) -> quantjob.QuantJob:
     """`p` as a job of the tests' quant_runner, run through isf_gemm_run."""
-    return quantjob.QuantJob(p.op, kernel, p.a, p.w_kn, p.params or quantjob.NO_QUANT, p.bias)
+    return quantjob.QuantJob(p.op, kernel, p.a, p.w_kn, p.params or quantjob.NO_QUANT, p.bias, p.clamp)
 
 
 def expected(p: Problem) -> np.ndarray:
@@ -117,7 +127,7 @@ def expected(p: Problem) -> np.ndarray:
         acc = p.a.astype(np.int64) @ p.w_kn.astype(np.int64) + (p.bias if p.bias is not None else 0)
         return ((acc + 2**31) % 2**32 - 2**31).astype(np.int32)
     reference = quant.REFERENCE[p.op]
-    clamp = (-128, 127) if p.op == REQUANTIZED else None
+    clamp = (-128, 127) if p.op == REQUANTIZED else p.clamp
     return np.asarray(reference(p.a, p.w_kn, p.params, p.bias, clamp))  # type: ignore[arg-type]
 
 

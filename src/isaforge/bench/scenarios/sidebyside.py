@@ -3,7 +3,9 @@
 Each library's harness (bench/peers) runs one GEMM under `qemu-aarch64 -cpu <core>` (so its run-time dispatch picks
 what it would pick on that core), QEMU logs the blocks it executes between the harness's markers, and
 bench/wholecall prices them with llvm-mca's model of that core. Every result is checked by gemmjob's oracle (qs8:
-libisaforge's gemm_qs8 by isaforge.quant byte for byte, XNNPACK's within ±1); a wrong one is shown and never ranks.
+libisaforge's gemm_qs8 by isaforge.quant byte for byte, XNNPACK's within ±1; qd8 and qc4w: libisaforge's dynamically
+quantized plans by isaforge.quant byte for byte, XNNPACK's qs8 stand-in as its qs8 row); a wrong one is shown and
+never ranks.
 Rows: precision × shape × core; columns: the libraries.
 """
 
@@ -26,16 +28,11 @@ from isaforge.errors import IsaforgeError
 
 DEFAULT_SHAPES = "1x1024x1024,4x1024x1024,49x256x2304,64x64x64,128x128x128,256x256x64,384x384x384"
 DEFAULT_CORES = ",".join(c.qemu_cpu.partition(",")[0] for c in CORE_MODELS)
-# qs8 (requantized int8 C) does int8's MACs: its peak is int8's, the requantization being work on top of them.
-PEAK_PRECISION = {"qs8": "int8"}
+# The quantized precisions do int8's MACs (int4 weights are widened to int8 for them): their peak is int8's, the
+# quantization, requantization and decoding being work on top of them.
+PEAK_PRECISION = {"qs8": "int8", "qd8": "int8", "qc4w": "int8"}
 PRECISIONS = (*wholecall.PRECISIONS, *PEAK_PRECISION)
 DEFAULT_PRECISIONS = ",".join(PRECISIONS)
-# The cores and shapes the side by side's goals are judged on: the Neoverse cores engines deploy on, at the goals'
-# shapes.
-GOAL_CORES = ("neoverse-n1", "neoverse-n2", "neoverse-v1")
-PEAK_SHAPES = ("128x128x128", "256x256x64", "49x256x2304")
-PEAK_GOAL = {"fp32": 92.0, "fp16": 92.0, "int8": 85.0, "bf16": 85.0, "qs8": 85.0}
-SMALL_M_SHAPE, SMALL_M_GOAL = "1x1024x1024", 60.0
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,13 @@ specified, so there is no rounding of its own to allow for).
 
 Precision qs8 is int8 A and B with requantized int8 C for every library; int8 is the same inputs with C as the
 library gives it (libisaforge: int32; XNNPACK, which has no int32 output: the qs8 call again).
+
+Precisions qd8 and qc4w are the dynamically quantized GEMMs (fp32 A quantized per row inside the call, int8 or int4
+weights with per-column scales, fp32 C with bias and clamp): libisaforge's gemm_qd8_f32 and gemm_qd8_f32_qc4w plans,
+operands from bench.qplans (the quantized section's) and C held to isaforge.quant byte for byte. Debian's XNNPACK
+(2022) has neither a dynamically quantized nor an int4 operator: in those rows it makes its qs8 call, a stand-in
+that does less work (A arrives as int8, no quantization pass; int8 C, no fp32 dequantization, bias or float clamp;
+for qc4w the same int8 weights, values in −8…7, at a byte each), checked as its qs8 row is.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import numpy as np
 from isaforge import gemmjob, process, qemu, quant
 from isaforge.bench import require, run_tool
 from isaforge.bench.measure.executable import LIBRARY, LLVM_NM, parse_nm
+from isaforge.bench.scenarios import qplans
 from isaforge.bench.scenarios.shapes import Shape
 from isaforge.builds import Build
 from isaforge.catalogue import REFERENCE, load, parse_kernel_name
@@ -46,11 +54,16 @@ INSTALL_HINT = "bash ci/install-toolchains.sh --peers"
 LOG_FLAGS = ("-d", "in_asm,exec,nochain")
 BEGIN, END = "isf_bench_begin", "isf_bench_end"  # the window: [entry of BEGIN, entry of END)
 
-PRECISIONS = ("fp32", "fp16", "bf16", "int8", "qs8")
+PRECISIONS = ("fp32", "fp16", "bf16", "int8", "qs8", "qd8", "qc4w")
 PLAIN, PREPACKED = "plain", "prepacked"
 MODES = (PLAIN, PREPACKED)
-PRECISION_OPS = {"fp32": "gemm_f32", "fp16": "gemm_f16", "bf16": "gemm_bf16", "int8": "gemm_s8", "qs8": "gemm_qs8"}
+PRECISION_OPS = {"fp32": "gemm_f32", "fp16": "gemm_f16", "bf16": "gemm_bf16", "int8": "gemm_s8", "qs8": "gemm_qs8",
+                 "qd8": "gemm_qd8_f32", "qc4w": "gemm_qd8_f32_qc4w"}  # fmt: skip
 INT8_INPUTS = ("int8", "qs8")  # the precisions whose input file carries a requantization (scale, zero point)
+# fp32 A quantized per row inside the call; their input file carries B's column scales, the bias and the clamp.
+DYNAMIC = ("qd8", "qc4w")
+INT4_WEIGHTS = ("qc4w",)
+INT8_RMS = 74.0  # the root mean square of uniform int8 operands (int4 ones: INT8_RMS / 16)
 
 MAGIC, VERSION = b"ISFP", 1
 # Output element codes (harness.h's isf_bench_element) and their numpy types.
@@ -71,7 +84,9 @@ class Peer:
     """One library: where Debian puts it and what its harness offers. `requires` lists the (package, file) pairs
     its harness cannot be built without; `narrow` the precisions it accumulates in binary16; `requantized` those
     whose output is requantized int8 (held to ±1 of the exact requantization), `exact` those of them held to
-    isaforge.quant's gemm_qs8 byte for byte; `prepacked_only` the precisions it offers prepacked only."""
+    isaforge.quant's gemm_qs8 byte for byte; `prepacked_only` the precisions it offers prepacked only; `stands_in`
+    (precision, the precision of the call it makes instead) where it has no such operation and its nearest call
+    stands in (the report says so)."""
 
     library: str
     package: str  # the Debian package that installs it ("" for libisaforge: built from this tree)
@@ -85,6 +100,11 @@ class Peer:
     requantized: tuple[str, ...] = ()
     exact: tuple[str, ...] = ()
     prepacked_only: tuple[str, ...] = ()
+    stands_in: tuple[tuple[str, str], ...] = ()
+
+    def call(self, precision: str) -> str:
+        """The precision of the call the harness makes for `precision` (itself, unless a stand-in)."""
+        return dict(self.stands_in).get(precision, precision)
 
     def offers(self, precision: str, mode: str) -> bool:
         if precision in self.prepacked_only and mode != PREPACKED:
@@ -96,9 +116,9 @@ class Peer:
 
     def element(self, precision: str) -> int:
         """The output element code its harness writes for `precision`."""
-        if precision in self.requantized:
+        if self.call(precision) in self.requantized:
             return I8
-        out = gemmjob.op_types(PRECISION_OPS[precision]).out_dtype
+        out = gemmjob.op_types(PRECISION_OPS[self.call(precision)]).out_dtype
         return next(code for code, dtype in ELEMENTS.items() if dtype == out)
 
 
@@ -142,12 +162,13 @@ PEERS: dict[str, Peer] = {
             ("libpthreadpool-dev:arm64", "/usr/include/pthreadpool.h"),
             ("libcpuinfo-dev:arm64", f"{ARM64_LIB}/libcpuinfo.so"),
         ),
-        ("fp32", "fp16", "int8", "qs8"),
+        ("fp32", "fp16", "int8", "qs8", *DYNAMIC),
         (PREPACKED,),
         narrow=("fp16",),
         requantized=("int8", "qs8"),
+        stands_in=tuple((p, "qs8") for p in DYNAMIC),
     ),
-    # qs8: a gemm_qs8 plan (the quantized ops have no one-call function).
+    # The quantized precisions as plans (the quantized ops have no one-call function).
     ISAFORGE: Peer(
         ISAFORGE,
         "",
@@ -159,7 +180,7 @@ PEERS: dict[str, Peer] = {
         MODES,
         requantized=("qs8",),
         exact=("qs8",),
-        prepacked_only=("qs8",),
+        prepacked_only=("qs8", *DYNAMIC),
     ),
 }
 
@@ -223,19 +244,31 @@ def markers(exe: Path) -> tuple[int, int]:
 def operands(library: str, precision: str, shape: Shape, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """A [m][k] and B [k][n] in the precision's wire type (gemmjob.random_operands). Requantized int8 weights stay
     in [-127, 127], as TFLite's int8 scheme requires of weights (XNNPACK's kernels without sdot may sum two products
-    of -128·-128 in int16); libisaforge's qs8 gets the same, so its qs8 row computes what XNNPACK's does."""
-    types = gemmjob.op_types(PRECISION_OPS[precision])
+    of -128·-128 in int16); libisaforge's qs8 gets the same, so its qs8 row computes what XNNPACK's does. A call
+    standing in for an int4 precision gets weights in −8…7 (int8's shifted right by 4), the values int4 holds.
+    The dynamic precisions' own calls take dynamic_problem's operands instead."""
+    call = peer(library).call(precision)
+    types = gemmjob.op_types(PRECISION_OPS[call])
     case = gemmjob.Case(shape.m, shape.n, shape.k, shape.k, shape.n, shape.n)
     a, b = gemmjob.random_operands(types, [case], seed)
-    if precision in peer(library).requantized:
+    if call in peer(library).requantized:
         b = np.maximum(b, -127).astype(b.dtype)
+    if precision in INT4_WEIGHTS:
+        b = (b >> 4).astype(b.dtype)
     return a[: shape.m * shape.k].reshape(shape.m, shape.k), b[: shape.k * shape.n].reshape(shape.k, shape.n)
 
 
-def requantization(k: int) -> tuple[float, int]:
+def dynamic_problem(precision: str, shape: Shape, seed: int = 1) -> qplans.Problem:
+    """A dynamic precision's operands as the quantized section draws them (fp32 A, int8 or int4 weights, per-column
+    scales, fp32 bias), with a clamp that bites (qplans.clamped)."""
+    return qplans.clamped(qplans.problem(PRECISION_OPS[precision], shape, seed))
+
+
+def requantization(k: int, weight_rms: float = INT8_RMS) -> tuple[float, int]:
     """Scale and zero point for requantized int8 output: random int8 products have a standard deviation near
-    74² (uniform on [-128, 127]), so acc·scale spreads over about ±60 and its tails reach the clamp."""
-    return float(np.float32(60.0 / (74.0**2 * math.sqrt(k)))), -3
+    74² (uniform on [-128, 127]; 74 · weight_rms for other weights), so acc·scale spreads over about ±60 and its
+    tails reach the clamp."""
+    return float(np.float32(60.0 / (INT8_RMS * weight_rms * math.sqrt(k)))), -3
 
 
 def quant_params(scale: float, zero_point: int) -> quant.QuantParams:
@@ -250,14 +283,31 @@ def write_input(
     path: Path, precision: str, a: np.ndarray, b: np.ndarray, scale: float = 1.0, zero_point: int = 0
 ) -> None:
     """The harness's input file: header, then A [m][k] and B [k][n] in the precision's wire type."""
-    types = gemmjob.op_types(PRECISION_OPS[precision])
+    path.write_bytes(_input_bytes(precision, a, b, scale, zero_point))
+
+
+def write_dynamic_input(path: Path, precision: str, p: qplans.Problem) -> None:
+    """A dynamic precision's input file: header, fp32 A, int8 B (int4 values one per byte), then B's column scales,
+    the fp32 bias and the clamp's two bounds (harness.h)."""
+    if p.params is None or p.bias is None or p.clamp is None:
+        raise ValueError(f"{precision}: the problem needs column scales, a bias and a clamp")
+    n = p.w_kn.shape[1]
+    scales = np.broadcast_to(np.asarray(p.params.w_scales, "<f4"), (n,))
+    extra = scales.tobytes() + np.asarray(p.bias, "<f4").tobytes() + np.asarray(p.clamp, "<f4").tobytes()
+    path.write_bytes(_input_bytes(precision, p.a, p.w_kn) + extra)
+
+
+def _input_bytes(precision: str, a: np.ndarray, b: np.ndarray, scale: float = 1.0, zero_point: int = 0) -> bytes:
     m, k = a.shape
     k_b, n = b.shape
     if k_b != k:
         raise ValueError(f"A is {m}×{k} but B is {k_b}×{n}")
     header = MAGIC + struct.pack("<IIIIfi", VERSION, m, n, k, scale, zero_point)
-    wire = types.in_dtype.newbyteorder("<")
-    path.write_bytes(header + np.ascontiguousarray(a, wire).tobytes() + np.ascontiguousarray(b, wire).tobytes())
+    if precision in DYNAMIC:
+        a_wire, b_wire = np.dtype("<f4"), np.dtype("i1")
+    else:
+        a_wire = b_wire = gemmjob.op_types(PRECISION_OPS[precision]).in_dtype.newbyteorder("<")
+    return header + np.ascontiguousarray(a, a_wire).tobytes() + np.ascontiguousarray(b, b_wire).tobytes()
 
 
 @dataclass(frozen=True)
@@ -327,12 +377,8 @@ def check(
     is the output type the library should have written; `narrow`: it accumulates in binary16; `exact`: requantized
     int8 must be isaforge.quant.gemm_qs8's bytes (libisaforge's gemm_qs8), not within ±1."""
     prefix = f"{label}: " if label else ""
-    if not out.guards_intact:
-        return f"{prefix}wrote outside C: the 64 guard bytes before or after it are damaged"
-    if out.status != 0:
-        return f"{prefix}status {out.status} (the library's error): C not checked"
-    if out.element != element:
-        return f"{prefix}C came as {ELEMENT_NAMES[out.element]}, expected {ELEMENT_NAMES[element]}"
+    if bad := _envelope(out, element, prefix):
+        return bad
     if element == I8:
         return _check_requantized(a, b, out.c, exact, scale, zero_point, prefix)
     op = PRECISION_OPS[precision]
@@ -340,6 +386,25 @@ def check(
     variant = narrow_variants[0] if narrow and narrow_variants else REFERENCE
     types = gemmjob.op_types(op)
     return gemmjob.check_matrix(types, variant, a, b, out.c, label=label or precision) or ""
+
+
+def check_dynamic(p: qplans.Problem, out: PeerOutput, label: str = "") -> str:
+    """'' when a dynamic precision's fp32 C is isaforge.quant's bytes for `p` (its clamp included), else one line."""
+    prefix = f"{label}: " if label else ""
+    if bad := _envelope(out, F32, prefix):
+        return bad
+    return f"{prefix}{bad}" if (bad := qplans.compare(p, out.c.tobytes())) else ""
+
+
+def _envelope(out: PeerOutput, element: int, prefix: str) -> str:
+    """What is wrong before C's values are looked at: guard damage (the worse), the library's error, C's type."""
+    if not out.guards_intact:
+        return f"{prefix}wrote outside C: the 64 guard bytes before or after it are damaged"
+    if out.status != 0:
+        return f"{prefix}status {out.status} (the library's error): C not checked"
+    if out.element != element:
+        return f"{prefix}C came as {ELEMENT_NAMES[out.element]}, expected {ELEMENT_NAMES[element]}"
+    return ""
 
 
 # -- running ------------------------------------------------------------------------------------------------------
@@ -395,24 +460,32 @@ def run(
     if not p.offers(precision, mode):
         offered = ", ".join(f"{pr} {mo}" for pr, mo in p.pairs())
         raise IsaforgeError(f"{library} does not offer {precision} {mode} (it offers: {offered})")
-    a, b = operands(library, precision, shape, seed)
-    scale, zero_point = requantization(shape.k) if precision in INT8_INPUTS else (1.0, 0)
+    call = p.call(precision)
     stem = f"{library}-{precision}-{mode}-{shape.label}-{cpu.replace(',', '_').replace('=', '-')}"
     inp, outp = workdir / f"{stem}.in", workdir / f"{stem}.out"
-    write_input(inp, precision, a, b, scale, zero_point)
-    cmd = qemu_command(exe, cpu, [precision, mode, str(inp), str(outp)], log)
+    dynamic = dynamic_problem(call, shape, seed) if call in DYNAMIC else None
+    if dynamic is not None:
+        write_dynamic_input(inp, call, dynamic)
+    else:
+        a, b = operands(library, precision, shape, seed)
+        weight_rms = INT8_RMS / 16 if precision in INT4_WEIGHTS else INT8_RMS
+        scale, zero_point = requantization(shape.k, weight_rms) if call in INT8_INPUTS else (1.0, 0)
+        write_input(inp, call, a, b, scale, zero_point)
+    cmd = qemu_command(exe, cpu, [call, mode, str(inp), str(outp)], log)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("QEMU_", "ISAFORGE_"))}
     what = f"the {library} harness ({precision} {mode}, {shape.label}) under {cpu}"
     result = process.run(cmd, what=what, env=env, timeout=timeout, log=workdir / f"{stem}.qemu.log")
     words = (result.stdout.strip().splitlines() or [""])[-1].split(maxsplit=1)
     detail = words[1] if len(words) == 2 and words[0] == library else ""
     out = read_output(outp, shape.m, shape.n)
-    element = p.element(precision)
-    wrong = check(
-        precision, a, b, out, element=element, narrow=_accumulates_narrow(p, precision, detail),
-        exact=precision in p.exact, scale=scale, zero_point=zero_point,
-        label=f"{library} {precision} {mode} {shape.label} on {cpu}",
-    )  # fmt: skip
+    label = f"{library} {precision} {mode} {shape.label} on {cpu}"
+    if dynamic is not None:
+        wrong = check_dynamic(dynamic, out, label)
+    else:
+        wrong = check(
+            call, a, b, out, element=p.element(precision), narrow=_accumulates_narrow(p, call, detail),
+            exact=call in p.exact, scale=scale, zero_point=zero_point, label=label,
+        )  # fmt: skip
     if not wrong:
         for path in (inp, outp):
             path.unlink()

@@ -18,8 +18,9 @@ enum { MAGIC_BYTES = 4, HEADER_BYTES = 28, VERSION = 1, GUARD = 64, SENTINEL = 0
 MARKER void isf_bench_begin(void) { __asm__ volatile("" ::: "memory"); }
 MARKER void isf_bench_end(void) { __asm__ volatile("" ::: "memory"); }
 
-static const char *const precision_names[ISF_BENCH_PRECISIONS] = {"fp32", "fp16", "bf16", "int8", "qs8"};
-static const size_t input_bytes[ISF_BENCH_PRECISIONS] = {4, 2, 2, 1, 1};
+static const char *const precision_names[ISF_BENCH_PRECISIONS] = {"fp32", "fp16", "bf16", "int8", "qs8", "qd8", "qc4w"};
+static const size_t a_bytes_of[ISF_BENCH_PRECISIONS] = {4, 2, 2, 1, 1, 4, 4};
+static const size_t b_bytes_of[ISF_BENCH_PRECISIONS] = {4, 2, 2, 1, 1, 1, 1};
 static const char *const mode_names[] = {"plain", "prepacked"};
 
 static size_t element_bytes(isf_bench_element e) {
@@ -36,7 +37,9 @@ static int lookup(const char *name, const char *const *names, int count) {
 }
 
 static int usage(const char *why) {
-    fprintf(stderr, "%s harness: %s (usage: PRECISION MODE INPUT OUTPUT; fp32|fp16|bf16|int8|qs8, plain|prepacked)\n",
+    fprintf(stderr,
+            "%s harness: %s (usage: PRECISION MODE INPUT OUTPUT; fp32|fp16|bf16|int8|qs8|qd8|qc4w, "
+            "plain|prepacked)\n",
             isf_bench_library, why);
     return 2;
 }
@@ -93,7 +96,7 @@ int main(int argc, char **argv) {
         return usage("unknown precision or mode");
     }
     if (!isf_bench_offers((isf_bench_precision)precision, (isf_bench_mode)mode)) {
-        char offered[160] = "";
+        char offered[256] = "";
         for (int p = 0; p < ISF_BENCH_PRECISIONS; p++) {
             for (int m = 0; m < 2; m++) {
                 if (isf_bench_offers((isf_bench_precision)p, (isf_bench_mode)m)) {
@@ -119,12 +122,25 @@ int main(int argc, char **argv) {
     uint32_t scale_bits = u32_at(data + 20), zp_bits = u32_at(data + 24);
     memcpy(&p.scale, &scale_bits, sizeof p.scale);
     memcpy(&p.zero_point, &zp_bits, sizeof p.zero_point);
-    size_t in = input_bytes[precision], a_bytes = p.m * p.k * in, b_bytes = p.k * p.n * in;
-    if (p.m == 0 || p.n == 0 || p.k == 0 || size != HEADER_BYTES + a_bytes + b_bytes) {
+    size_t a_bytes = p.m * p.k * a_bytes_of[precision], b_bytes = p.k * p.n * b_bytes_of[precision];
+    int dynamic = precision == ISF_BENCH_QD8 || precision == ISF_BENCH_QC4W;
+    size_t extra_bytes = dynamic ? 2 * p.n * sizeof(float) + 2 * sizeof(float) : 0;
+    if (p.m == 0 || p.n == 0 || p.k == 0 || size != HEADER_BYTES + a_bytes + b_bytes + extra_bytes) {
         return usage("the input's size does not match its m, n, k and the precision");
     }
     p.a = aligned_copy(data + HEADER_BYTES, a_bytes);
     p.b = aligned_copy(data + HEADER_BYTES + a_bytes, b_bytes);
+    if (dynamic) {
+        const unsigned char *extra = data + HEADER_BYTES + a_bytes + b_bytes;
+        p.w_scales = aligned_copy(extra, p.n * sizeof(float));
+        p.bias = aligned_copy(extra + p.n * sizeof(float), p.n * sizeof(float));
+        memcpy(&p.out_min, extra + 2 * p.n * sizeof(float), sizeof p.out_min);
+        memcpy(&p.out_max, extra + 2 * p.n * sizeof(float) + sizeof p.out_min, sizeof p.out_max);
+        if (p.w_scales == NULL || p.bias == NULL) {
+            fprintf(stderr, "%s harness: out of memory\n", isf_bench_library);
+            return 1;
+        }
+    }
     isf_bench_element element = isf_bench_output((isf_bench_precision)precision);
     size_t c_bytes = p.m * p.n * element_bytes(element);
     unsigned char *cbuf = aligned_alloc(ALIGN, (GUARD + c_bytes + GUARD + ALIGN - 1) / ALIGN * ALIGN);

@@ -3,9 +3,11 @@
  * blis.c, xnnpack.c, isaforge.c) only says what it offers and makes its calls. isaforge.bench.peers writes the
  * input, builds and runs the harness, and checks the output.
  *
- * Usage: <harness> PRECISION MODE INPUT OUTPUT, PRECISION one of fp32 fp16 bf16 int8 qs8, MODE plain or prepacked.
- *   int8 and qs8 both take int8 A and B; int8 leaves C's element to the library (libisaforge: the exact int32 sums),
- *   qs8 always asks for requantized int8 C (the element ISF_BENCH_ELEMENT_I8), so that libraries meet on one output.
+ * Usage: <harness> PRECISION MODE INPUT OUTPUT, PRECISION one of fp32 fp16 bf16 int8 qs8 qd8 qc4w, MODE plain or
+ *   prepacked. int8 and qs8 both take int8 A and B; int8 leaves C's element to the library (libisaforge: the exact
+ *   int32 sums), qs8 always asks for requantized int8 C (the element ISF_BENCH_ELEMENT_I8), so that libraries meet
+ *   on one output. qd8 and qc4w are the dynamically quantized GEMMs: fp32 A, int8 B (qc4w: values -8..7, one per
+ *   byte, for the library to pack as it stores int4), fp32 C = clamp(A·B dequantized + bias).
  *   A pair the library does not offer: exit 2 and one line on stderr. Bad use or a bad input file: exit 2 too.
  *   Otherwise exit 0 with the library's status in OUTPUT, and one line on stdout: "<library> <configuration>".
  *
@@ -14,6 +16,8 @@
  *   qs8). Scale and zero point only matter to a requantized int8 output: out = clamp(round(acc·scale) + zero point)
  *   to [-128, 127]. A library is given them as an output scale of 1.0f / scale (fp32 division) and that zero point,
  *   with A's and B's scales 1 and zero points 0, so every library rounds the same real multiplier its own way.
+ *   qd8 and qc4w (scale and zero point unused) add after B: f32 w_scales [n] (B's per-column scales), f32 bias [n],
+ *   f32 out_min, f32 out_max (the clamp).
  * Output: i32 status (0 ok, else the library's own error code), u32 element code of C (ISF_BENCH_ELEMENT_*), C
  *   [m][n] in that type, u32 1 when the 64 guard bytes (0xA5) before and after C's buffer are intact, else 0.
  *
@@ -35,8 +39,10 @@ typedef enum {
     ISF_BENCH_FP16 = 1,
     ISF_BENCH_BF16 = 2,
     ISF_BENCH_INT8 = 3,
-    ISF_BENCH_QS8 = 4, /* int8 A and B, requantized int8 C */
-    ISF_BENCH_PRECISIONS = 5
+    ISF_BENCH_QS8 = 4,  /* int8 A and B, requantized int8 C */
+    ISF_BENCH_QD8 = 5,  /* fp32 A quantized per row at run time, int8 B with per-column scales, fp32 C */
+    ISF_BENCH_QC4W = 6, /* qd8 with int4 B */
+    ISF_BENCH_PRECISIONS = 7
 } isf_bench_precision;
 typedef enum { ISF_BENCH_PLAIN = 0, ISF_BENCH_PREPACKED = 1 } isf_bench_mode;
 /* The element codes of the output file; the values are part of the file format. */
@@ -54,6 +60,9 @@ typedef struct {
     float scale;
     int32_t zero_point;
     const void *a, *b; /* A [m][k], B [k][n] */
+    /* qd8 and qc4w only (else NULL and 0): B's per-column scales, the bias, the clamp */
+    const float *w_scales, *bias;
+    float out_min, out_max;
 } isf_bench_problem;
 
 /* The window markers: empty, never inlined or folded, so that their entries are addresses QEMU executes. */
