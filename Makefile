@@ -26,7 +26,7 @@ JOBS ?= 1
 ONLY ?=
 # make bench: what docs/performance.md is made with.
 BENCH_ARGS ?= --compiler clang,gcc --shapes 64x64x64,128x128x128,256x256x64,1x1024x1024,49x256x2304 \
-  --precisions fp32,fp16,bf16,int8,qs8,qd8,qc4w --markdown docs/performance.md --plot docs/performance.png
+  --markdown docs/performance.md --plot docs/performance.png
 
 .PHONY: all install build test check bench test-qemu ci ci-suite ci-matrix fuzz docker-image docker-test lint format clean
 

@@ -54,7 +54,7 @@ DEFAULT_EPILOGUE_SHAPE = "256x256x64"
 # as bench.sidebyside has them
 DEFAULT_PEER_SHAPES = "1x1024x1024,4x1024x1024,49x256x2304,64x64x64,128x128x128,256x256x64,384x384x384"
 DEFAULT_PEER_CORES = "cortex-a55,neoverse-n1,neoverse-n2,neoverse-v1,max"
-DEFAULT_PRECISIONS = "fp32,fp16,bf16,int8,qs8"
+DEFAULT_PRECISIONS = "fp32,fp16,bf16,int8,qs8,qd8,qc4w"
 # as bench.scenarios.sme has them
 DEFAULT_SME_SHAPES = "256x256x256,1x1024x1024"
 DEFAULT_SVL = "16,32,64"
@@ -118,7 +118,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--precisions",
         default=DEFAULT_PRECISIONS,
         help="side-by-side precisions; int8 is libisaforge's int32 output (gemm_s8), qs8 requantized int8 output "
-        f"(a gemm_qs8 plan) beside XNNPACK's qs8 operator (default: {DEFAULT_PRECISIONS})",
+        "(a gemm_qs8 plan) beside XNNPACK's qs8 operator, qd8 and qc4w dynamically quantized fp32 A with int8 or "
+        f"int4 weights (gemm_qd8_f32, gemm_qd8_f32_qc4w plans; XNNPACK's qs8 call stands in) "
+        f"(default: {DEFAULT_PRECISIONS})",
     )
     parser.add_argument(
         "--sme-shapes",
