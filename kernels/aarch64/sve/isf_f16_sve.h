@@ -10,6 +10,7 @@
 #include <arm_sve.h>
 
 #include "isf_internal.h"
+#include "isf_tile_sve.h"
 
 /*
  * The old C is added only here, after the k loop, so the loop touches no memory but the panels; then the epilogue
@@ -48,37 +49,6 @@ static inline __attribute__((always_inline)) void store_row(uint16_t *c, svbool_
         const svfloat16_t lo = F16_DUP(has_clamp ? ep->min_f16 : 0);                                              \
         const svfloat16_t hi = F16_DUP(has_clamp ? ep->max_f16 : 0);                                              \
         ISF_TILE_ROWS(steps, acc);                                                                                \
-    } while (0)
-
-/* The tile's store for the epilogue's `steps` with both steps and `acc` constants, so that each combination is
- * straight-line code (clang tests `accumulate` per row otherwise); bits with no step here (int32 ones) are ignored. */
-#define TILE_STORE_STEPS(acc)                                            \
-    do {                                                                 \
-        if (steps & ISF_EPILOGUE_CLAMP) {                                \
-            if (steps & ISF_EPILOGUE_BIAS) {                             \
-                TILE_STORE(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP, acc); \
-            } else {                                                     \
-                TILE_STORE(ISF_EPILOGUE_CLAMP, acc);                     \
-            }                                                            \
-        } else if (steps & ISF_EPILOGUE_BIAS) {                          \
-            TILE_STORE(ISF_EPILOGUE_BIAS, acc);                          \
-        } else {                                                         \
-            TILE_STORE(ISF_EPILOGUE_NONE, acc);                          \
-        }                                                                \
-    } while (0)
-
-/* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch, laid out as the
- * fall-through path, where the compilers unswitch `accumulate` themselves. */
-#define ISF_TILE_FINISH                                        \
-    do {                                                       \
-        const uint32_t steps = ep->steps;                      \
-        if (__builtin_expect(steps == ISF_EPILOGUE_NONE, 1)) { \
-            TILE_STORE(ISF_EPILOGUE_NONE, accumulate);         \
-        } else if (accumulate) {                               \
-            TILE_STORE_STEPS(1);                               \
-        } else {                                               \
-            TILE_STORE_STEPS(0);                               \
-        }                                                      \
     } while (0)
 
 #endif
