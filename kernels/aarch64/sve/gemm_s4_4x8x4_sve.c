@@ -5,7 +5,9 @@
  *
  * Per pair of blocks: 2 ld1rq of A + 2 B loads + 4 unpacks + 16 sdot + 2 pointer steps + subs + b.ne = 28
  * instructions for 16 sdot, 256 MACs at 128 bits (0.11 per MAC; gemm_s8_4x8x4_sve: 0.10): half the int8 kernel's
- * B loads for one ALU instruction per block and vector.
+ * B loads for one ALU instruction per block and vector. The unpacks share the vector pipes with sdot, and with 4
+ * rows an unpacked B vector serves 4 sdot, not 8: 20 vector-pipe instructions per 16 sdot bound the loop at 80 %
+ * of SDOT's peak (llvm-mca, clang 19: 79.9 % on Neoverse N2, V1 and V2; the 8-row kernel: 88.8 %).
  */
 #include "isf_s8_8x8x4.h"
 

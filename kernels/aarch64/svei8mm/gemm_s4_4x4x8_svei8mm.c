@@ -5,7 +5,9 @@
  *
  * Per 2 pairs of blocks: 8 ld1rq of A + 4 B loads + 8 unpacks + 16 smmla + 2 pointer steps + subs + b.ne = 40
  * instructions for 16 smmla, 512 MACs at 128 bits (0.078 per MAC; gemm_s8_4x4x8_svei8mm: 0.070): half the int8
- * kernel's B loads for one ALU instruction per block and vector.
+ * kernel's B loads for one ALU instruction per block and vector. The unpacks share the vector pipes with smmla,
+ * and with 4 rows an unpacked B vector serves 2 smmla, not 4: 24 vector-pipe instructions per 16 smmla bound the
+ * loop at 67 % of SMMLA's peak (llvm-mca, clang 19: 66.6 % on Neoverse N2, V1 and V2; the 8-row kernel: 79.9 %).
  */
 #include "isf_s8_8x4x8.h"
 
