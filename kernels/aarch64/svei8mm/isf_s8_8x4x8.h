@@ -1,7 +1,8 @@
 /*
- * The body shared by gemm_s8_8x4x8_svei8mm and gemm_s4_8x4x8_svei8mm: 8 rows x 2 vectors, 8 k steps per block, SVE
- * SMMLA. Each kernel owns its k loop (int8 or int4 B loads) and feeds blocks through ISF_MMLA4; the accumulators,
- * the bias seeds, the unzip to rows and the epilogue are here. Include only from files compiled with SVE flags.
+ * The body shared by gemm_s8_8x4x8_svei8mm, gemm_s4_8x4x8_svei8mm and their 4-row kernels (gemm_s8_4x4x8_svei8mm,
+ * gemm_s4_4x4x8_svei8mm): 8 or 4 rows x 2 vectors, 8 k steps per block, SVE SMMLA. Each kernel owns its k loop
+ * (int8 or int4 B loads) and feeds blocks through ISF_MMLA4 (8 rows) or ISF_MMLA2 (4 rows); the accumulators, the
+ * bias seeds, the unzip to rows and the epilogue are here. Include only from files compiled with SVE flags.
  *
  * Segment s (128 bits) of an accumulator m<v> is the 2x2 block (rows 2i, 2i+1; columns 2s, 2s+1 of B vector v)
  * laid out [r0c0 r0c1 r1c0 r1c1]: even 64-bit lanes belong to the even row, odd ones to the odd row. uzp1/uzp2 on
@@ -72,21 +73,41 @@ static inline void store_row_pair(int32_t *c, size_t ldc, svbool_t pg, svint32_t
     ACC_MMLA(s, 1);  \
     ACC_MMLA(s, 2);  \
     ACC_MMLA(s, 3)
+/* The 4-row kernels: row pairs 0 and 1 only (a0, a1). */
+#define ISF_ACC_DECL2(s, v0, v1) \
+    ACC_DECL(s, 0, v0, v1);      \
+    ACC_DECL(s, 1, v0, v1)
+#define ISF_LOAD_A2(pa) a0 = svld1rq_s8(pg, (pa)), a1 = svld1rq_s8(pg, (pa) + 16)
+#define ISF_MMLA2(s) \
+    ACC_MMLA(s, 0);  \
+    ACC_MMLA(s, 1)
 #define ACC_STORE(i) store_row_pair(out + 2 * (i) * ldc, ldc, pg, c##i##0, c##i##1, accumulate)
 #define ROWS(i) even_row(c##i##0, c##i##1), odd_row(c##i##0, c##i##1)
 
-/* Set c (the tile's final sums, BIAS in them) through the epilogue into C; returns from the kernel. */
-#define ISF_TILE_FINISH                                                                            \
-    do {                                                                                           \
-        if (isf_sve_quantized(ep->steps)) {                                                        \
-            const isf_epilogue e = *ep; /* read once: C's int8 stores may alias it */              \
-            isf_sve_quant_slice(&e, 8, 0, c, ldc, accumulate, ROWS(0), ROWS(1), ROWS(2), ROWS(3)); \
-            return;                                                                                \
-        }                                                                                          \
-        ACC_STORE(0);                                                                              \
-        ACC_STORE(1);                                                                              \
-        ACC_STORE(2);                                                                              \
-        ACC_STORE(3);                                                                              \
+/*
+ * Set c (the tile's final sums, BIAS in them) of `rows` rows (8 or 4, a literal) through the epilogue into C;
+ * returns from the kernel. A 4-row tile hands isf_sve_quant_slice its rows twice: with n = 4 the second copy is
+ * never read.
+ */
+#define ISF_QUANT_ROWS_8 ROWS(0), ROWS(1), ROWS(2), ROWS(3)
+#define ISF_QUANT_ROWS_4 ROWS(0), ROWS(1), ROWS(0), ROWS(1)
+#define ISF_STORE_ROWS_8 \
+    ACC_STORE(0);        \
+    ACC_STORE(1);        \
+    ACC_STORE(2);        \
+    ACC_STORE(3)
+#define ISF_STORE_ROWS_4 \
+    ACC_STORE(0);        \
+    ACC_STORE(1)
+#define ISF_TILE_FINISH_ROWS(rows)                                                       \
+    do {                                                                                 \
+        if (isf_sve_quantized(ep->steps)) {                                              \
+            const isf_epilogue e = *ep; /* read once: C's int8 stores may alias it */    \
+            isf_sve_quant_slice(&e, rows, 0, c, ldc, accumulate, ISF_QUANT_ROWS_##rows); \
+            return;                                                                      \
+        }                                                                                \
+        ISF_STORE_ROWS_##rows;                                                           \
     } while (0)
+#define ISF_TILE_FINISH ISF_TILE_FINISH_ROWS(8)
 
 #endif
