@@ -1,0 +1,74 @@
+/* fp32 GEMM micro-kernel for a few rows: 4x12 tile, fmla by lane, one k step per block (KR = 1).
+ *
+ * The last 2-4 rows of a GEMM (m % 8, or m < 8) in one call on gemm_f32_8x12_neon's B panels (12 floats per k
+ * step), so B is streamed once for those rows instead of once per row by gemm_f32_1x12_neon. A is a 4-row panel
+ * (per k step the 4 rows' values: one vector, fmla by lane). Also runs gemm_f16 / gemm_bf16 on panels the driver
+ * widened to fp32 (the neon variant's `widened` rule).
+ *
+ * Hot loop: 2 k steps per iteration: one ldp of A (both steps' 4 rows), 3 ldp of B (6 vectors), 24 fmla, subs +
+ * b.ne and the pointer adds: 31 instructions for 96 MACs with clang (0.32 per MAC), 32 with GCC 12 (0.33); the
+ * 8x12 kernel's loop: 0.31 / 0.33. Four rows give 12 accumulators a k step, fewer than fmla latency × pipes on the
+ * widest cores (4 × 4 on Neoverse V1), so even k steps go to set c0-c3 and odd ones to c4-c7: 24 independent
+ * chains as in the 8x12 kernel, folded once after the loop. Registers: 24 accumulators + 2 A + 3 B = 29 of 32.
+ */
+#include <arm_neon.h>
+
+#include "isf_f32_x12.h"
+
+/* Named registers rather than an array: an array indexed in a loop may be kept on the stack at -O2. Row r's even
+ * k steps go to c<r><0..2>, its odd ones to c<r + 4><0..2>. */
+#define ACC_DECL(r) float32x4_t c##r##0 = vdupq_n_f32(0.0f), c##r##1 = c##r##0, c##r##2 = c##r##0
+#define ACC_FMA(r, av, lane)                          \
+    c##r##0 = vfmaq_laneq_f32(c##r##0, b0, av, lane); \
+    c##r##1 = vfmaq_laneq_f32(c##r##1, b1, av, lane); \
+    c##r##2 = vfmaq_laneq_f32(c##r##2, b2, av, lane)
+#define ACC_FOLD(r, t)                     \
+    c##r##0 = vaddq_f32(c##r##0, c##t##0); \
+    c##r##1 = vaddq_f32(c##r##1, c##t##1); \
+    c##r##2 = vaddq_f32(c##r##2, c##t##2)
+/* One k step: the 4 rows (lanes of `av`) against B's 3 vectors at p, into the set of rows s..s+3. */
+#define STEP(s0, s1, s2, s3, av, p)                                                        \
+    do {                                                                                   \
+        const float32x4_t b0 = vld1q_f32(p), b1 = vld1q_f32(p + 4), b2 = vld1q_f32(p + 8); \
+        ACC_FMA(s0, av, 0);                                                                \
+        ACC_FMA(s1, av, 1);                                                                \
+        ACC_FMA(s2, av, 2);                                                                \
+        ACC_FMA(s3, av, 3);                                                                \
+    } while (0)
+#define TILE_ROWS(steps, acc) \
+    ACC_STORE(0, steps, acc); \
+    ACC_STORE(1, steps, acc); \
+    ACC_STORE(2, steps, acc); \
+    ACC_STORE(3, steps, acc)
+
+ISF_UKERNEL(gemm_f32_4x12_neon) {
+    const float *pa = a;
+    const float *pb = b;
+    float *out = c;
+    ACC_DECL(0);
+    ACC_DECL(1);
+    ACC_DECL(2);
+    ACC_DECL(3);
+    ACC_DECL(4);
+    ACC_DECL(5);
+    ACC_DECL(6);
+    ACC_DECL(7);
+
+    for (size_t n = k_blocks / 2; n > 0; n--) {
+        const float32x4_t a0 = vld1q_f32(pa), a1 = vld1q_f32(pa + 4);
+        STEP(0, 1, 2, 3, a0, pb);
+        STEP(4, 5, 6, 7, a1, pb + 12);
+        pa += 8;
+        pb += 24;
+    }
+    if (k_blocks & 1) {
+        const float32x4_t a0 = vld1q_f32(pa);
+        STEP(0, 1, 2, 3, a0, pb);
+    }
+    ACC_FOLD(0, 4);
+    ACC_FOLD(1, 5);
+    ACC_FOLD(2, 6);
+    ACC_FOLD(3, 7);
+
+    TILE_FINISH();
+}

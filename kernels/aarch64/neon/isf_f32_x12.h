@@ -1,0 +1,98 @@
+/* What the fp32 NEON kernels of 12 columns share (gemm_f32_8x12_neon, gemm_f32_4x12_neon): the tile's store with
+ * its epilogue (bias, clamp) on registers. The including kernel names its accumulators c<r><0..2> (row r, columns
+ * 4j..4j+3), `out` (C) and defines TILE_ROWS(steps, acc): ACC_STORE(r, steps, acc) for each of its rows. */
+#ifndef ISAFORGE_F32_X12_H
+#define ISAFORGE_F32_X12_H
+
+#include <arm_neon.h>
+
+#include "isf_internal.h"
+
+/* The epilogue's operands for the tile, loaded once (not per row) and only for the steps it runs. */
+typedef struct {
+    float32x4_t bias0, bias1, bias2, lo, hi;
+} epilogue_regs;
+
+static inline __attribute__((always_inline)) epilogue_regs load_epilogue(const isf_epilogue *ep, uint32_t steps) {
+    epilogue_regs e = {0};
+    if (steps & ISF_EPILOGUE_BIAS) {
+        const float *bias = ep->bias;
+        e.bias0 = vld1q_f32(bias);
+        e.bias1 = vld1q_f32(bias + 4);
+        e.bias2 = vld1q_f32(bias + 8);
+    }
+    if (steps & ISF_EPILOGUE_CLAMP) {
+        e.lo = vdupq_n_f32(ep->min);
+        e.hi = vdupq_n_f32(ep->max);
+    }
+    return e;
+}
+
+/* FMAX then FMIN (not FMAXNM/FMINNM): a NaN stays NaN, as the epilogue contract says. */
+static inline float32x4_t clamp(float32x4_t x, const epilogue_regs *e) { return vminq_f32(vmaxq_f32(x, e->lo), e->hi); }
+
+/*
+ * The old C is added only here, after the k loop, so the loop touches no memory but the panels; then the epilogue.
+ * `steps` is a constant at every call, so each combination of steps is straight-line code.
+ */
+static inline __attribute__((always_inline)) void store_row(float *c, float32x4_t x0, float32x4_t x1, float32x4_t x2,
+                                                            int accumulate, uint32_t steps, const epilogue_regs *e) {
+    if (accumulate) {
+        x0 = vaddq_f32(x0, vld1q_f32(c));
+        x1 = vaddq_f32(x1, vld1q_f32(c + 4));
+        x2 = vaddq_f32(x2, vld1q_f32(c + 8));
+    }
+    if (steps & ISF_EPILOGUE_BIAS) {
+        x0 = vaddq_f32(x0, e->bias0);
+        x1 = vaddq_f32(x1, e->bias1);
+        x2 = vaddq_f32(x2, e->bias2);
+    }
+    if (steps & ISF_EPILOGUE_CLAMP) {
+        x0 = clamp(x0, e);
+        x1 = clamp(x1, e);
+        x2 = clamp(x2, e);
+    }
+    vst1q_f32(c, x0);
+    vst1q_f32(c + 4, x1);
+    vst1q_f32(c + 8, x2);
+}
+
+#define ACC_STORE(r, steps, acc) store_row(out + (r) * ldc, c##r##0, c##r##1, c##r##2, acc, steps, &e)
+#define TILE_STORE(steps, acc)                              \
+    do {                                                    \
+        const epilogue_regs e = load_epilogue(ep, (steps)); \
+        TILE_ROWS(steps, acc);                              \
+    } while (0)
+
+/* The tile's store for the epilogue's `steps` with both steps and `acc` constants, so that each combination is
+ * straight-line code (clang tests `accumulate` per row otherwise); bits with no step here (int32 ones) are ignored. */
+#define TILE_STORE_STEPS(acc)                                            \
+    do {                                                                 \
+        if (steps & ISF_EPILOGUE_CLAMP) {                                \
+            if (steps & ISF_EPILOGUE_BIAS) {                             \
+                TILE_STORE(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP, acc); \
+            } else {                                                     \
+                TILE_STORE(ISF_EPILOGUE_CLAMP, acc);                     \
+            }                                                            \
+        } else if (steps & ISF_EPILOGUE_BIAS) {                          \
+            TILE_STORE(ISF_EPILOGUE_BIAS, acc);                          \
+        } else {                                                         \
+            TILE_STORE(ISF_EPILOGUE_NONE, acc);                          \
+        }                                                                \
+    } while (0)
+
+/* The tile out, after the k loop. Without steps (every k block but a tile's last, and plain GEMMs) this costs a
+ * load and a branch, laid out as the fall-through path, where the compilers unswitch `accumulate` themselves. */
+#define TILE_FINISH()                                          \
+    do {                                                       \
+        const uint32_t steps = ep->steps;                      \
+        if (__builtin_expect(steps == ISF_EPILOGUE_NONE, 1)) { \
+            TILE_STORE(ISF_EPILOGUE_NONE, accumulate);         \
+        } else if (accumulate) {                               \
+            TILE_STORE_STEPS(1);                               \
+        } else {                                               \
+            TILE_STORE_STEPS(0);                               \
+        }                                                      \
+    } while (0)
+
+#endif
