@@ -256,6 +256,53 @@ ISF_QN_INLINE void isf_qn_store_row(const isf_epilogue *ep, void *c, size_t ng, 
 }
 
 /*
+ * A tile of mr rows of ng groups of 4 columns (both constants; ng 1 to 4): r[i * ng + g] holds row i, columns
+ * 4g..4g+3, ldc in C's elements. The column parameters are loaded once for the tile, the rows' once per row. For the
+ * kernels of more than one row whose tile is wider than 4 columns (gemm_f32's kernels have theirs); a kernel calls
+ * it from a function of its own kept out of line, so its hot loop's register allocation is left alone.
+ */
+ISF_QN_INLINE void isf_qn_store_rows(const isf_epilogue *ep, void *c, size_t ldc, size_t mr, size_t ng,
+                                     const int32x4_t *r) {
+    isf_qn_cols cc[4];
+    int32x4_t q[4];
+    if (isf_qn_s8_only(ep->steps)) {
+        const isf_qn_s8 o = isf_qn_s8_load(ep);
+        for (size_t g = 0; g < ng; g++) {
+            cc[g] = isf_qn_s8_only_cols(ep, 4 * g);
+        }
+        for (size_t i = 0; i < mr; i++) {
+            for (size_t g = 0; g < 4; g++) {
+                q[g] = g < ng ? isf_qn_s8_only_wide(&o, &cc[g], r[i * ng + g]) : q[0];
+            }
+            isf_qn_s8_row_out(&o, (int8_t *)c + i * ldc, ng, q[0], q[1], q[2], q[3]);
+        }
+        return;
+    }
+    for (size_t g = 0; g < ng; g++) {
+        cc[g] = isf_qn_cols_load(ep, 4 * g);
+    }
+    if (ep->steps & ISF_EPILOGUE_TO_S8) {
+        const isf_qn_s8 o = isf_qn_s8_load(ep);
+        for (size_t i = 0; i < mr; i++) {
+            const isf_qn_row rw = isf_qn_row_load(ep, i);
+            for (size_t g = 0; g < 4; g++) {
+                q[g] = g < ng ? isf_qn_s8_wide(&o, &cc[g], isf_qn_sums(ep, &cc[g], rw, i, 4 * g, r[i * ng + g])) : q[0];
+            }
+            isf_qn_s8_row_out(&o, (int8_t *)c + i * ldc, ng, q[0], q[1], q[2], q[3]);
+        }
+        return;
+    }
+    const isf_qn_clamp o = isf_qn_clamp_load(ep);
+    for (size_t i = 0; i < mr; i++) {
+        const isf_qn_row rw = isf_qn_row_load(ep, i);
+        for (size_t g = 0; g < ng; g++) {
+            vst1q_f32((float *)c + i * ldc + 4 * g,
+                      isf_qn_f32(&o, &cc[g], rw, isf_qn_sums(ep, &cc[g], rw, i, 4 * g, r[i * ng + g])));
+        }
+    }
+}
+
+/*
  * A tile of mr rows (a constant, 2 to 4) of 4 columns: r<i> holds row i, ldc in C's elements. The rows' int8 go
  * through one narrowing (two for 2 rows of 4 bytes would waste half of each) and out as one 4-byte store a row.
  */
