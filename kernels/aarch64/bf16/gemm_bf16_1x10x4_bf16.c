@@ -18,7 +18,7 @@
 #include <arm_neon.h>
 #include <string.h>
 
-#include "isf_internal.h"
+#include "isf_bf16_x10.h"
 
 /* Steps p past `n` elements. The empty asm hides the pointer's history, so the compilers keep one pointer and
  * post-increment it (ld1 {4 registers}, [x], #64) rather than address each group from a base, which ld1's
@@ -76,23 +76,6 @@ static inline bfloat16x8_t load_a(const uint16_t *p) {
         ACC_DOT(1, G(g3, 3), G(g4, 0), G(g4, 1), G(g4, 2), G(g4, 3), a3); \
     } while (0)
 
-/* Bias then clamp (FMAX then FMIN: NaN stays NaN, ±Inf go to the bounds) on the finished row: columns 0-3, 4-7
- * in x0, x1, columns 8-9 in x2. */
-static inline void epilogue(const isf_epilogue *ep, float32x4_t *x0, float32x4_t *x1, float32x2_t *x2) {
-    if (ep->steps & ISF_EPILOGUE_BIAS) {
-        const float *bias = ep->bias;
-        *x0 = vaddq_f32(*x0, vld1q_f32(bias));
-        *x1 = vaddq_f32(*x1, vld1q_f32(bias + 4));
-        *x2 = vadd_f32(*x2, vld1_f32(bias + 8));
-    }
-    if (ep->steps & ISF_EPILOGUE_CLAMP) {
-        float32x4_t lo = vdupq_n_f32(ep->min), hi = vdupq_n_f32(ep->max);
-        *x0 = vminq_f32(vmaxq_f32(*x0, lo), hi);
-        *x1 = vminq_f32(vmaxq_f32(*x1, lo), hi);
-        *x2 = vmin_f32(vmax_f32(*x2, vget_low_f32(lo)), vget_low_f32(hi));
-    }
-}
-
 ISF_UKERNEL(gemm_bf16_1x10x4_bf16) {
     const uint16_t *pa = a;
     const uint16_t *pb = b;
@@ -119,15 +102,5 @@ ISF_UKERNEL(gemm_bf16_1x10x4_bf16) {
     float32x4_t x1 = vpaddq_f32(vaddq_f32(c02, c12), vaddq_f32(c03, c13));
     float32x4_t s4 = vaddq_f32(c04, c14);
     float32x2_t x2 = vpadd_f32(vget_low_f32(s4), vget_high_f32(s4));
-    if (accumulate) {
-        x0 = vaddq_f32(x0, vld1q_f32(out));
-        x1 = vaddq_f32(x1, vld1q_f32(out + 4));
-        x2 = vadd_f32(x2, vld1_f32(out + 8));
-    }
-    if (ep->steps != ISF_EPILOGUE_NONE) {
-        epilogue(ep, &x0, &x1, &x2);
-    }
-    vst1q_f32(out, x0);
-    vst1q_f32(out + 4, x1);
-    vst1_f32(out + 8, x2);
+    isf_x10_store_row(ep, out, accumulate, x0, x1, x2);
 }

@@ -1,19 +1,19 @@
 /* int8 × int4 -> int32 GEMM micro-kernel for a few rows (FEAT_DotProd): 4x12 tile, sdot by element, 4 k steps per
- * block, on int4 B panels (gemm_s8_8x12x4_dotprod's panels with their blocks in nibble pairs, as
- * gemm_s4_8x12x4_dotprod reads).
+ * block, on int4 B panels (gemm_s8_8x12x4_dotprod's panels with their blocks in nibble pairs, as gemm_s4_8x12x4_dotprod
+ * reads).
  *
  * The last 2-4 rows of a GEMM (m % 8, or m < 8) in one call, so the packed weights are streamed once for those rows
- * instead of once per row by gemm_s4_1x12x4_dotprod. A is a 4-row panel: per block 16 bytes, row i's 4 k values in
- * lane i. One 16-byte B vector holds 4 columns' 4 k values of blocks 2t (low nibbles) and 2t + 1 (high nibbles);
- * shl #4 and and 0xF0 give each block's values times 16 for sdot, so the sums are 16× the true ones until one
- * sshr #4 (exact) after the loop.
+ * instead of once per row by gemm_s4_1x12x4_dotprod. A is a 4-row panel: per block 16 bytes, row i's 4 k values in lane
+ * i. One 16-byte B vector holds 4 columns' 4 k values of blocks 2t (low nibbles) and 2t + 1 (high nibbles); shl #4 and
+ * and 0xF0 give each block's values times 16 for sdot, so the sums are 16× the true ones until one sshr #4 (exact)
+ * after the loop.
  *
- * Hot loop: 1 pair (2 blocks) per iteration: one ldp of A (both blocks' 4 rows), 48 packed B bytes (3 vectors),
- * 3 shl + 3 and, 24 sdot, subs + b.ne and the pointer adds: 37 instructions for 384 MACs with clang (0.096 per
- * MAC; it rematerialises the 0xF0 mask each iteration, a movi), 38 with GCC 12 (0.099); the int8 kernel's loop:
- * 0.081, the 1-row int4 kernel's 0.14. Block 2t goes to c0-c3 and block 2t + 1 to c4-c7: 24
- * independent chains as in the int8 kernel, folded once after the loop. Registers: 24 accumulators + 2 A + 3 packed
- * B + the mask + an unpacked vector = 31 of 32.
+ * Hot loop: 1 pair (2 blocks) per iteration: one ldp of A (both blocks' 4 rows), 48 packed B bytes (3 vectors), 3 shl +
+ * 3 and, 24 sdot, subs + b.ne and the pointer adds: 37 instructions for 384 MACs with clang (0.096 per MAC; it
+ * rematerialises the 0xF0 mask each iteration, a movi), 38 with GCC 12 (0.099); the int8 kernel's loop: 0.081, the
+ * 1-row int4 kernel's 0.14. Block 2t goes to c0-c3 and block 2t + 1 to c4-c7: 24 independent chains as in the int8
+ * kernel, folded once after the loop. Registers: 24 accumulators + 2 A + 3 packed B + the mask + an unpacked vector =
+ * 31 of 32.
  */
 #include <arm_neon.h>
 

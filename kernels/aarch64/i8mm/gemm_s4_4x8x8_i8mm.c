@@ -1,18 +1,17 @@
-/* int8 × int4 -> int32 GEMM micro-kernel for a few rows (FEAT_I8MM): 4x8 tile, smmla, 8 k steps per block, on
- * int4 B panels (gemm_s8_8x8x8_i8mm's panels with their blocks in nibble pairs, as gemm_s4_8x8x8_i8mm reads).
+/* int8 × int4 -> int32 GEMM micro-kernel for a few rows (FEAT_I8MM): 4x8 tile, smmla, 8 k steps per block, on int4 B
+ * panels (gemm_s8_8x8x8_i8mm's panels with their blocks in nibble pairs, as gemm_s4_8x8x8_i8mm reads).
  *
  * The last 2-4 rows of a GEMM (m % 8, or m < 8) in one call, so the packed weights are streamed once for those rows
- * instead of once per row by gemm_s4_1x8x8_i8mm. A is a 4-row panel: per block 32 bytes, vector p rows 2p, 2p+1 ×
- * 8 k. A nibble panel's 64 bytes of pair t hold both blocks' B: shl #4 gives block 2t's weights × 16, and #0xF0
- * block 2t+1's, each smmla's operand as it stands; the sums are 16 times the true ones (|16·w| ≤ 128: the int8
- * bound holds) and shifted back exactly (sshr #4) before C, the bias or the quantized steps.
+ * instead of once per row by gemm_s4_1x8x8_i8mm. A is a 4-row panel: per block 32 bytes, vector p rows 2p, 2p+1 × 8 k.
+ * A nibble panel's 64 bytes of pair t hold both blocks' B: shl #4 gives block 2t's weights × 16, and #0xF0 block
+ * 2t+1's, each smmla's operand as it stands; the sums are 16 times the true ones (|16·w| ≤ 128: the int8 bound holds)
+ * and shifted back exactly (sshr #4) before C, the bias or the quantized steps.
  *
- * Hot loop: 1 pair (2 blocks) per iteration: A's 64 bytes and the pair's 64 packed B bytes in 2 ld1 of 4 vectors
- * with clang, 4 shl + 4 and, 16 smmla, subs + b.ne: 28 instructions for 512 MACs (0.055 per MAC; GCC 12: 32, 0.063,
- * its 4 ldp and 2 pointer adds for the loads; the 8x8x8 int4
- * kernel's loop: 0.044, whose unpacking serves 8 rows). Block 2t goes to c<p><j>, block 2t+1 to d<p><j>: 16
- * independent chains, added once after the loop. Registers: 16 accumulators + 4 A + 4 packed B + the mask + an
- * unpacked vector or two = 27 of 32.
+ * Hot loop: 1 pair (2 blocks) per iteration: A's 64 bytes and the pair's 64 packed B bytes in 2 ld1 of 4 vectors with
+ * clang, 4 shl + 4 and, 16 smmla, subs + b.ne: 28 instructions for 512 MACs (0.055 per MAC; GCC 12: 32, 0.063, its 4
+ * ldp and 2 pointer adds for the loads; the 8x8x8 int4 kernel's loop: 0.044, whose unpacking serves 8 rows). Block 2t
+ * goes to c<p><j>, block 2t+1 to d<p><j>: 16 independent chains, added once after the loop. Registers: 16 accumulators
+ * + 4 A + 4 packed B + the mask + an unpacked vector or two = 27 of 32.
  */
 #include "isf_i8mm_1x8x8.h"
 

@@ -1,15 +1,15 @@
 /* fp32 GEMM micro-kernel for a few rows: 4x12 tile, fmla by lane, one k step per block (KR = 1).
  *
- * The last 2-4 rows of a GEMM (m % 8, or m < 8) in one call on gemm_f32_8x12_neon's B panels (12 floats per k
- * step), so B is streamed once for those rows instead of once per row by gemm_f32_1x12_neon. A is a 4-row panel
- * (per k step the 4 rows' values: one vector, fmla by lane). Also runs gemm_f16 / gemm_bf16 on panels the driver
- * widened to fp32 (the neon variant's `widened` rule).
+ * The last 2-4 rows of a GEMM (m % 8, or m < 8) in one call on gemm_f32_8x12_neon's B panels (12 floats per k step), so
+ * B is streamed once for those rows instead of once per row by gemm_f32_1x12_neon. A is a 4-row panel (per k step the 4
+ * rows' values: one vector, fmla by lane). Also runs gemm_f16 / gemm_bf16 on panels the driver widened to fp32 (the
+ * neon variant's `widened` rule).
  *
- * Hot loop: 2 k steps per iteration: one ldp of A (both steps' 4 rows), 3 ldp of B (6 vectors), 24 fmla, subs +
- * b.ne and the pointer adds: 31 instructions for 96 MACs with clang (0.32 per MAC), 32 with GCC 12 (0.33); the
- * 8x12 kernel's loop: 0.31 / 0.33. Four rows give 12 accumulators a k step, fewer than fmla latency × pipes on the
- * widest cores (4 × 4 on Neoverse V1), so even k steps go to set c0-c3 and odd ones to c4-c7: 24 independent
- * chains as in the 8x12 kernel, folded once after the loop. Registers: 24 accumulators + 2 A + 3 B = 29 of 32.
+ * Hot loop: 2 k steps per iteration: one ldp of A (both steps' 4 rows), 3 ldp of B (6 vectors), 24 fmla, subs + b.ne
+ * and the pointer adds: 31 instructions for 96 MACs with clang (0.32 per MAC), 32 with GCC 12 (0.33); the 8x12 kernel's
+ * loop: 0.31 / 0.33. Four rows give 12 accumulators a k step, fewer than fmla latency × pipes on the widest cores (4 ×
+ * 4 on Neoverse V1), so even k steps go to set c0-c3 and odd ones to c4-c7: 24 independent chains as in the 8x12
+ * kernel, folded once after the loop. Registers: 24 accumulators + 2 A + 3 B = 29 of 32.
  */
 #include <arm_neon.h>
 

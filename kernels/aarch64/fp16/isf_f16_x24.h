@@ -1,0 +1,133 @@
+/* What the binary16 FEAT_FP16 kernels of 24 columns share (gemm_f16_8x24_fp16, gemm_f16_4x24_fp16): the k step's
+ * two spellings (A loaded as a vector and used by lane with clang, or element by element with GCC; the 8x24
+ * kernel's comment says why) and the tile's store with its epilogue (bias, clamp, in binary16). The including
+ * kernel names its accumulators c<s><0..2> (set s takes A's element s of the 8 at pa - 8), its pointers pa, pb and
+ * `out` (C), and defines TILE_ROWS(steps, acc): ACC_STORE(r, steps, acc) for each of its rows. */
+#ifndef ISAFORGE_F16_X24_H
+#define ISAFORGE_F16_X24_H
+
+#include <arm_neon.h>
+#include <string.h>
+
+#include "isf_internal.h"
+
+#if !defined(__clang__) && defined(__GNUC__)
+#pragma GCC optimize("no-schedule-insns")
+#define ISF_A_PER_ELEMENT 1
+#else
+#define ISF_A_PER_ELEMENT 0
+#endif
+
+static inline float16x8_t load_f16(const uint16_t *p) { return vreinterpretq_f16_u16(vld1q_u16(p)); }
+
+/* The epilogue's operands for the tile (binary16, as C): loaded once, not per row, and only for the steps it runs. */
+typedef struct {
+    float16x8_t bias0, bias1, bias2, lo, hi;
+} epilogue_regs;
+
+static inline __attribute__((always_inline)) epilogue_regs load_epilogue(const isf_epilogue *ep, uint32_t steps) {
+    epilogue_regs e = {0};
+    if (steps & ISF_EPILOGUE_BIAS) {
+        const uint16_t *bias = ep->bias;
+        e.bias0 = load_f16(bias);
+        e.bias1 = load_f16(bias + 8);
+        e.bias2 = load_f16(bias + 16);
+    }
+    if (steps & ISF_EPILOGUE_CLAMP) {
+        e.lo = vreinterpretq_f16_u16(vdupq_n_u16(ep->min_f16));
+        e.hi = vreinterpretq_f16_u16(vdupq_n_u16(ep->max_f16));
+    }
+    return e;
+}
+
+/* FMAX then FMIN (not FMAXNM/FMINNM): a NaN stays NaN, as the epilogue contract says. */
+static inline float16x8_t clamp(float16x8_t x, const epilogue_regs *e) { return vminq_f16(vmaxq_f16(x, e->lo), e->hi); }
+
+/*
+ * The old C is added only here, after the k loop, so the loop touches no memory but the panels; then the epilogue,
+ * in binary16 like the accumulation. `steps` is a constant at every call: each combination is straight-line code.
+ */
+static inline __attribute__((always_inline)) void store_row(uint16_t *c, float16x8_t x0, float16x8_t x1, float16x8_t x2,
+                                                            int accumulate, uint32_t steps, const epilogue_regs *e) {
+    if (accumulate) {
+        x0 = vaddq_f16(x0, load_f16(c));
+        x1 = vaddq_f16(x1, load_f16(c + 8));
+        x2 = vaddq_f16(x2, load_f16(c + 16));
+    }
+    if (steps & ISF_EPILOGUE_BIAS) {
+        x0 = vaddq_f16(x0, e->bias0);
+        x1 = vaddq_f16(x1, e->bias1);
+        x2 = vaddq_f16(x2, e->bias2);
+    }
+    if (steps & ISF_EPILOGUE_CLAMP) {
+        x0 = clamp(x0, e);
+        x1 = clamp(x1, e);
+        x2 = clamp(x2, e);
+    }
+    vst1q_u16(c, vreinterpretq_u16_f16(x0));
+    vst1q_u16(c + 8, vreinterpretq_u16_f16(x1));
+    vst1q_u16(c + 16, vreinterpretq_u16_f16(x2));
+}
+
+/* Named registers rather than an array: an array indexed in a loop may be kept on the stack at -O2. */
+#define ACC_DECL(r) float16x8_t c##r##0 = vdupq_n_f16(0.0f), c##r##1 = c##r##0, c##r##2 = c##r##0
+#if ISF_A_PER_ELEMENT
+static inline float16_t load_scalar_f16(const uint16_t *p) {
+    float16_t s;
+    memcpy(&s, p, sizeof s);
+    return s;
+}
+#define A_LOAD() (void)0
+#define ACC_FMA(r)                                    \
+    do {                                              \
+        float16_t ar = load_scalar_f16(pa + (r) - 8); \
+        c##r##0 = vfmaq_n_f16(c##r##0, b0, ar);       \
+        c##r##1 = vfmaq_n_f16(c##r##1, b1, ar);       \
+        c##r##2 = vfmaq_n_f16(c##r##2, b2, ar);       \
+    } while (0)
+#else
+#define A_LOAD() float16x8_t a0 = load_f16(pa - 8)
+#define ACC_FMA(r)                                 \
+    c##r##0 = vfmaq_laneq_f16(c##r##0, b0, a0, r); \
+    c##r##1 = vfmaq_laneq_f16(c##r##1, b1, a0, r); \
+    c##r##2 = vfmaq_laneq_f16(c##r##2, b2, a0, r)
+#endif
+#define ACC_STORE(r, steps, acc) store_row(out + (r) * ldc, c##r##0, c##r##1, c##r##2, acc, steps, &e)
+#define TILE_STORE(steps, acc)                              \
+    do {                                                    \
+        const epilogue_regs e = load_epilogue(ep, (steps)); \
+        TILE_ROWS(steps, acc);                              \
+    } while (0)
+
+/* The tile's store for the epilogue's `steps` with both steps and `acc` constants, so that each combination is
+ * straight-line code (clang tests `accumulate` per row otherwise); bits with no step here (int32 ones) are ignored. */
+#define TILE_STORE_STEPS(acc)                                            \
+    do {                                                                 \
+        if (steps & ISF_EPILOGUE_CLAMP) {                                \
+            if (steps & ISF_EPILOGUE_BIAS) {                             \
+                TILE_STORE(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP, acc); \
+            } else {                                                     \
+                TILE_STORE(ISF_EPILOGUE_CLAMP, acc);                     \
+            }                                                            \
+        } else if (steps & ISF_EPILOGUE_BIAS) {                          \
+            TILE_STORE(ISF_EPILOGUE_BIAS, acc);                          \
+        } else {                                                         \
+            TILE_STORE(ISF_EPILOGUE_NONE, acc);                          \
+        }                                                                \
+    } while (0)
+
+/* The tile out, after the k loop. Without steps (every k block but a tile's last, and plain GEMMs) this costs a
+ * load and a branch, laid out as the fall-through path, where the compilers unswitch `accumulate` themselves. */
+#define TILE_FINISH()                                          \
+    do {                                                       \
+        const uint32_t steps = ep->steps;                      \
+        if (__builtin_expect(steps == ISF_EPILOGUE_NONE, 1)) { \
+            TILE_STORE(ISF_EPILOGUE_NONE, accumulate);         \
+        } else if (accumulate) {                               \
+            TILE_STORE_STEPS(1);                               \
+        } else {                                               \
+            TILE_STORE_STEPS(0);                               \
+        }                                                      \
+    } while (0)
+
+#endif
