@@ -19,15 +19,6 @@
 
 #include "isf_s8_1x12x4.h"
 
-/* One block's unpacked B vectors x0-x2 against the 4 rows (lanes of `av`), into sets s0-s3. */
-#define BLOCK(s0, s1, s2, s3, x0, x1, x2, av) \
-    do {                                      \
-        ACC_DOT(s0, x0, x1, x2, av, 0);       \
-        ACC_DOT(s1, x0, x1, x2, av, 1);       \
-        ACC_DOT(s2, x0, x1, x2, av, 2);       \
-        ACC_DOT(s3, x0, x1, x2, av, 3);       \
-    } while (0)
-
 ISF_UKERNEL(gemm_s4_4x12x4_dotprod) {
     const int8_t *pa = a;
     const int8_t *pb = b;
@@ -46,8 +37,8 @@ ISF_UKERNEL(gemm_s4_4x12x4_dotprod) {
         const int8x16_t g0 = vld1q_s8(pb), g1 = vld1q_s8(pb + 16), g2 = vld1q_s8(pb + 32);
         NEXT(pa, 32);
         NEXT(pb, 48);
-        BLOCK(0, 1, 2, 3, vshlq_n_s8(g0, 4), vshlq_n_s8(g1, 4), vshlq_n_s8(g2, 4), a0);
-        BLOCK(4, 5, 6, 7, vandq_s8(g0, hi_mask), vandq_s8(g1, hi_mask), vandq_s8(g2, hi_mask), a1);
+        ACC_DOT_ROWS(0, 1, 2, 3, vshlq_n_s8(g0, 4), vshlq_n_s8(g1, 4), vshlq_n_s8(g2, 4), a0);
+        ACC_DOT_ROWS(4, 5, 6, 7, vandq_s8(g0, hi_mask), vandq_s8(g1, hi_mask), vandq_s8(g2, hi_mask), a1);
     }
     ACC_FOLD(0, 4);
     ACC_FOLD(1, 5);

@@ -24,10 +24,7 @@
 #define BLOCK(s0, s1, s2, s3, av, p)                                                        \
     do {                                                                                    \
         const int8x16_t b0 = vld1q_s8(p), b1 = vld1q_s8((p) + 16), b2 = vld1q_s8((p) + 32); \
-        ACC_DOT(s0, b0, b1, b2, av, 0);                                                     \
-        ACC_DOT(s1, b0, b1, b2, av, 1);                                                     \
-        ACC_DOT(s2, b0, b1, b2, av, 2);                                                     \
-        ACC_DOT(s3, b0, b1, b2, av, 3);                                                     \
+        ACC_DOT_ROWS(s0, s1, s2, s3, b0, b1, b2, av);                                       \
     } while (0)
 
 ISF_UKERNEL(gemm_s8_4x12x4_dotprod) {

@@ -31,6 +31,15 @@
     c##s##1 = vaddq_s32(c##s##1, c##t##1); \
     c##s##2 = vaddq_s32(c##s##2, c##t##2)
 
+/* The 4x12x4 kernels' block: B's vectors x0-x2 against the 4 rows (lanes of `av`), into sets s0-s3. */
+#define ACC_DOT_ROWS(s0, s1, s2, s3, x0, x1, x2, av) \
+    do {                                             \
+        ACC_DOT(s0, x0, x1, x2, av, 0);              \
+        ACC_DOT(s1, x0, x1, x2, av, 1);              \
+        ACC_DOT(s2, x0, x1, x2, av, 2);              \
+        ACC_DOT(s3, x0, x1, x2, av, 3);              \
+    } while (0)
+
 /* One row's 12 int32 sums (columns 0-3, 4-7, 8-11) into int32 C (not a quantized output), with the old C when
  * accumulate, then BIAS. */
 static inline __attribute__((always_inline)) void

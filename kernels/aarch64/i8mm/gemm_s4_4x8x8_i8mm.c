@@ -15,18 +15,6 @@
  */
 #include "isf_i8mm_1x8x8.h"
 
-/* 4 vectors from p as v.val[0..3], then p += 64: one ld1 {4 registers} with clang; GCC 12 spills such tuples in
- * these loops, so it gets 4 vector loads (2 ldp). */
-#if defined(__clang__)
-#define LOAD4(p, v)                       \
-    const int8x16x4_t v = vld1q_s8_x4(p); \
-    NEXT(p, 64)
-#else
-#define LOAD4(p, v)                                                                                    \
-    const int8x16x4_t v = {{vld1q_s8(p), vld1q_s8((p) + 16), vld1q_s8((p) + 32), vld1q_s8((p) + 48)}}; \
-    NEXT(p, 64)
-#endif
-
 /* Column pair j of pair t: block 2t's weights (low nibbles) against rows 0-3 of av.val[0..1], block 2t+1's (high
  * nibbles) against av.val[2..3]. */
 #define COLUMN(j, x)                               \
@@ -38,12 +26,6 @@
         d0##j = vmmlaq_s32(d0##j, av.val[2], hi_); \
         d1##j = vmmlaq_s32(d1##j, av.val[3], hi_); \
     } while (0)
-
-#define ACC_ADD(x, y)             \
-    x##0 = vaddq_s32(x##0, y##0); \
-    x##1 = vaddq_s32(x##1, y##1); \
-    x##2 = vaddq_s32(x##2, y##2); \
-    x##3 = vaddq_s32(x##3, y##3)
 
 /* The true sums of a row from its 16-fold ones (exact). */
 #define SHIFT_BACK(x) vshrq_n_s32((x), 4)

@@ -14,24 +14,6 @@
  */
 #include "isf_i8mm_1x8x8.h"
 
-/* 4 vectors from p as v<0..3>, then p += 64: one ld1 {4 registers} with clang; GCC 12 spills such tuples in these
- * loops, so it gets 4 vector loads (2 ldp). */
-#if defined(__clang__)
-#define LOAD4(p, v)                       \
-    const int8x16x4_t v = vld1q_s8_x4(p); \
-    NEXT(p, 64)
-#else
-#define LOAD4(p, v)                                                                                    \
-    const int8x16x4_t v = {{vld1q_s8(p), vld1q_s8((p) + 16), vld1q_s8((p) + 32), vld1q_s8((p) + 48)}}; \
-    NEXT(p, 64)
-#endif
-
-#define ACC_ADD(x, y)             \
-    x##0 = vaddq_s32(x##0, y##0); \
-    x##1 = vaddq_s32(x##1, y##1); \
-    x##2 = vaddq_s32(x##2, y##2); \
-    x##3 = vaddq_s32(x##3, y##3)
-
 #define SUMS(x) (x)
 
 ISF_UKERNEL(gemm_s8_4x8x8_i8mm) {

@@ -62,6 +62,25 @@ static inline __attribute__((always_inline)) void row_store(const isf_epilogue *
     isf_x8_store_s32(ep, c, accumulate, lo, hi);
 }
 
+/* The 4x8x8 kernels' loads: 4 vectors from p as v.val[0..3], then p += 64: one ld1 {4 registers} with clang; GCC 12 spills such tuples in these
+ * loops, so it gets 4 vector loads (2 ldp). */
+#if defined(__clang__)
+#define LOAD4(p, v)                       \
+    const int8x16x4_t v = vld1q_s8_x4(p); \
+    NEXT(p, 64)
+#else
+#define LOAD4(p, v)                                                                                    \
+    const int8x16x4_t v = {{vld1q_s8(p), vld1q_s8((p) + 16), vld1q_s8((p) + 32), vld1q_s8((p) + 48)}}; \
+    NEXT(p, 64)
+#endif
+
+/* Sum of two accumulator sets (even and odd blocks of the 4x8x8 kernels). */
+#define ACC_ADD(x, y)             \
+    x##0 = vaddq_s32(x##0, y##0); \
+    x##1 = vaddq_s32(x##1, y##1); \
+    x##2 = vaddq_s32(x##2, y##2); \
+    x##3 = vaddq_s32(x##3, y##3)
+
 /*
  * The 4x8x8 kernels (gemm_s8_4x8x8_i8mm, gemm_s4_4x8x8_i8mm): smmla's 2x2 blocks c<p><j> (rows 2p, 2p+1 ×
  * columns 2j, 2j+1, laid out [r0c0 r0c1 r1c0 r1c1]) unzipped into rows (uzp1 / uzp2 of 64-bit lanes, as the 8x8x8
