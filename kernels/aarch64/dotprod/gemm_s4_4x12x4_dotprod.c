@@ -8,16 +8,28 @@
  * and 0xF0 give each block's values times 16 for sdot, so the sums are 16× the true ones until one sshr #4 (exact)
  * after the loop.
  *
- * Hot loop: 1 pair (2 blocks) per iteration: one ldp of A (both blocks' 4 rows), 48 packed B bytes (3 vectors), 3 shl +
- * 3 and, 24 sdot, subs + b.ne and the pointer adds: 37 instructions for 384 MACs with clang (0.096 per MAC; it
- * rematerialises the 0xF0 mask each iteration, a movi), 38 with GCC 12 (0.099); the int8 kernel's loop: 0.081, the
- * 1-row int4 kernel's 0.14. Block 2t goes to c0-c3 and block 2t + 1 to c4-c7: 24 independent chains as in the int8
- * kernel, folded once after the loop. Registers: 24 accumulators + 2 A + 3 packed B + the mask + an unpacked vector =
- * 31 of 32.
+ * Hot loop: 1 pair (2 blocks) per iteration: one ldp of A (both blocks' 4 rows), 48 packed B bytes (3 vectors), 3 shl
+ * + 3 and, 24 sdot, subs + b.ne and the pointer adds: 36 instructions for 384 MACs with clang (0.094 per MAC), 38 with
+ * GCC 12 (0.099). The unpacking shares the vector pipes with sdot and serves 4 rows here against the 8x12x4 int4
+ * kernel's 8, so the loop is bound at 24 / 30 of the sdot peak (llvm-mca: 79.9% on N1, N2, V1, V2; the 8x12x4: 88.9%),
+ * against the 1-row int4 kernel's 50% for each of the rows it would otherwise take one by one. Block 2t goes to c0-c3;
+ * block 2t + 1 to the same sets with clang, to c4-c7 with GCC (ODD_SETS below), folded once after the loop.
+ * Registers: 24 accumulators (12 with clang) + 2 A + 3 packed B + the mask + an unpacked vector, within 32.
  */
 #include <arm_neon.h>
 
 #include "isf_s8_1x12x4.h"
+
+/* Where block 2t + 1 goes. The loop is bound by the vector pipes (6 unpacking ops per 24 sdot), not by sdot
+ * latency, so clang takes one set of 12 accumulators: with 24 it runs out of registers and rematerialises the 0xF0
+ * mask every iteration (a seventh vector op). GCC 12 copies an accumulator back and forth with one set (2 mov a
+ * loop), so it keeps two. */
+#if defined(__clang__)
+#define ODD_SETS 0, 1, 2, 3
+#else
+#define ODD_SETS 4, 5, 6, 7
+#endif
+#define DOT_ROWS(...) ACC_DOT_ROWS(__VA_ARGS__)
 
 ISF_UKERNEL(gemm_s4_4x12x4_dotprod) {
     const int8_t *pa = a;
@@ -38,7 +50,7 @@ ISF_UKERNEL(gemm_s4_4x12x4_dotprod) {
         NEXT(pa, 32);
         NEXT(pb, 48);
         ACC_DOT_ROWS(0, 1, 2, 3, vshlq_n_s8(g0, 4), vshlq_n_s8(g1, 4), vshlq_n_s8(g2, 4), a0);
-        ACC_DOT_ROWS(4, 5, 6, 7, vandq_s8(g0, hi_mask), vandq_s8(g1, hi_mask), vandq_s8(g2, hi_mask), a1);
+        DOT_ROWS(ODD_SETS, vandq_s8(g0, hi_mask), vandq_s8(g1, hi_mask), vandq_s8(g2, hi_mask), a1);
     }
     ACC_FOLD(0, 4);
     ACC_FOLD(1, 5);

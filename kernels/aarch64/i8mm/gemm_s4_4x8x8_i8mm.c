@@ -9,9 +9,11 @@
  *
  * Hot loop: 1 pair (2 blocks) per iteration: A's 64 bytes and the pair's 64 packed B bytes in 2 ld1 of 4 vectors with
  * clang, 4 shl + 4 and, 16 smmla, subs + b.ne: 28 instructions for 512 MACs (0.055 per MAC; GCC 12: 32, 0.063, its 4
- * ldp and 2 pointer adds for the loads; the 8x8x8 int4 kernel's loop: 0.044, whose unpacking serves 8 rows). Block 2t
- * goes to c<p><j>, block 2t+1 to d<p><j>: 16 independent chains, added once after the loop. Registers: 16 accumulators
- * + 4 A + 4 packed B + the mask + an unpacked vector or two = 27 of 32.
+ * ldp and 2 pointer adds for the loads). The unpacking shares the vector pipes with smmla and serves 2 row pairs here
+ * against the 8x8x8 int4 kernel's 4, so the loop is bound at 16 / 24 of the smmla peak (llvm-mca: 66.5% on N2, V1,
+ * V2; the 8x8x8 int4 kernel: 80% with clang), against the 1-row int4 kernel's 50% for each of the rows it would
+ * otherwise take one by one. Block 2t goes to c<p><j>, block 2t+1 to d<p><j>: 16 independent chains, added once after
+ * the loop. Registers: 16 accumulators + 4 A + 4 packed B + the mask + an unpacked vector or two = 27 of 32.
  */
 #include "isf_i8mm_1x8x8.h"
 

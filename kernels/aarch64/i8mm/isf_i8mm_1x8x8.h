@@ -62,8 +62,8 @@ static inline __attribute__((always_inline)) void row_store(const isf_epilogue *
     isf_x8_store_s32(ep, c, accumulate, lo, hi);
 }
 
-/* The 4x8x8 kernels' loads: 4 vectors from p as v.val[0..3], then p += 64: one ld1 {4 registers} with clang; GCC 12 spills such tuples in these
- * loops, so it gets 4 vector loads (2 ldp). */
+/* The 4x8x8 kernels' loads: 4 vectors from p as v.val[0..3], then p += 64: one ld1 {4 registers} with clang; GCC 12
+ * spills such tuples in these loops, so it gets 4 vector loads (2 ldp). */
 #if defined(__clang__)
 #define LOAD4(p, v)                       \
     const int8x16x4_t v = vld1q_s8_x4(p); \
