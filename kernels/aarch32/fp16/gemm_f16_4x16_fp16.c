@@ -2,7 +2,7 @@
  * gemm_f32_4x8_neon: per k step 4 broadcast A values × 2 B vectors of 8 columns. */
 #include <arm_neon.h>
 
-#include "isf_internal.h"
+#include "isf_tile_steps.h"
 
 static inline float16x8_t load_f16(const uint16_t *p) { return vreinterpretq_f16_u16(vld1q_u16(p)); }
 
@@ -62,23 +62,6 @@ static inline __attribute__((always_inline)) void store_row(uint16_t *c, float16
 /* The panels are binary16 bits (uint16_t); load them as such and reinterpret, which costs nothing. */
 static inline float16x8_t load_dup(const uint16_t *p) { return vreinterpretq_f16_u16(vld1q_dup_u16(p)); }
 
-/* The tile's store for the epilogue's `steps` with both steps and `acc` constants, so that each combination is
- * straight-line code (clang tests `accumulate` per row otherwise); bits with no step here (int32 ones) are ignored. */
-#define TILE_STORE_STEPS(acc)                                            \
-    do {                                                                 \
-        if (steps & ISF_EPILOGUE_CLAMP) {                                \
-            if (steps & ISF_EPILOGUE_BIAS) {                             \
-                TILE_STORE(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP, acc); \
-            } else {                                                     \
-                TILE_STORE(ISF_EPILOGUE_CLAMP, acc);                     \
-            }                                                            \
-        } else if (steps & ISF_EPILOGUE_BIAS) {                          \
-            TILE_STORE(ISF_EPILOGUE_BIAS, acc);                          \
-        } else {                                                         \
-            TILE_STORE(ISF_EPILOGUE_NONE, acc);                          \
-        }                                                                \
-    } while (0)
-
 ISF_UKERNEL(gemm_f16_4x16_fp16) {
     const uint16_t *pa = __builtin_assume_aligned(a, 64);
     const uint16_t *pb = __builtin_assume_aligned(b, 64);
@@ -107,14 +90,5 @@ ISF_UKERNEL(gemm_f16_4x16_fp16) {
         pb += 16;
     }
 
-    /* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch, laid out as
-     * the fall-through path, where the compilers unswitch `accumulate` themselves as they did before. */
-    const uint32_t steps = ep->steps;
-    if (__builtin_expect(steps == ISF_EPILOGUE_NONE, 1)) {
-        TILE_STORE(ISF_EPILOGUE_NONE, accumulate);
-    } else if (accumulate) {
-        TILE_STORE_STEPS(1);
-    } else {
-        TILE_STORE_STEPS(0);
-    }
+    TILE_FINISH();
 }

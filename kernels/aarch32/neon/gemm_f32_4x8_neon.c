@@ -1,7 +1,7 @@
 /* fp32 4×8 tile, KR = 1: per k step, 4 broadcast A values × 2 B vectors of 4 columns, fused (VFMA, VFPv4). */
 #include <arm_neon.h>
 
-#include "isf_internal.h"
+#include "isf_tile_steps.h"
 
 /* The epilogue's operands for the tile, loaded once (not per row) and only for the steps it runs. */
 typedef struct {
@@ -58,23 +58,6 @@ static inline __attribute__((always_inline)) void store_row(float *c, float32x4_
         store_row(pc + 3 * ldc, c30, c31, acc, steps, &e);  \
     } while (0)
 
-/* The tile's store for the epilogue's `steps` with both steps and `acc` constants, so that each combination is
- * straight-line code (clang tests `accumulate` per row otherwise); bits with no step here (int32 ones) are ignored. */
-#define TILE_STORE_STEPS(acc)                                            \
-    do {                                                                 \
-        if (steps & ISF_EPILOGUE_CLAMP) {                                \
-            if (steps & ISF_EPILOGUE_BIAS) {                             \
-                TILE_STORE(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP, acc); \
-            } else {                                                     \
-                TILE_STORE(ISF_EPILOGUE_CLAMP, acc);                     \
-            }                                                            \
-        } else if (steps & ISF_EPILOGUE_BIAS) {                          \
-            TILE_STORE(ISF_EPILOGUE_BIAS, acc);                          \
-        } else {                                                         \
-            TILE_STORE(ISF_EPILOGUE_NONE, acc);                          \
-        }                                                                \
-    } while (0)
-
 ISF_UKERNEL(gemm_f32_4x8_neon) {
     const float *pa = __builtin_assume_aligned(a, 64);
     const float *pb = __builtin_assume_aligned(b, 64);
@@ -103,14 +86,5 @@ ISF_UKERNEL(gemm_f32_4x8_neon) {
         pb += 8;
     }
 
-    /* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch, laid out as
-     * the fall-through path, where the compilers unswitch `accumulate` themselves as they did before. */
-    const uint32_t steps = ep->steps;
-    if (__builtin_expect(steps == ISF_EPILOGUE_NONE, 1)) {
-        TILE_STORE(ISF_EPILOGUE_NONE, accumulate);
-    } else if (accumulate) {
-        TILE_STORE_STEPS(1);
-    } else {
-        TILE_STORE_STEPS(0);
-    }
+    TILE_FINISH();
 }

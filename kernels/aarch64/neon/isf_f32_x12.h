@@ -6,7 +6,7 @@
 
 #include <arm_neon.h>
 
-#include "isf_internal.h"
+#include "isf_tile_steps.h"
 
 /* The epilogue's operands for the tile, loaded once (not per row) and only for the steps it runs. */
 typedef struct {
@@ -62,37 +62,6 @@ static inline __attribute__((always_inline)) void store_row(float *c, float32x4_
     do {                                                    \
         const epilogue_regs e = load_epilogue(ep, (steps)); \
         TILE_ROWS(steps, acc);                              \
-    } while (0)
-
-/* The tile's store for the epilogue's `steps` with both steps and `acc` constants, so that each combination is
- * straight-line code (clang tests `accumulate` per row otherwise); bits with no step here (int32 ones) are ignored. */
-#define TILE_STORE_STEPS(acc)                                            \
-    do {                                                                 \
-        if (steps & ISF_EPILOGUE_CLAMP) {                                \
-            if (steps & ISF_EPILOGUE_BIAS) {                             \
-                TILE_STORE(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP, acc); \
-            } else {                                                     \
-                TILE_STORE(ISF_EPILOGUE_CLAMP, acc);                     \
-            }                                                            \
-        } else if (steps & ISF_EPILOGUE_BIAS) {                          \
-            TILE_STORE(ISF_EPILOGUE_BIAS, acc);                          \
-        } else {                                                         \
-            TILE_STORE(ISF_EPILOGUE_NONE, acc);                          \
-        }                                                                \
-    } while (0)
-
-/* The tile out, after the k loop. Without steps (every k block but a tile's last, and plain GEMMs) this costs a
- * load and a branch, laid out as the fall-through path, where the compilers unswitch `accumulate` themselves. */
-#define TILE_FINISH()                                          \
-    do {                                                       \
-        const uint32_t steps = ep->steps;                      \
-        if (__builtin_expect(steps == ISF_EPILOGUE_NONE, 1)) { \
-            TILE_STORE(ISF_EPILOGUE_NONE, accumulate);         \
-        } else if (accumulate) {                               \
-            TILE_STORE_STEPS(1);                               \
-        } else {                                               \
-            TILE_STORE_STEPS(0);                               \
-        }                                                      \
     } while (0)
 
 #endif

@@ -72,5 +72,5 @@ ISF_UKERNEL(gemm_f16_4x16_sve) {
     ACC_MERGE(1);
     ACC_MERGE(2);
     ACC_MERGE(3);
-    ISF_TILE_FINISH;
+    TILE_FINISH();
 }

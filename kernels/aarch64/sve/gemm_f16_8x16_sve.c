@@ -55,5 +55,5 @@ ISF_UKERNEL(gemm_f16_8x16_sve) {
         ACC_FMA(7);
     }
 
-    ISF_TILE_FINISH;
+    TILE_FINISH();
 }

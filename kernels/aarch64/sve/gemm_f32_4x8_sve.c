@@ -70,5 +70,5 @@ ISF_UKERNEL(gemm_f32_4x8_sve) {
     ACC_MERGE(1);
     ACC_MERGE(2);
     ACC_MERGE(3);
-    ISF_TILE_FINISH;
+    TILE_FINISH();
 }

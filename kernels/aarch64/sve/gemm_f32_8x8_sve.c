@@ -58,5 +58,5 @@ ISF_UKERNEL(gemm_f32_8x8_sve) {
         ACC_FMA(7, a1, 3);
     }
 
-    ISF_TILE_FINISH;
+    TILE_FINISH();
 }

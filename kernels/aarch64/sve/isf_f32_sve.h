@@ -1,7 +1,7 @@
 /*
  * The store and epilogue shared by gemm_f32_8x8_sve and gemm_f32_4x8_sve: rows of 2 vectors, row r's sums in
  * c<r>0 (columns [0, VL/32)) and c<r>1 (the next VL/32). Each kernel owns its k loop and defines
- * ISF_TILE_ROWS(steps, acc) as ACC_STORE of each of its rows; ISF_TILE_FINISH stores them. Include only from files
+ * ISF_TILE_ROWS(steps, acc) as ACC_STORE of each of its rows; TILE_FINISH() stores them. Include only from files
  * compiled with SVE flags.
  */
 #ifndef ISAFORGE_F32_SVE_H
@@ -10,7 +10,7 @@
 #include <arm_sve.h>
 
 #include "isf_internal.h"
-#include "isf_tile_sve.h"
+#include "isf_tile_steps.h"
 
 /*
  * The old C is added only here, after the k loop, so the loop touches no memory but the panels; then the epilogue

@@ -61,5 +61,5 @@ ISF_UKERNEL(gemm_bf16_4x4x4_svebf16) {
 
     ACC_MERGE(0);
     ACC_MERGE(1);
-    ISF_TILE_FINISH;
+    TILE_FINISH();
 }

@@ -69,5 +69,5 @@ ISF_UKERNEL(gemm_bf16_8x4x4_svebf16) {
     ACC_MERGE(1);
     ACC_MERGE(2);
     ACC_MERGE(3);
-    ISF_TILE_FINISH;
+    TILE_FINISH();
 }

@@ -1,7 +1,7 @@
 /*
  * The store and epilogue shared by gemm_bf16_8x4x4_svebf16 and gemm_bf16_4x4x4_svebf16 (BFMMLA tiles of 2 vectors:
  * row pair i's sums in c<i>0, c<i>1). Each kernel owns its k loop and defines ISF_TILE_ROWS(steps, acc) as
- * ACC_STORE of each of its row pairs; ISF_TILE_FINISH stores them. Include only from files compiled with SVE and
+ * ACC_STORE of each of its row pairs; TILE_FINISH() stores them. Include only from files compiled with SVE and
  * BF16 flags.
  */
 #ifndef ISAFORGE_BF16_SVEBF16_H
@@ -10,7 +10,7 @@
 #include <arm_sve.h>
 
 #include "isf_internal.h"
-#include "../sve/isf_tile_sve.h"
+#include "isf_tile_steps.h"
 
 /*
  * Segment s (128 bits) of an accumulator m<v> is the 2x2 block (rows 2i, 2i+1; columns 2s, 2s+1 of B vector v)

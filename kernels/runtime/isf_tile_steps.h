@@ -1,11 +1,11 @@
 /*
- * The last part of the SVE float tiles' store (isf_f32_sve.h, isf_f16_sve.h, svebf16/isf_bf16_svebf16.h): which
- * TILE_STORE(steps, acc) the tile's epilogue runs, with `steps` and `acc` constants in each, so every combination
- * is straight-line code. The including header defines TILE_STORE; the kernel expands ISF_TILE_FINISH after its
- * loop (ep and accumulate in scope). Macros only: no flags of its own.
+ * The last part of a float tile's store, on every arch: which TILE_STORE(steps, acc) the tile's epilogue runs, with
+ * `steps` and `acc` constants in each, so every combination is straight-line code. The including kernel (or its
+ * variant's header) defines TILE_STORE and expands TILE_FINISH() after its loop (ep and accumulate in scope).
+ * Macros only: no flags of its own.
  */
-#ifndef ISAFORGE_TILE_SVE_H
-#define ISAFORGE_TILE_SVE_H
+#ifndef ISAFORGE_TILE_STEPS_H
+#define ISAFORGE_TILE_STEPS_H
 
 #include "isf_internal.h"
 
@@ -28,7 +28,7 @@
 
 /* Without steps (every k block but a tile's last, and plain GEMMs) this costs a load and a branch, laid out as the
  * fall-through path, where the compilers unswitch `accumulate` themselves. */
-#define ISF_TILE_FINISH                                        \
+#define TILE_FINISH()                                          \
     do {                                                       \
         const uint32_t steps = ep->steps;                      \
         if (__builtin_expect(steps == ISF_EPILOGUE_NONE, 1)) { \
