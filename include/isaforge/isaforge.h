@@ -134,8 +134,8 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
  * widening is due), as many rows each as the catalogue's tail_rows says (a row kernel by default up to MR / 2).
  * Runs use the plan's kernel (or, if a cap excludes it now, another runnable one reading its layout; none:
  * ISF_ERR_UNSUPPORTED, C untouched). They allocate nothing: their buffers are on the calling thread's stack (under
- * 40 KiB; an SME kernel's tile grows with the square of the streaming vector length: under 64 KiB + 2·SVL² bytes,
- * 192 KiB at the longest SVL, 256 bytes). Bad input (NULL plan, NULL A or C with a non-zero size, lda < k or ldc < n whatever m is,
+ * 48 KiB; an SME kernel's tile grows with the square of the streaming vector length: under 74 KiB + 2·SVL² bytes,
+ * never over 192 KiB, at the longest SVL, 256 bytes). Bad input (NULL plan, NULL A or C with a non-zero size, lda < k or ldc < n whatever m is,
  * m overflow, unknown flags, tile ranges past isf_gemm_tile_count): ISF_ERR_INVALID_ARG with C untouched.
  * Tiles: a run is isf_gemm_tile_count(plan, m) tiles (0 when m or n is 0), each a fixed block of rows × columns
  * of C that depends only on the plan and m, never a split of k; any partition of [0, tile_count) run by
