@@ -152,12 +152,15 @@ static row_chunk chunk_of(const isf_kernel *kern, const isf_packed_header *h) {
     return ch;
 }
 
-/* The full kernel and its tail kernels, as they read h's panels. */
+/* The full kernel and its tail kernels, as they read h's panels: a tail's rows and most only (its blocking is for
+ * the tails that will run, start_loop: a blocking costs some hundred instructions, a small plan run some ten
+ * thousand). */
 static region_kernels kernels_of(const isf_kernel *kern, const isf_tails *tails, const isf_packed_header *h) {
     region_kernels rk = {chunk_of(kern, h), {{0}}, 0};
     for (size_t t = 0; tails != NULL && t < tails->count; t++) {
-        rk.tail[rk.tails] = chunk_of(tails->kern[t], h);
-        rk.tail[rk.tails++].most = tail_most(tails->kern[t], rk.full.rows);
+        const isf_kernel *tail = tails->kern[t];
+        row_chunk ch = {tail, {0}, isf_kernel_mr(tail, (size_t)h->vector_bytes), tail_most(tail, rk.full.rows)};
+        rk.tail[rk.tails++] = ch;
     }
     return rk;
 }
@@ -435,8 +438,10 @@ static blocked_loop start_loop(const isf_kernel *kern, const isf_tails *tails, c
     blocked_loop l = {kernels_of(kern, tails, h), r, h, w};
     const row_chunk *last[ISF_MAX_MR];
     for (size_t c = 0, n = last_chunks(&l.rk, r->rows, last); c < n; c++) {
-        if (last[c] != &l.rk.full) {
-            isf_trace_ran((size_t)(last[c]->kern - isf_kernel_table));
+        row_chunk *tail = last[c] == &l.rk.full ? NULL : &l.rk.tail[last[c] - l.rk.tail];
+        if (tail != NULL && tail->bl.pack.mr == 0) { /* its first chunk */
+            isf_trace_ran((size_t)(tail->kern - isf_kernel_table));
+            tail->bl = chunk_of(tail->kern, h).bl;
         }
     }
     const isf_pack_spec *ps = &l.rk.full.bl.pack;

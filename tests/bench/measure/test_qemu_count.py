@@ -134,15 +134,24 @@ def test_padded_macs_do_not_round_m_up_when_a_row_kernel_takes_the_rest():
     ("m", "chunks"),
     [
         (1, [("row", 1)]),
-        (4, [("row", 1)] * 4),  # unlisted, a row kernel takes up to MR / 2
-        (5, [("full", 8)]),
-        (17, [("full", 16), ("row", 1)]),
+        (2, [("row", 1)] * 2),  # unlisted in tail_rows, a row kernel takes up to MR / 2
+        (3, [("full", 4)]),
+        (9, [("full", 8), ("row", 1)]),
     ],
 )
 def test_row_chunks_without_tail_rows_follow_mr_over_two(m: int, chunks: list[tuple[str, int]]) -> None:
-    full, row = kernel("gemm_s8_8x8x8_i8mm"), kernel("gemm_s8_1x8x8_i8mm")
+    full, row = kernel("gemm_s8_4x4x16_neon"), kernel("gemm_s8_1x4x16_neon")
+    assert "gemm_s8_1x4x16_neon" not in dict(load().variant("neon").tail_rows)
     names = {"full": full, "row": row}
     assert qemu_count.row_chunks(full, [row], m, 128) == [(names[k], n) for k, n in chunks]
+
+
+def test_row_chunks_give_a_four_row_kernel_four_rows_at_a_time() -> None:
+    """neon's fp32 kernels: the row kernel takes up to 3 rows, the 4-row kernel up to 7, 4 at a time."""
+    full, four, row = (kernel(f"gemm_f32_{t}_neon") for t in ("8x12", "4x12", "1x12"))
+    assert qemu_count.row_chunks(full, [four, row], 3, 128) == [(row, 1)] * 3
+    assert qemu_count.row_chunks(full, [four, row], 6, 128) == [(four, 4), (row, 1), (row, 1)]
+    assert qemu_count.row_chunks(full, [four, row], 15, 128) == [(full, 8), (four, 4), (row, 1), (row, 1), (row, 1)]
 
 
 def test_row_chunks_take_the_tail_kernel_of_the_fewest_tail_rows_that_reach_the_rows_left() -> None:
@@ -195,8 +204,8 @@ def test_quick_real_bench_run(tmp_path, capsys):
             "--no-plans", "--json", str(out), "--markdown", str(md), "--quiet"]  # fmt: skip
     assert main(argv) == 0, capsys.readouterr().err
     data = json.loads(out.read_text())
-    rows = {r["kernel"]: r for r in data["mca"]}  # the variant's kernels: the full one and its row kernel
-    assert set(rows) == {"gemm_f32_8x12_neon", "gemm_f32_1x12_neon"}
+    rows = {r["kernel"]: r for r in data["mca"]}  # the variant's kernels: the full one and its tail kernels
+    assert set(rows) == {"gemm_f32_8x12_neon", "gemm_f32_4x12_neon", "gemm_f32_1x12_neon"}
     row = rows["gemm_f32_8x12_neon"]
     assert (row["core"], row["status"]) == ("neoverse-v2", "ok")
     assert 95.0 <= row["percent_of_peak"] <= 100.5
