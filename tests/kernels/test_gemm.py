@@ -10,6 +10,7 @@ same oracle with the epilogue applied.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,23 @@ def row_kernel_case(c: Case) -> bool:
     return c.m <= ROW_KERNEL_ROWS or (c in LARGE and c.m * c.n * c.k <= ROW_KERNEL_MACS)
 
 
+def tail_kernel_case(c: Case, mr: int) -> bool:
+    """A few-row kernel (a full kernel's tail, MR = 4) by name: every row count of its first tile and one past it,
+    one past its second tile, of every n and k, and the large shapes up to ROW_KERNEL_MACS; the other row counts
+    only repeat those edge tiles (its tail paths run in the plans' m = 1…17)."""
+    return c.m <= mr + 1 or c.m == 2 * mr + 1 or (c in LARGE and c.m * c.n * c.k <= ROW_KERNEL_MACS)
+
+
+def kernel_case(kernel: KernelName, kernels: list[KernelName]) -> Callable[[Case], bool]:
+    """Which of a sweep's cases `kernel` runs by name: all for a full kernel, fewer for its tail kernels."""
+    if kernel.mr == 1:
+        return row_kernel_case
+    group = (kernel.variant, kernel.nr, kernel.kr, bool(kernel.runs))
+    if any((k.variant, k.nr, k.kr, bool(k.runs)) == group and k.mr > kernel.mr for k in kernels):
+        return lambda c: tail_kernel_case(c, kernel.mr)
+    return lambda _c: True
+
+
 def every_kernel(
     qemu_run: QemuRunner,
     tc: TargetCpu,
@@ -167,15 +185,16 @@ def every_kernel(
     cat = load()
     seen = []
     oracles: dict[tuple[Case, ...], Oracle] = {}  # one per distinct batch, whatever the number of kernels
-    for kernel in kernels_of(tc, op):
+    runnable = kernels_of(tc, op)
+    for kernel in runnable:
         scaling = cat.variant(kernel.variant).scalable
         kind = scalable_only if isinstance(scalable_only, str) else scaling
         if (scalable_only and not scaling) or scaling != kind:
             continue
         if kernel.mr == 1 and not row_kernels:
             continue
-        # A job of a few chosen shapes, none of them a row kernel's, runs whole.
-        batch = [c for c in cases if kernel.mr > 1 or row_kernel_case(c)] or cases
+        # A job of a few chosen shapes, none of them a row or tail kernel's, runs whole.
+        batch = [c for c in cases if kernel_case(kernel, runnable)(c)] or cases
         if tuple(batch) not in oracles:
             oracles[tuple(batch)] = job_oracle(op, batch, kw.get("operands"), kw.get("epilogue", NO_EPILOGUE))
         seen.append(run_batch(qemu_run, tc, tmp, op, batch, kernel.name, oracle=oracles[tuple(batch)], **kw))
