@@ -588,9 +588,10 @@ OTHER_PAIRINGS = ["aarch64-linux-gnu-clang", "arm-linux-gnueabihf-gcc"]
 )
 # The slice copies engine-meson outside the tree; engine-cmake's build is proven there by its Conan package
 # (tests/recipes/test_engine_cmake.py) and the vendored example's through CMake below: their copies run in make ci.
-@pytest.mark.parametrize(
-    "example", [e if e == "engine-meson" else pytest.param(e, marks=pytest.mark.slow) for e in EXAMPLES]
-)
+# Every example in make ci; the slice proves a copied engine outside the tree from the installed wheel
+# (tests/packaging/test_wheel.py), engine-meson and engine-vendored in the tree.
+@pytest.mark.slow
+@pytest.mark.parametrize("example", EXAMPLES)
 def test_example_engine_copied_outside_the_tree_is_proven(example, toolchains, tmp_path):
     for name in toolchains:
         usable(name)

@@ -30,7 +30,8 @@ def test_every_plan_only_op_has_a_kernel_op() -> None:
     assert all(not load().ops[o].plain for o in ops)
 
 
-# The tests running the static quant_runner: one worker links and disassembles it for them all (pytest-xdist).
+# The tests running the static quant_runner: one worker links and disassembles it for them all (pytest-xdist). They
+# run in make ci (and make bench runs the same code at scale): the slice's real bench run is test_qemu_count's.
 RUNNER = pytest.mark.xdist_group("qplans-runner")
 
 
@@ -42,6 +43,7 @@ def runner(tmp_path_factory: pytest.TempPathFactory) -> qplans.StaticRunner:
 
 
 @RUNNER
+@pytest.mark.slow
 @pytest.mark.parametrize("op", ["gemm_qs8", "gemm_qs8_f32", "gemm_qd8_f32"])
 def test_real_quantized_plan_runs_give_the_reference_bytes(runner, tmp_path, op: str) -> None:
     """Each op on the dotprod kernel under QEMU: C equals isaforge.quant's bytes, every tile's MACs ran once, the
@@ -61,6 +63,7 @@ def test_real_quantized_plan_runs_give_the_reference_bytes(runner, tmp_path, op:
 
 
 @RUNNER
+@pytest.mark.slow
 def test_real_requantization_costs_more_than_the_int32_output(runner, tmp_path) -> None:
     """gemm_qs8 and its gemm_s8 baseline on the same kernel and operands: the same MACs, more instructions for
     the requantized store, both C exact."""
@@ -75,6 +78,7 @@ def test_real_requantization_costs_more_than_the_int32_output(runner, tmp_path) 
 
 
 @RUNNER
+@pytest.mark.slow
 # int8's kernels here, int4's (the same provenance through nibble panels) in make ci
 @pytest.mark.parametrize("op", [qplans.INT8_PATH, pytest.param(qplans.INT4_PATH, marks=pytest.mark.slow)])
 def test_real_runs_of_every_kernel_load_each_weight_once_at_one_row_tile(runner, tmp_path, op: str) -> None:
