@@ -38,6 +38,7 @@ def priced(tmp_path_factory) -> tuple[Path, dict, str]:
 
 
 @pytest.mark.e2e
+@pytest.mark.slow  # make ci: an engine's build priced on every core (the slice prices libisaforge's)
 def test_every_kernel_but_the_references_is_priced_on_every_core(priced):
     copy, data, _ = priced
     (build,) = data["builds"]
@@ -49,6 +50,7 @@ def test_every_kernel_but_the_references_is_priced_on_every_core(priced):
 
 
 @pytest.mark.e2e
+@pytest.mark.slow  # make ci: an engine's build priced on every core (the slice prices libisaforge's)
 def test_a_kernel_whose_feature_the_core_lacks_is_marked_not_priced(priced):
     _, data, text = priced
     i8mm_n1 = next(r for r in data["builds"][0]["kernels"] if (r["kernel"], r["core"]) == (PRICED[0], "neoverse-n1"))
@@ -58,6 +60,7 @@ def test_a_kernel_whose_feature_the_core_lacks_is_marked_not_priced(priced):
 
 
 @pytest.mark.e2e
+@pytest.mark.slow  # make ci: an engine's build priced on every core (the slice prices libisaforge's)
 def test_mac_loops_get_a_share_of_peak_and_elementwise_loops_their_cycles(priced):
     _, data, _ = priced
     for r in (r for r in data["builds"][0]["kernels"] if r["status"] != NO_ISA):
@@ -69,6 +72,7 @@ def test_mac_loops_get_a_share_of_peak_and_elementwise_loops_their_cycles(priced
 
 
 @pytest.mark.e2e
+@pytest.mark.slow  # make ci: an engine's build priced on every core (the slice prices libisaforge's)
 def test_the_hot_loop_is_the_kernels_main_loop_not_its_vectorized_tail(priced):
     copy, data, _ = priced
     kinds = {r["kernel"]: r["kind"] for r in data["builds"][0]["kernels"]}
