@@ -32,8 +32,9 @@ SANITIZER_ENV = {
 }
 TARGETS = {"aarch64-linux-gnu": "max", "arm-linux-gnueabihf": "max"}
 # make ci fuzzes both arches (an ASan build each), and make fuzz runs both long; the default suite keeps the damaged
-# files' deterministic checks (test_plan_file, test_packed_file: every byte flipped, truncations) and the size
-# arithmetic (test_size_edges, test_memory_safety, on sizes chosen to overflow).
+# inputs' deterministic checks (test_plan.c: damage in a plan's header, packed header or panels refused;
+# test_packed_file: each damaged header field, buffers short of the panels) and the size arithmetic
+# (test_size_edges, test_memory_safety, on sizes chosen to overflow).
 CAMPAIGN_SEED = 28
 # Bounded for the default suite: about 6 s an arch warm on a shared 2-core machine (about 3 minutes cold,
 # the two ASan builds): a run starts in under a second, making and running its seeds, then 800 to 1900 executions
