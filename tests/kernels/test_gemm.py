@@ -130,18 +130,10 @@ def plan_kernels(tc: TargetCpu, op: str, name: str, cases: list[Case]) -> set[st
     """The kernels plans of `name` run on these cases' rows, as the bench models the driver (row_chunks): the full
     kernel, and the tail kernels the catalogue's tail_rows give the rows it would pad (a streaming kernel's MR at
     qemu-user's default SVL of 64 bytes)."""
-    full = next(k for k in kernels_of(tc, op) if k.name == name)
-    tails: dict[int, KernelName] = {}
-    for k in kernels_of(tc, op):
-        if (k.variant, k.nr, k.kr, bool(k.runs)) == (
-            full.variant,
-            full.nr,
-            full.kr,
-            bool(full.runs),
-        ) and k.mr < full.mr:
-            tails.setdefault(k.mr, k)
+    runnable = kernels_of(tc, op)
+    full = next(k for k in runnable if k.name == name)
     bits = 512 if load().variant(full.variant).scalable == "streaming" else 128
-    chunks = [qemu_count.row_chunks(full, list(tails.values()), c.m, bits) for c in cases]
+    chunks = [qemu_count.row_chunks(full, qemu_count.tails_of(full, runnable), c.m, bits) for c in cases]
     return {name} | {k.name for case_chunks in chunks for k, _rows in case_chunks}
 
 
@@ -163,8 +155,7 @@ def kernel_case(kernel: KernelName, kernels: list[KernelName]) -> Callable[[Case
     """Which of a sweep's cases `kernel` runs by name: all for a full kernel, fewer for its tail kernels."""
     if kernel.mr == 1:
         return row_kernel_case
-    group = (kernel.variant, kernel.nr, kernel.kr, bool(kernel.runs))
-    if any((k.variant, k.nr, k.kr, bool(k.runs)) == group and k.mr > kernel.mr for k in kernels):
+    if any(kernel in qemu_count.tails_of(k, kernels) for k in kernels):
         return lambda c: tail_kernel_case(c, kernel.mr)
     return lambda _c: True
 

@@ -147,6 +147,17 @@ def tail_most(tail: KernelName, full_mr: int) -> int:
     return min(most, full_mr - 1)
 
 
+def tails_of(full: KernelName, kernels: list[KernelName]) -> list[KernelName]:
+    """Of `kernels` (most preferred first), those that read `full`'s panels with fewer rows (same op, variant, NR,
+    KR and widening), the most preferred of each MR: driver.c's isf_tail_kernels."""
+    tails: dict[int, KernelName] = {}
+    group = (full.op, full.variant, full.nr, full.kr, bool(full.runs))
+    for k in kernels:
+        if (k.op, k.variant, k.nr, k.kr, bool(k.runs)) == group and k.mr < full.mr:
+            tails.setdefault(k.mr, k)
+    return list(tails.values())
+
+
 def row_chunks(kernel: KernelName, tails: list[KernelName], m: int, bits: int) -> list[tuple[KernelName, int]]:
     """Who computes a plan's m rows, as driver.c's next_chunk deals them: (kernel, rows it computes, padded to its
     MR). The full kernel takes whole tiles; of the tail kernels whose tail rows reach the rows left, the one of the
@@ -248,12 +259,7 @@ class StaticRunner:
         """The built kernels of fewer rows that read `kernel`'s panels (same op, variant, NR and KR), the most
         preferred of each MR (driver.c's isf_tail_kernels)."""
         cat = load()
-        tails: dict[int, KernelName] = {}
-        built = sorted(self.kernels(), key=lambda k: -cat.preference(k))
-        for k in built:
-            if (k.op, k.variant, k.nr, k.kr) == (kernel.op, kernel.variant, kernel.nr, kernel.kr) and k.mr < kernel.mr:
-                tails.setdefault(k.mr, k)
-        return list(tails.values())
+        return tails_of(kernel, sorted(self.kernels(), key=lambda k: -cat.preference(k)))
 
     def loop_kernel(self, kernel: KernelName, shape: Shape) -> KernelName:
         """The kernel meant to do the bulk of the shape's MACs: of the plan's row chunks (row_chunks), the kernel
