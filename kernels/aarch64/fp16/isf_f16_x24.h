@@ -1,8 +1,11 @@
-/* What the binary16 FEAT_FP16 kernels of 24 columns share (gemm_f16_8x24_fp16, gemm_f16_4x24_fp16): the k step's
- * two spellings (A loaded as a vector and used by lane with clang, or element by element with GCC; the 8x24
- * kernel's comment says why) and the tile's store with its epilogue (bias, clamp, in binary16). The including
- * kernel names its accumulators c<s><0..2> (set s takes A's element s of the 8 at pa - 8), its pointers pa, pb and
- * `out` (C), and defines TILE_ROWS(steps, acc): ACC_STORE(r, steps, acc) for each of its rows. */
+/* What the binary16 FEAT_FP16 kernels of 24 and 16 columns share (gemm_f16_{8,4}x24_fp16, gemm_f16_{8,4,1}x16_fp16):
+ * the k step's two spellings (A loaded as a vector and used by lane with clang, or element by element with GCC; the
+ * 8x24 kernel's comment says why) and the tile's store with its epilogue (bias, clamp, in binary16). The including
+ * kernel defines ISF_F16_VECS (the tile's vectors per row: 3 for 24 columns, 2 for 16; 3 when not defined) before
+ * including it, names its accumulators c<s><0..V-1> (set s takes A's element s of the 8 at pa - 8) and its B
+ * vectors b0..b<V-1>, its pointers pa, pb and `out` (C), and defines TILE_ROWS(steps, acc): ACC_STORE(r, steps,
+ * acc) for each of its rows. ISF_F16_VECS is a constant: a 2-vector tile's code has no trace of the third vector
+ * (and never reads bias[16..23], past its 16 columns). */
 #ifndef ISAFORGE_F16_X24_H
 #define ISAFORGE_F16_X24_H
 
@@ -10,6 +13,10 @@
 #include <string.h>
 
 #include "isf_tile_steps.h"
+
+#ifndef ISF_F16_VECS
+#define ISF_F16_VECS 3
+#endif
 
 #if !defined(__clang__) && defined(__GNUC__)
 #pragma GCC optimize("no-schedule-insns")
@@ -31,7 +38,9 @@ static inline __attribute__((always_inline)) epilogue_regs load_epilogue(const i
         const uint16_t *bias = ep->bias;
         e.bias0 = load_f16(bias);
         e.bias1 = load_f16(bias + 8);
-        e.bias2 = load_f16(bias + 16);
+        if (ISF_F16_VECS > 2) {
+            e.bias2 = load_f16(bias + 16);
+        }
     }
     if (steps & ISF_EPILOGUE_CLAMP) {
         e.lo = vreinterpretq_f16_u16(vdupq_n_u16(ep->min_f16));
@@ -46,13 +55,16 @@ static inline float16x8_t clamp(float16x8_t x, const epilogue_regs *e) { return 
 /*
  * The old C is added only here, after the k loop, so the loop touches no memory but the panels; then the epilogue,
  * in binary16 like the accumulation. `steps` is a constant at every call: each combination is straight-line code.
+ * x2 is unused (and dead) in a 2-vector tile.
  */
 static inline __attribute__((always_inline)) void store_row(uint16_t *c, float16x8_t x0, float16x8_t x1, float16x8_t x2,
                                                             int accumulate, uint32_t steps, const epilogue_regs *e) {
     if (accumulate) {
         x0 = vaddq_f16(x0, load_f16(c));
         x1 = vaddq_f16(x1, load_f16(c + 8));
-        x2 = vaddq_f16(x2, load_f16(c + 16));
+        if (ISF_F16_VECS > 2) {
+            x2 = vaddq_f16(x2, load_f16(c + 16));
+        }
     }
     if (steps & ISF_EPILOGUE_BIAS) {
         x0 = vaddq_f16(x0, e->bias0);
@@ -66,11 +78,25 @@ static inline __attribute__((always_inline)) void store_row(uint16_t *c, float16
     }
     vst1q_u16(c, vreinterpretq_u16_f16(x0));
     vst1q_u16(c + 8, vreinterpretq_u16_f16(x1));
-    vst1q_u16(c + 16, vreinterpretq_u16_f16(x2));
+    if (ISF_F16_VECS > 2) {
+        vst1q_u16(c + 16, vreinterpretq_u16_f16(x2));
+    }
 }
 
 /* Named registers rather than an array: an array indexed in a loop may be kept on the stack at -O2. */
+#if ISF_F16_VECS > 2
 #define ACC_DECL(r) float16x8_t c##r##0 = vdupq_n_f16(0.0f), c##r##1 = c##r##0, c##r##2 = c##r##0
+/* The third vector's multiply-add, when the tile has one (ISF_A_PER_ELEMENT: by the scalar `ar`, else by lane r). */
+#define FMA_2_N(r) c##r##2 = vfmaq_n_f16(c##r##2, b2, ar)
+#define FMA_2_LANE(r) c##r##2 = vfmaq_laneq_f16(c##r##2, b2, a0, r)
+#define ACC_STORE(r, steps, acc) store_row(out + (r) * ldc, c##r##0, c##r##1, c##r##2, acc, steps, &e)
+#else
+#define ACC_DECL(r) float16x8_t c##r##0 = vdupq_n_f16(0.0f), c##r##1 = c##r##0
+#define FMA_2_N(r) (void)0
+#define FMA_2_LANE(r) (void)0
+#define ACC_STORE(r, steps, acc) store_row(out + (r) * ldc, c##r##0, c##r##1, c##r##1, acc, steps, &e)
+#endif
+
 #if ISF_A_PER_ELEMENT
 static inline float16_t load_scalar_f16(const uint16_t *p) {
     float16_t s;
@@ -83,16 +109,15 @@ static inline float16_t load_scalar_f16(const uint16_t *p) {
         float16_t ar = load_scalar_f16(pa + (r) - 8); \
         c##r##0 = vfmaq_n_f16(c##r##0, b0, ar);       \
         c##r##1 = vfmaq_n_f16(c##r##1, b1, ar);       \
-        c##r##2 = vfmaq_n_f16(c##r##2, b2, ar);       \
+        FMA_2_N(r);                                   \
     } while (0)
 #else
 #define A_LOAD() float16x8_t a0 = load_f16(pa - 8)
 #define ACC_FMA(r)                                 \
     c##r##0 = vfmaq_laneq_f16(c##r##0, b0, a0, r); \
     c##r##1 = vfmaq_laneq_f16(c##r##1, b1, a0, r); \
-    c##r##2 = vfmaq_laneq_f16(c##r##2, b2, a0, r)
+    FMA_2_LANE(r)
 #endif
-#define ACC_STORE(r, steps, acc) store_row(out + (r) * ldc, c##r##0, c##r##1, c##r##2, acc, steps, &e)
 #define TILE_STORE(steps, acc)                              \
     do {                                                    \
         const epilogue_regs e = load_epilogue(ep, (steps)); \

@@ -1,12 +1,19 @@
-/* What the fp32 NEON kernels of 12 columns share (gemm_f32_8x12_neon, gemm_f32_4x12_neon): the tile's store with
- * its epilogue (bias, clamp) on registers. The including kernel names its accumulators c<r><0..2> (row r, columns
- * 4j..4j+3), `out` (C) and defines TILE_ROWS(steps, acc): ACC_STORE(r, steps, acc) for each of its rows. */
+/* What the fp32 NEON kernels of 12 and 8 columns share (gemm_f32_{8,4}x12_neon, gemm_f32_{8,4,1}x8_neon): the tile's
+ * store with its epilogue (bias, clamp) on registers. The including kernel defines ISF_F32_VECS (the tile's vectors
+ * per row: 3 for 12 columns, 2 for 8; 3 when not defined) before including it, names its accumulators c<r><0..V-1>
+ * (row r, columns 4j..4j+3), `out` (C) and defines TILE_ROWS(steps, acc): ACC_STORE(r, steps, acc) for each of its
+ * rows. ISF_F32_VECS is a constant, so a 2-vector tile's code has no trace of the third vector (and never reads
+ * bias[8..11], which is past its 8 columns). */
 #ifndef ISAFORGE_F32_X12_H
 #define ISAFORGE_F32_X12_H
 
 #include <arm_neon.h>
 
 #include "isf_tile_steps.h"
+
+#ifndef ISF_F32_VECS
+#define ISF_F32_VECS 3
+#endif
 
 /* The epilogue's operands for the tile, loaded once (not per row) and only for the steps it runs. */
 typedef struct {
@@ -19,7 +26,9 @@ static inline __attribute__((always_inline)) epilogue_regs load_epilogue(const i
         const float *bias = ep->bias;
         e.bias0 = vld1q_f32(bias);
         e.bias1 = vld1q_f32(bias + 4);
-        e.bias2 = vld1q_f32(bias + 8);
+        if (ISF_F32_VECS > 2) {
+            e.bias2 = vld1q_f32(bias + 8);
+        }
     }
     if (steps & ISF_EPILOGUE_CLAMP) {
         e.lo = vdupq_n_f32(ep->min);
@@ -33,14 +42,17 @@ static inline float32x4_t clamp(float32x4_t x, const epilogue_regs *e) { return 
 
 /*
  * The old C is added only here, after the k loop, so the loop touches no memory but the panels; then the epilogue.
- * `steps` is a constant at every call, so each combination of steps is straight-line code.
+ * `steps` is a constant at every call, so each combination of steps is straight-line code. x2 is unused (and dead)
+ * in a 2-vector tile.
  */
 static inline __attribute__((always_inline)) void store_row(float *c, float32x4_t x0, float32x4_t x1, float32x4_t x2,
                                                             int accumulate, uint32_t steps, const epilogue_regs *e) {
     if (accumulate) {
         x0 = vaddq_f32(x0, vld1q_f32(c));
         x1 = vaddq_f32(x1, vld1q_f32(c + 4));
-        x2 = vaddq_f32(x2, vld1q_f32(c + 8));
+        if (ISF_F32_VECS > 2) {
+            x2 = vaddq_f32(x2, vld1q_f32(c + 8));
+        }
     }
     if (steps & ISF_EPILOGUE_BIAS) {
         x0 = vaddq_f32(x0, e->bias0);
@@ -54,10 +66,16 @@ static inline __attribute__((always_inline)) void store_row(float *c, float32x4_
     }
     vst1q_f32(c, x0);
     vst1q_f32(c + 4, x1);
-    vst1q_f32(c + 8, x2);
+    if (ISF_F32_VECS > 2) {
+        vst1q_f32(c + 8, x2);
+    }
 }
 
+#if ISF_F32_VECS > 2
 #define ACC_STORE(r, steps, acc) store_row(out + (r) * ldc, c##r##0, c##r##1, c##r##2, acc, steps, &e)
+#else
+#define ACC_STORE(r, steps, acc) store_row(out + (r) * ldc, c##r##0, c##r##1, c##r##1, acc, steps, &e)
+#endif
 #define TILE_STORE(steps, acc)                              \
     do {                                                    \
         const epilogue_regs e = load_epilogue(ep, (steps)); \

@@ -1,0 +1,65 @@
+/* binary16 GEMM micro-kernel (FEAT_FP16): 8x16 tile, fmla .8h by element, fp16 accumulation, one k step per block.
+ *
+ * gemm_f16_8x24_fp16's column sibling for n that 24 columns pad: n = 64 is 72 columns of 24 and 128 is 144 (12.5 %
+ * of the MACs on padding); 16 columns pad none of the powers of two from 16 on. Same A panels (8 rows of halves per
+ * k step), B panels of 16 halves per k step; the k step's two spellings (A by lane with clang, element by element
+ * with GCC: gemm_f16_8x24_fp16.c says why) and the store are the 24-column kernels' (isf_f16_x24.h, 2 vectors a
+ * row).
+ *
+ * Hot loop: 2 k steps per iteration: clang: 2 ldr q of A, 2 ldp of B, 32 fmla by element, subs + b.ne and the
+ * pointer adds: 40 instructions for 256 MACs (0.16 per MAC; the 8x24 kernel's loop: 30 for 192, 0.16); GCC 12: 16
+ * ldr h of A instead of the ldr q. Registers: 16 accumulators (16 independent chains: fmla latency 4 × 4 pipes on
+ * Neoverse V1/V2) + A + 2 B vectors per step, in v0-v15 for the indexed A as the compilers place it.
+ */
+#define ISF_F16_VECS 2
+#include "isf_f16_x24.h"
+
+/* One k step: B's 2 vectors at pb against A's 8 elements at pa - 8. */
+#define STEP()                                                      \
+    do {                                                            \
+        const float16x8_t b0 = load_f16(pb), b1 = load_f16(pb + 8); \
+        pa += 8; /* A of this step is pa[-8..-1] */                 \
+        pb += 16;                                                   \
+        A_LOAD();                                                   \
+        ACC_FMA(0);                                                 \
+        ACC_FMA(1);                                                 \
+        ACC_FMA(2);                                                 \
+        ACC_FMA(3);                                                 \
+        ACC_FMA(4);                                                 \
+        ACC_FMA(5);                                                 \
+        ACC_FMA(6);                                                 \
+        ACC_FMA(7);                                                 \
+    } while (0)
+#define TILE_ROWS(steps, acc) \
+    ACC_STORE(0, steps, acc); \
+    ACC_STORE(1, steps, acc); \
+    ACC_STORE(2, steps, acc); \
+    ACC_STORE(3, steps, acc); \
+    ACC_STORE(4, steps, acc); \
+    ACC_STORE(5, steps, acc); \
+    ACC_STORE(6, steps, acc); \
+    ACC_STORE(7, steps, acc)
+
+ISF_UKERNEL(gemm_f16_8x16_fp16) {
+    const uint16_t *pa = a;
+    const uint16_t *pb = b;
+    uint16_t *out = c;
+    ACC_DECL(0);
+    ACC_DECL(1);
+    ACC_DECL(2);
+    ACC_DECL(3);
+    ACC_DECL(4);
+    ACC_DECL(5);
+    ACC_DECL(6);
+    ACC_DECL(7);
+
+    for (size_t n = k_blocks / 2; n > 0; n--) {
+        STEP();
+        STEP();
+    }
+    if (k_blocks & 1) {
+        STEP();
+    }
+
+    TILE_FINISH();
+}

@@ -1,0 +1,83 @@
+/* fp32 GEMM micro-kernel for a few rows: 4x8 tile, fmla by lane, one k step per block (KR = 1).
+ *
+ * The last 2-4 rows of a GEMM (m % 8, or m < 8) in one call on gemm_f32_8x8_neon's B panels (8 floats per k step),
+ * so B is streamed once for those rows instead of once per row by gemm_f32_1x8_neon. A is a 4-row panel (per k step
+ * the 4 rows' values: one vector, fmla by lane). Also runs gemm_f16 / gemm_bf16 on panels the driver widened to fp32
+ * (the neon variant's `widened` rule). AArch32's kernel of this name is a full kernel of its own (kernels/aarch32).
+ *
+ * Hot loop: 4 k steps per iteration: 2 ldp of A (the 4 steps' 4 rows), 4 ldp of B (8 vectors), 32 fmla, subs + b.ne
+ * and the pointer adds: 42 instructions for 128 MACs (0.33 per MAC). Four rows give 8 accumulators a k step, fewer
+ * than fmla latency × pipes on the widest cores (4 × 4 on Neoverse V1), so even k steps go to set c0-c3 and odd ones
+ * to c4-c7: 16 independent chains, folded once after the loop. Registers: 16 accumulators + 4 A + 4 B = 24 of 32.
+ */
+#include <arm_neon.h>
+
+#define ISF_F32_VECS 2
+#include "isf_f32_x12.h"
+
+/* Named registers rather than an array: an array indexed in a loop may be kept on the stack at -O2. Row r's even
+ * k steps go to c<r><0..1>, its odd ones to c<r + 4><0..1>. */
+#define ACC_DECL(r) float32x4_t c##r##0 = vdupq_n_f32(0.0f), c##r##1 = c##r##0
+#define ACC_FMA(r, av, lane)                          \
+    c##r##0 = vfmaq_laneq_f32(c##r##0, b0, av, lane); \
+    c##r##1 = vfmaq_laneq_f32(c##r##1, b1, av, lane)
+#define ACC_FOLD(r, t)                     \
+    c##r##0 = vaddq_f32(c##r##0, c##t##0); \
+    c##r##1 = vaddq_f32(c##r##1, c##t##1)
+/* One k step: the 4 rows (lanes of `av`) against B's 2 vectors at p, into the set of rows s..s+3. */
+#define STEP(s0, s1, s2, s3, av, p)                                   \
+    do {                                                              \
+        const float32x4_t b0 = vld1q_f32(p), b1 = vld1q_f32((p) + 4); \
+        ACC_FMA(s0, av, 0);                                           \
+        ACC_FMA(s1, av, 1);                                           \
+        ACC_FMA(s2, av, 2);                                           \
+        ACC_FMA(s3, av, 3);                                           \
+    } while (0)
+#define TILE_ROWS(steps, acc) \
+    ACC_STORE(0, steps, acc); \
+    ACC_STORE(1, steps, acc); \
+    ACC_STORE(2, steps, acc); \
+    ACC_STORE(3, steps, acc)
+
+ISF_UKERNEL(gemm_f32_4x8_neon) {
+    const float *pa = a;
+    const float *pb = b;
+    float *out = c;
+    ACC_DECL(0);
+    ACC_DECL(1);
+    ACC_DECL(2);
+    ACC_DECL(3);
+    ACC_DECL(4);
+    ACC_DECL(5);
+    ACC_DECL(6);
+    ACC_DECL(7);
+
+    for (size_t n = k_blocks / 4; n > 0; n--) {
+        const float32x4_t a0 = vld1q_f32(pa), a1 = vld1q_f32(pa + 4);
+        const float32x4_t a2 = vld1q_f32(pa + 8), a3 = vld1q_f32(pa + 12);
+        STEP(0, 1, 2, 3, a0, pb);
+        STEP(4, 5, 6, 7, a1, pb + 8);
+        STEP(0, 1, 2, 3, a2, pb + 16);
+        STEP(4, 5, 6, 7, a3, pb + 24);
+        pa += 16;
+        pb += 32;
+    }
+    /* Up to 3 steps left, in the loop's sets; only the panel's own steps are read. */
+    if (k_blocks & 2) {
+        const float32x4_t a0 = vld1q_f32(pa), a1 = vld1q_f32(pa + 4);
+        STEP(0, 1, 2, 3, a0, pb);
+        STEP(4, 5, 6, 7, a1, pb + 8);
+        pa += 8;
+        pb += 16;
+    }
+    if (k_blocks & 1) {
+        const float32x4_t a0 = vld1q_f32(pa);
+        STEP(0, 1, 2, 3, a0, pb);
+    }
+    ACC_FOLD(0, 4);
+    ACC_FOLD(1, 5);
+    ACC_FOLD(2, 6);
+    ACC_FOLD(3, 7);
+
+    TILE_FINISH();
+}

@@ -1,0 +1,70 @@
+/* fp32 GEMM micro-kernel: 8x8 tile, fmla by lane, one k step per block (KR = 1).
+ *
+ * gemm_f32_8x12_neon's column sibling for n that 12 columns pad: n = 64 is 72 columns of 12 (12.5 % of the MACs on
+ * padding), 128 and 256 are 132 and 264 (3 %); 8 columns pad none of the powers of two. Same A panels (8 rows per k
+ * step, fmla by lane), B panels of 8 floats per k step; the store and its epilogue are the 12-column kernels'
+ * (isf_f32_x12.h with 2 vectors a row).
+ *
+ * Hot loop: 2 k steps per iteration: 2 ldp of A, 2 ldp of B, 32 fmla, subs + b.ne and the pointer adds: 40
+ * instructions for 128 MACs (0.31 per MAC; the 8x12 kernel's loop: 31 for 96, 0.32). Registers: 16 accumulators
+ * (16 independent chains: fmla latency 4 × 4 pipes on Neoverse V1) + 2 steps' 2 A and 2 B vectors = 24 of 32.
+ */
+#include <arm_neon.h>
+
+#define ISF_F32_VECS 2
+#include "isf_f32_x12.h"
+
+/* Named registers rather than an array: an array indexed in a loop may be kept on the stack at -O2. */
+#define ACC_DECL(r) float32x4_t c##r##0 = vdupq_n_f32(0.0f), c##r##1 = c##r##0
+#define ACC_FMA(r, av, lane)                          \
+    c##r##0 = vfmaq_laneq_f32(c##r##0, b0, av, lane); \
+    c##r##1 = vfmaq_laneq_f32(c##r##1, b1, av, lane)
+/* One k step: A's 8 rows at pa against B's 2 vectors at pb. */
+#define STEP(pa, pb)                                                    \
+    do {                                                                \
+        const float32x4_t a0 = vld1q_f32(pa), a1 = vld1q_f32((pa) + 4); \
+        const float32x4_t b0 = vld1q_f32(pb), b1 = vld1q_f32((pb) + 4); \
+        ACC_FMA(0, a0, 0);                                              \
+        ACC_FMA(1, a0, 1);                                              \
+        ACC_FMA(2, a0, 2);                                              \
+        ACC_FMA(3, a0, 3);                                              \
+        ACC_FMA(4, a1, 0);                                              \
+        ACC_FMA(5, a1, 1);                                              \
+        ACC_FMA(6, a1, 2);                                              \
+        ACC_FMA(7, a1, 3);                                              \
+    } while (0)
+#define TILE_ROWS(steps, acc) \
+    ACC_STORE(0, steps, acc); \
+    ACC_STORE(1, steps, acc); \
+    ACC_STORE(2, steps, acc); \
+    ACC_STORE(3, steps, acc); \
+    ACC_STORE(4, steps, acc); \
+    ACC_STORE(5, steps, acc); \
+    ACC_STORE(6, steps, acc); \
+    ACC_STORE(7, steps, acc)
+
+ISF_UKERNEL(gemm_f32_8x8_neon) {
+    const float *pa = a;
+    const float *pb = b;
+    float *out = c;
+    ACC_DECL(0);
+    ACC_DECL(1);
+    ACC_DECL(2);
+    ACC_DECL(3);
+    ACC_DECL(4);
+    ACC_DECL(5);
+    ACC_DECL(6);
+    ACC_DECL(7);
+
+    for (size_t n = k_blocks / 2; n > 0; n--) {
+        STEP(pa, pb);
+        STEP(pa + 8, pb + 8);
+        pa += 16;
+        pb += 16;
+    }
+    if (k_blocks & 1) {
+        STEP(pa, pb);
+    }
+
+    TILE_FINISH();
+}
