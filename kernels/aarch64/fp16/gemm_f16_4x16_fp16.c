@@ -35,7 +35,7 @@
     ACC_STORE(3, steps, acc)
 
 ISF_UKERNEL(gemm_f16_4x16_fp16) {
-    const uint16_t *pa = a;
+    const uint16_t *ap = a;
     const uint16_t *pb = b;
     uint16_t *out = c;
     ACC_DECL(0);
@@ -47,15 +47,19 @@ ISF_UKERNEL(gemm_f16_4x16_fp16) {
     ACC_DECL(6);
     ACC_DECL(7);
 
+    /* Each pair of steps reads its 8 halves of A below `pa`, a pointer of its own block; the iteration advances one
+     * pointer once and addresses both pairs from it at offsets -16..-1 (at offset 0 GCC picks ld1r, a vector-pipe
+     * slot: gemm_f16_8x24_fp16.c). */
     for (size_t n = k_blocks / 4; n > 0; n--) {
-        pa += 8; /* A of steps 0, 1 is pa[-8..-1] */
+        ap += 16;
         {
+            const uint16_t *const pa = ap - 8;
             A_LOAD();
             STEP(0, 1, 2, 3, pb);
             STEP(4, 5, 6, 7, pb + 16);
         }
-        pa += 8; /* and of steps 2, 3 */
         {
+            const uint16_t *const pa = ap;
             A_LOAD();
             STEP(0, 1, 2, 3, pb + 32);
             STEP(4, 5, 6, 7, pb + 48);
@@ -63,14 +67,15 @@ ISF_UKERNEL(gemm_f16_4x16_fp16) {
         pb += 64;
     }
     if (k_blocks & 2) {
-        pa += 8;
+        const uint16_t *const pa = ap + 8;
         A_LOAD();
         STEP(0, 1, 2, 3, pb);
         STEP(4, 5, 6, 7, pb + 16);
+        ap += 8;
         pb += 32;
     }
     if (k_blocks & 1) { /* the last step's 4 halves only: nothing past the panel is read */
-        pa += 8;
+        const uint16_t *const pa = ap + 8;
 #if ISF_A_PER_ELEMENT
         STEP(0, 1, 2, 3, pb);
 #else

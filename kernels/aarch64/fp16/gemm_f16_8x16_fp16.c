@@ -14,11 +14,13 @@
 #define ISF_F16_VECS 2
 #include "isf_f16_x24.h"
 
-/* One k step: B's 2 vectors at pb against A's 8 elements at pa - 8. */
-#define STEP()                                                      \
+/* One k step: B's 2 vectors at pb against A's 8 elements at `at` - 8 (the header's ACC_FMA and A_LOAD read them
+ * below `pa`, this block's own pointer). Both steps of an iteration address A from one pointer advanced once, at
+ * offsets -16..-1: at offset 0 GCC would pick ld1r, a vector-pipe slot (gemm_f16_8x24_fp16.c). */
+#define STEP(at)                                                    \
     do {                                                            \
+        const uint16_t *const pa = (at);                            \
         const float16x8_t b0 = load_f16(pb), b1 = load_f16(pb + 8); \
-        pa += 8; /* A of this step is pa[-8..-1] */                 \
         pb += 16;                                                   \
         A_LOAD();                                                   \
         ACC_FMA(0);                                                 \
@@ -41,7 +43,7 @@
     ACC_STORE(7, steps, acc)
 
 ISF_UKERNEL(gemm_f16_8x16_fp16) {
-    const uint16_t *pa = a;
+    const uint16_t *ap = a;
     const uint16_t *pb = b;
     uint16_t *out = c;
     ACC_DECL(0);
@@ -54,11 +56,12 @@ ISF_UKERNEL(gemm_f16_8x16_fp16) {
     ACC_DECL(7);
 
     for (size_t n = k_blocks / 2; n > 0; n--) {
-        STEP();
-        STEP();
+        ap += 16;
+        STEP(ap - 8);
+        STEP(ap);
     }
     if (k_blocks & 1) {
-        STEP();
+        STEP(ap + 8);
     }
 
     TILE_FINISH();
