@@ -264,8 +264,10 @@ ISF_INLINE void a_widen_mr8(isf_pack_kind kind, const unsigned char *a, size_t l
         }
     }
 }
-#else
-/* bfloat16 → fp32 with KR = 1, MR = 4 (AArch32's fp32 kernel): rows shifted to fp32, then st4 of the four. */
+#endif
+
+/* bfloat16 → fp32 with KR = 1, MR = 4 (AArch32's fp32 kernel, AArch64's 4x8 tail of gemm_f32_8x8_neon: one layout,
+ * bf16>f32.4x8x1, on both arches): rows shifted to fp32, then st4 of the four. */
 ISF_INLINE void a_widen_bf16_mr4(const unsigned char *a, size_t lda_b, size_t blocks, unsigned char *out) {
     for (; blocks >= 4; blocks -= 4, a += 8, out += 64) {
         uint32x4x4_t v = {{vshll_n_u16(vld1_u16(U16P(a)), 16), vshll_n_u16(vld1_u16(U16P(a + lda_b)), 16),
@@ -279,7 +281,6 @@ ISF_INLINE void a_widen_bf16_mr4(const unsigned char *a, size_t lda_b, size_t bl
         }
     }
 }
-#endif
 
 /* 8-byte groups (int8 with KR = 8, bfloat16 with KR = 4): a row register holds 2 groups; zip of 64-bit lanes pairs
  * rows, and for MR = 8 an st4 of 64-bit lanes writes 2 whole k blocks. AArch32 copies group by group. */
