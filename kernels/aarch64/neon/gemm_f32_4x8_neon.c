@@ -5,8 +5,9 @@
  * the 4 rows' values: one vector, fmla by lane). Also runs gemm_f16 / gemm_bf16 on panels the driver widened to fp32
  * (the neon variant's `widened` rule). AArch32's kernel of this name is a full kernel of its own (kernels/aarch32).
  *
- * Hot loop: 4 k steps per iteration: 2 ldp of A (the 4 steps' 4 rows), 4 ldp of B (8 vectors), 32 fmla, subs + b.ne
- * and the pointer adds: 42 instructions for 128 MACs (0.33 per MAC). Four rows give 8 accumulators a k step, fewer
+ * Hot loop with clang: 4 k steps per iteration: 2 ldp of A (the 4 steps' 4 rows), 4 ldp of B (8 vectors), 32 fmla,
+ * subs + b.ne and the pointer adds: 42 instructions for 128 MACs (0.33 per MAC); GCC 12: 2 k steps, 23 for 64
+ * (0.36; PAIRS says why). Four rows give 8 accumulators a k step, fewer
  * than fmla latency × pipes on the widest cores (4 × 4 on Neoverse V1), so even k steps go to set c0-c3 and odd ones
  * to c4-c7: 16 independent chains, folded once after the loop. Registers: 16 accumulators + 4 A + 4 B = 24 of 32.
  */
@@ -33,6 +34,21 @@
         ACC_FMA(s2, av, 2);                                           \
         ACC_FMA(s3, av, 3);                                           \
     } while (0)
+/* Two k steps: one ldp of A (both steps' 4 rows), 2 ldp of B, even step into set c0-c3, odd into c4-c7. */
+#define PAIR()                                                        \
+    do {                                                              \
+        const float32x4_t a0 = vld1q_f32(pa), a1 = vld1q_f32(pa + 4); \
+        STEP(0, 1, 2, 3, a0, pb);                                     \
+        STEP(4, 5, 6, 7, a1, pb + 8);                                 \
+        pa += 8;                                                      \
+        pb += 16;                                                     \
+    } while (0)
+/* Pairs per iteration: 2 with clang; GCC 12's allocator moves accumulators (6 mov an iteration) with 2, none with 1. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define PAIRS 1
+#else
+#define PAIRS 2
+#endif
 #define TILE_ROWS(steps, acc) \
     ACC_STORE(0, steps, acc); \
     ACC_STORE(1, steps, acc); \
@@ -52,23 +68,15 @@ ISF_UKERNEL(gemm_f32_4x8_neon) {
     ACC_DECL(6);
     ACC_DECL(7);
 
-    for (size_t n = k_blocks / 4; n > 0; n--) {
-        const float32x4_t a0 = vld1q_f32(pa), a1 = vld1q_f32(pa + 4);
-        const float32x4_t a2 = vld1q_f32(pa + 8), a3 = vld1q_f32(pa + 12);
-        STEP(0, 1, 2, 3, a0, pb);
-        STEP(4, 5, 6, 7, a1, pb + 8);
-        STEP(0, 1, 2, 3, a2, pb + 16);
-        STEP(4, 5, 6, 7, a3, pb + 24);
-        pa += 16;
-        pb += 32;
+    for (size_t n = k_blocks / (2 * PAIRS); n > 0; n--) {
+        PAIR();
+#if PAIRS == 2
+        PAIR();
+#endif
     }
-    /* Up to 3 steps left, in the loop's sets; only the panel's own steps are read. */
-    if (k_blocks & 2) {
-        const float32x4_t a0 = vld1q_f32(pa), a1 = vld1q_f32(pa + 4);
-        STEP(0, 1, 2, 3, a0, pb);
-        STEP(4, 5, 6, 7, a1, pb + 8);
-        pa += 8;
-        pb += 16;
+    /* The steps left, in the loop's sets; only the panel's own steps are read. */
+    if (PAIRS == 2 && (k_blocks & 2)) {
+        PAIR();
     }
     if (k_blocks & 1) {
         const float32x4_t a0 = vld1q_f32(pa);
