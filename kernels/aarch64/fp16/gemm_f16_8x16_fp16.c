@@ -1,15 +1,14 @@
 /* binary16 GEMM micro-kernel (FEAT_FP16): 8x16 tile, fmla .8h by element, fp16 accumulation, one k step per block.
  *
- * gemm_f16_8x24_fp16's column sibling for n that 24 columns pad: n = 64 is 72 columns of 24 and 128 is 144 (12.5 %
- * of the MACs on padding); 16 columns pad none of the powers of two from 16 on. Same A panels (8 rows of halves per
- * k step), B panels of 16 halves per k step; the k step's two spellings (A by lane with clang, element by element
- * with GCC: gemm_f16_8x24_fp16.c says why) and the store are the 24-column kernels' (isf_f16_x24.h, 2 vectors a
- * row).
+ * gemm_f16_8x24_fp16's column sibling for n that 24 columns pad: n = 64 is 72 columns of 24 and 128 is 144 (12.5 % of
+ * the MACs on padding); 16 columns pad none of the powers of two from 16 on. Same A panels (8 rows of halves per k
+ * step), B panels of 16 halves per k step; the k step's two spellings (A by lane with clang, element by element with
+ * GCC: gemm_f16_8x24_fp16.c says why) and the store are the 24-column kernels' (isf_f16_x24.h, 2 vectors a row).
  *
- * Hot loop: 2 k steps per iteration: clang: 2 ldr q of A, 2 ldp of B, 32 fmla by element, subs + b.ne and the
- * pointer adds: 40 instructions for 256 MACs (0.16 per MAC; the 8x24 kernel's loop: 30 for 192, 0.16); GCC 12: 16
- * ldr h of A instead of the ldr q. Registers: 16 accumulators (16 independent chains: fmla latency 4 × 4 pipes on
- * Neoverse V1/V2) + A + 2 B vectors per step, in v0-v15 for the indexed A as the compilers place it.
+ * Hot loop: 2 k steps per iteration: clang: one ldp of A (both steps' 8 halves), 2 ldp of B, 32 fmla by element, subs +
+ * b.ne and one pointer add: 38 instructions for 256 MACs (0.15 per MAC; the 8x24 kernel's loop: 30 for 192, 0.16); GCC
+ * 12: 16 ldr h of A instead of the ldp, 53 (0.21). Registers: 16 accumulators (16 independent chains: fmla latency 4 ×
+ * 4 pipes on Neoverse V1/V2) + A + 2 B vectors per step, the indexed A in v0-v15 as the compilers place it.
  */
 #define ISF_F16_VECS 2
 #include "isf_f16_x24.h"

@@ -1,17 +1,17 @@
 /* fp32 GEMM row kernel (MR = 1): 1x8 tile, fmla by lane, one k step per block (KR = 1).
  *
  * The small-M path of gemm_f32_8x8_neon: the rows it would pad (m < 8, the last m % 8 rows; m = 1 for GEMV and LLM
- * decoding) run here on the same B panels (8 floats per k step), so each B element is loaded once and used once.
- * A is the row itself, k_blocks contiguous floats (the driver may pass the caller's row: never read past it).
- * Also runs gemm_f16 / gemm_bf16 on panels the driver widened to fp32 (the neon variant's `widened` rule).
- * AArch32's kernel of this name is a separate file (kernels/aarch32/neon).
+ * decoding) run here on the same B panels (8 floats per k step), so each B element is loaded once and used once. A is
+ * the row itself, k_blocks contiguous floats (the driver may pass the caller's row: never read past it). Also runs
+ * gemm_f16 / gemm_bf16 on panels the driver widened to fp32 (the neon variant's `widened` rule). AArch32's kernel of
+ * this name is a separate file (kernels/aarch32/neon).
  *
- * Hot loop: 8 k steps per iteration: one ldp of A (8 k values, fmla by lane), 4 ld1 of 4 B vectors (2 k steps
- * each), 16 fmla, subs + b.ne: 23 instructions for 64 MACs (0.36 per MAC; gemm_f32_1x12_neon: 0.34). With one
- * row every fmla needs its own B vector, so B loads set the bound; ld1 {4 registers} keeps them at a quarter of
- * the fmla. Accumulators: k step s of the 8 goes to set c<s><0..1>, 16 independent chains, each hit once per
- * iteration (fmla latency 4 × 4 pipes on Neoverse V1); the eight partial sums of each column are added once,
- * after the loop. Registers: 16 accumulators + 2 A + 2 groups of 4 B = 26 of 32. The store and its epilogue are
+ * Hot loop: 8 k steps per iteration: one ldp of A (8 k values, fmla by lane), 4 ld1 of 4 B vectors (2 k steps each), 16
+ * fmla, subs + b.ne: 23 instructions for 64 MACs with clang (0.36 per MAC; gemm_f32_1x12_neon: 0.34), 24 with GCC 12
+ * (0.38, an add). With one row every fmla needs its own B vector, so B loads set the bound; ld1 {4 registers} keeps
+ * them at a quarter of the fmla. Accumulators: k step s of the 8 goes to set c<s><0..1>, 16 independent chains, each
+ * hit once per iteration (fmla latency 4 × 4 pipes on Neoverse V1); the eight partial sums of each column are added
+ * once, after the loop. Registers: 16 accumulators + 2 A + 2 groups of 4 B = 26 of 32. The store and its epilogue are
  * the 8-row kernel's (isf_f32_x12.h, one row).
  */
 #include <arm_neon.h>

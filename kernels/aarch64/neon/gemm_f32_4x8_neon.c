@@ -1,15 +1,15 @@
 /* fp32 GEMM micro-kernel for a few rows: 4x8 tile, fmla by lane, one k step per block (KR = 1).
  *
- * The last 2-4 rows of a GEMM (m % 8, or m < 8) in one call on gemm_f32_8x8_neon's B panels (8 floats per k step),
- * so B is streamed once for those rows instead of once per row by gemm_f32_1x8_neon. A is a 4-row panel (per k step
- * the 4 rows' values: one vector, fmla by lane). Also runs gemm_f16 / gemm_bf16 on panels the driver widened to fp32
- * (the neon variant's `widened` rule). AArch32's kernel of this name is a full kernel of its own (kernels/aarch32).
+ * The last 2-4 rows of a GEMM (m % 8, or m < 8) in one call on gemm_f32_8x8_neon's B panels (8 floats per k step), so B
+ * is streamed once for those rows instead of once per row by gemm_f32_1x8_neon. A is a 4-row panel (per k step the 4
+ * rows' values: one vector, fmla by lane). Also runs gemm_f16 / gemm_bf16 on panels the driver widened to fp32 (the
+ * neon variant's `widened` rule). AArch32's kernel of this name is a full kernel of its own (kernels/aarch32).
  *
- * Hot loop with clang: 4 k steps per iteration: 2 ldp of A (the 4 steps' 4 rows), 4 ldp of B (8 vectors), 32 fmla,
- * subs + b.ne and the pointer adds: 42 instructions for 128 MACs (0.33 per MAC); GCC 12: 2 k steps, 23 for 64
- * (0.36; PAIRS says why). Four rows give 8 accumulators a k step, fewer
- * than fmla latency × pipes on the widest cores (4 × 4 on Neoverse V1), so even k steps go to set c0-c3 and odd ones
- * to c4-c7: 16 independent chains, folded once after the loop. Registers: 16 accumulators + 4 A + 4 B = 24 of 32.
+ * Hot loop with clang: 4 k steps per iteration: 2 ldp of A (the 4 steps' 4 rows), 4 ldp of B (8 vectors), 32 fmla, subs
+ * + b.ne and the pointer adds: 42 instructions for 128 MACs (0.33 per MAC); GCC 12: 2 k steps, 23 for 64 (0.36; PAIRS
+ * says why). Four rows give 8 accumulators a k step, fewer than fmla latency × pipes on the widest cores (4 × 4 on
+ * Neoverse V1), so even k steps go to set c0-c3 and odd ones to c4-c7: 16 independent chains, folded once after the
+ * loop. Registers: 16 accumulators + 4 A + 4 B = 24 of 32.
  */
 #include <arm_neon.h>
 

@@ -5,9 +5,10 @@
  * step, fmla by lane), B panels of 8 floats per k step; the store and its epilogue are the 12-column kernels'
  * (isf_f32_x12.h with 2 vectors a row).
  *
- * Hot loop: 2 k steps per iteration: 2 ldp of A, 2 ldp of B, 32 fmla, subs + b.ne and the pointer adds: 40
- * instructions for 128 MACs (0.31 per MAC; the 8x12 kernel's loop: 31 for 96, 0.32). Registers: 16 accumulators
- * (16 independent chains: fmla latency 4 × 4 pipes on Neoverse V1) + 2 steps' 2 A and 2 B vectors = 24 of 32.
+ * Hot loop: 2 k steps per iteration: 2 ldp of A, 2 ldp of B, 32 fmla, subs + b.ne and the pointer adds: 40 instructions
+ * for 128 MACs with clang (0.31 per MAC; the 8x12 kernel's loop: 31 for 96, 0.32); GCC 12 adds 2 mov of an accumulator:
+ * 42 (0.33). Registers: 16 accumulators (16 independent chains: fmla latency 4 × 4 pipes on Neoverse V1) + 2 steps' 2 A
+ * and 2 B vectors = 24 of 32.
  */
 #include <arm_neon.h>
 
