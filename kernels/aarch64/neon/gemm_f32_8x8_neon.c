@@ -5,10 +5,10 @@
  * step, fmla by lane), B panels of 8 floats per k step; the store and its epilogue are the 12-column kernels'
  * (isf_f32_x12.h with 2 vectors a row).
  *
- * Hot loop: 2 k steps per iteration: 2 ldp of A, 2 ldp of B, 32 fmla, subs + b.ne and the pointer adds: 40 instructions
- * for 128 MACs with clang (0.31 per MAC; the 8x12 kernel's loop: 31 for 96, 0.32); GCC 12 adds 2 mov of an accumulator:
- * 42 (0.33). Registers: 16 accumulators (16 independent chains: fmla latency 4 × 4 pipes on Neoverse V1) + 2 steps' 2 A
- * and 2 B vectors = 24 of 32.
+ * Hot loop with clang: 2 k steps per iteration: 2 ldp of A, 2 ldp of B, 32 fmla, subs + b.ne and the pointer adds: 40
+ * instructions for 128 MACs (0.31 per MAC; the 8x12 kernel's loop: 30 for 96, 0.31); GCC 12: one k step, 22 for 64
+ * (0.34; UNROLL says why). Registers: 16 accumulators (16 independent chains: fmla latency 4 × 4 pipes on Neoverse
+ * V1) + 2 A and 2 B vectors a step.
  */
 #include <arm_neon.h>
 
@@ -34,6 +34,13 @@
         ACC_FMA(6, a1, 2);                                              \
         ACC_FMA(7, a1, 3);                                              \
     } while (0)
+/* k steps per iteration: 2 with clang; GCC 12's allocator moves an accumulator through a spare register with 2 (2 mov
+ * an iteration, a dependency chain that makes the loop latency bound on Neoverse V1), none with 1. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define UNROLL 1
+#else
+#define UNROLL 2
+#endif
 #define TILE_ROWS(steps, acc) \
     ACC_STORE(0, steps, acc); \
     ACC_STORE(1, steps, acc); \
@@ -57,6 +64,7 @@ ISF_UKERNEL(gemm_f32_8x8_neon) {
     ACC_DECL(6);
     ACC_DECL(7);
 
+#if UNROLL == 2
     for (size_t n = k_blocks / 2; n > 0; n--) {
         STEP(pa, pb);
         STEP(pa + 8, pb + 8);
@@ -66,6 +74,13 @@ ISF_UKERNEL(gemm_f32_8x8_neon) {
     if (k_blocks & 1) {
         STEP(pa, pb);
     }
+#else
+    for (size_t kb = 0; kb < k_blocks; kb++) {
+        STEP(pa, pb);
+        pa += 8;
+        pb += 8;
+    }
+#endif
 
     TILE_FINISH();
 }
