@@ -6,8 +6,8 @@
  * (isf_f32_x12.h with 2 vectors a row).
  *
  * Hot loop with clang: 2 k steps per iteration: 2 ldp of A, 2 ldp of B, 32 fmla, subs + b.ne and the pointer adds: 40
- * instructions for 128 MACs (0.31 per MAC; the 8x12 kernel's loop: 30 for 96, 0.31); GCC 12: one k step, 22 for 64
- * (0.34; UNROLL says why). Registers: 16 accumulators (16 independent chains: fmla latency 4 × 4 pipes on Neoverse
+ * instructions for 128 MACs (0.31 per MAC; the 8x12 kernel's loop: 30 for 96, 0.31); GCC 12: one k step, 23 for 64
+ * (0.36; UNROLL says why). Registers: 16 accumulators (16 independent chains: fmla latency 4 × 4 pipes on Neoverse
  * V1) + 2 A and 2 B vectors a step.
  */
 #include <arm_neon.h>
