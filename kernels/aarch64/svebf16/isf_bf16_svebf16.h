@@ -102,7 +102,7 @@ static inline void store_row(float *c, size_t col, svbool_t pg, svfloat32_t h0, 
     uint32_t steps = ep->steps;
     if (steps) {
         if (steps & ISF_EPILOGUE_BIAS) {
-            x = svadd_f32_x(pg, x, svld1_f32(pg, ep->bias + col));
+            x = svadd_f32_x(pg, x, svld1_f32(pg, (const float *)ep->bias + col));
         }
         if (steps & ISF_EPILOGUE_CLAMP) { /* fmax then fmin: NaN stays NaN, -0 < +0 */
             x = svmin_f32_x(pg, svmax_f32_x(pg, x, svdup_n_f32(ep->min)), svdup_n_f32(ep->max));
