@@ -98,10 +98,12 @@ def run_batch(
     trace.unlink(missing_ok=True)
     result = qemu_run(tc.build, tc.cpu, "tests/kernels/gemm_runner", args, {"ISAFORGE_TRACE": str(trace)})
     assert result.returncode == 0, result.describe()
-    kernel = json.loads(result.stdout)["kernel"]
+    report = json.loads(result.stdout)
+    named, kernel = kernel, report["kernel"]
     if plan:
         ran = {line.split()[2] for line in trace.read_text().splitlines() if line.startswith("ran isf ")}
-        assert ran == plan_kernels(tc, op, kernel, cases), f"{kernel}: the plans ran {sorted(ran)}"
+        expected = plan_kernels(tc, op, kernel, cases, report["vector_bytes"] * 8, by_name=named is not None)
+        assert ran == expected, f"{kernel}: the plans ran {sorted(ran)}"
     failures = oracle.failures(kernel.rsplit("_", 1)[1], out)
     assert not failures, f"{kernel} on {tc.id}: {len(failures)} wrong, first: {failures[0]}"
     return kernel
@@ -126,15 +128,19 @@ def kernels_of(tc: TargetCpu, op: str) -> list[KernelName]:
     return sorted(runnable, key=cat.preference, reverse=True)
 
 
-def plan_kernels(tc: TargetCpu, op: str, name: str, cases: list[Case]) -> set[str]:
-    """The kernels plans of `name` run on these cases' rows, as the bench models the driver (row_chunks): the full
-    kernel, and the tail kernels the catalogue's tail_rows give the rows it would pad (a streaming kernel's MR at
-    qemu-user's default SVL of 64 bytes)."""
+def plan_kernels(tc: TargetCpu, op: str, name: str, cases: list[Case], bits: int, by_name: bool) -> set[str]:
+    """The kernels plans of the selected `name` run on these cases, as the bench models the driver: the full kernel
+    (`name` when chosen by name, else the column sibling for_columns gives each case's n), and the tail kernels the
+    catalogue's tail_rows give the rows it would pad (row_chunks). `bits`: the vector length the selected kernel's
+    tiles scale with (0: fixed)."""
     runnable = kernels_of(tc, op)
-    full = next(k for k in runnable if k.name == name)
-    bits = 512 if load().variant(full.variant).scalable == "streaming" else 128
-    chunks = [qemu_count.row_chunks(full, qemu_count.tails_of(full, runnable), c.m, bits) for c in cases]
-    return {name} | {k.name for case_chunks in chunks for k, _rows in case_chunks}
+    selected = next(k for k in runnable if k.name == name)
+    ran: set[str] = set()
+    for c in cases:
+        full = selected if by_name else qemu_count.for_columns(selected, runnable, c.n, bits)
+        chunks = qemu_count.row_chunks(full, qemu_count.tails_of(full, runnable), c.m, bits, tc.build.arch_name)
+        ran |= {full.name} | {k.name for k, _rows in chunks}
+    return ran
 
 
 def row_kernel_case(c: Case) -> bool:
