@@ -158,10 +158,13 @@ def tail_kernel_case(c: Case, mr: int) -> bool:
 
 
 def kernel_case(kernel: KernelName, kernels: list[KernelName]) -> Callable[[Case], bool]:
-    """Which of a sweep's cases `kernel` runs by name: all for a full kernel, fewer for its tail kernels."""
+    """Which of a sweep's cases `kernel` runs by name: all for the most preferred full kernel, fewer for its tail
+    kernels and its column siblings (another NR: the same edges of every n and k; the plans run them at every n
+    they win)."""
     if kernel.mr == 1:
         return row_kernel_case
-    if any(kernel in qemu_count.tails_of(k, kernels) for k in kernels):
+    sibling = any(kernel in qemu_count.column_siblings(k, kernels, 128) for k in kernels)
+    if sibling or any(kernel in qemu_count.tails_of(k, kernels) for k in kernels):
         return lambda c: tail_kernel_case(c, kernel.mr)
     return lambda _c: True
 

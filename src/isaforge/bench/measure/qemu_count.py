@@ -159,22 +159,31 @@ def tails_of(full: KernelName, kernels: list[KernelName]) -> list[KernelName]:
     return list(tails.values())
 
 
-def for_columns(kernel: KernelName, kernels: list[KernelName], n: int, bits: int) -> KernelName:
-    """The kernel a GEMM of n columns runs when dispatch selected `kernel` (not by name): of its column siblings in
-    `kernels` (most preferred first; same op, variant, MR, KR and widening, other NR), the one padding n to the
-    fewest columns when it saves the variant's column_margin % of `kernel`'s: driver.c's isf_kernel_for_columns."""
+def column_siblings(kernel: KernelName, kernels: list[KernelName], bits: int) -> list[KernelName]:
+    """`kernel`'s column siblings in `kernels`: less preferred full kernels of the same op, variant, MR, KR and
+    widening, with another NR (driver.c's is_column_sibling)."""
     cat = load()
     mr, nr = tile_size(kernel, bits)
-    most = _round_up(n, nr)
-    margin = cat.variant(kernel.variant).column_margin
-    pick, fewest = kernel, most
     group = (kernel.op, kernel.variant, kernel.kr, bool(kernel.runs))
-    for k in kernels:
-        k_mr, k_nr = tile_size(k, bits)
-        same = (k.op, k.variant, k.kr, bool(k.runs)) == group and k_mr == mr and k_nr != nr
-        if not same or cat.preference(k) >= cat.preference(kernel):
-            continue
-        cols = _round_up(n, k_nr)
+    return [
+        k
+        for k in kernels
+        if (k.op, k.variant, k.kr, bool(k.runs)) == group
+        and tile_size(k, bits)[0] == mr
+        and tile_size(k, bits)[1] != nr
+        and cat.preference(k) < cat.preference(kernel)
+    ]
+
+
+def for_columns(kernel: KernelName, kernels: list[KernelName], n: int, bits: int) -> KernelName:
+    """The kernel a GEMM of n columns runs when dispatch selected `kernel` (not by name): of its column siblings in
+    `kernels` (most preferred first), the one padding n to the fewest columns when it saves the variant's
+    column_margin % of `kernel`'s: driver.c's isf_kernel_for_columns."""
+    most = _round_up(n, tile_size(kernel, bits)[1])
+    margin = load().variant(kernel.variant).column_margin
+    pick, fewest = kernel, most
+    for k in column_siblings(kernel, kernels, bits):
+        cols = _round_up(n, tile_size(k, bits)[1])
         if cols < fewest and most - cols >= most * margin // 100:
             pick, fewest = k, cols
     return pick
