@@ -391,6 +391,18 @@ def test_plans_give_the_same_results(target_cpu: TargetCpu, qemu_run: QemuRunner
     every_kernel(qemu_run, target_cpu, tmp_path, op, cases, plan=True, epilogue=epilogue)
 
 
+@pytest.mark.cpus(["cortex-a53", "max"])
+@pytest.mark.parametrize("op", FLOAT_OPS)
+def test_plans_of_dispatchs_choice_take_the_tile_width_their_n_asks_for(
+    target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op
+) -> None:
+    """Not chosen by name, a plan runs the column sibling padding its n the least by the variant's margin, and that
+    tile's tail kernels (for_columns, row_chunks): one run per n, so the trace names that plan's kernels alone. n = 64
+    and 36 pad differently in 8, 12, 16, 24 and 32 columns; 1024 by under the margin."""
+    for n in (36, 64, 1024):
+        run_batch(qemu_run, target_cpu, tmp_path, op, [Case(11, n, 5, 5, n, n)], plan=True)
+
+
 @pytest.mark.cpus(["max"])
 @pytest.mark.parametrize("op", FLOAT_OPS)
 def test_nan_and_inf_go_through_a_plans_bias_and_clamp(
