@@ -374,14 +374,17 @@ class StaticRunner:
         rc.wrong = gemmjob.check_case(types, kernel.variant, a, b, case, got, epilogue) or ""
         return rc
 
-    def tally(self, kernel: KernelName, shape: Shape, log: ExecLog, mode: str = PLAIN, status: int = 0) -> RunCount:
-        """The counts of one run from its log; a run the library refused (`status`) keeps zeros."""
+    def tally(
+        self, kernel: KernelName, shape: Shape, log: ExecLog, mode: str = PLAIN, status: int = 0, by_name: bool = False
+    ) -> RunCount:
+        """The counts of one run of the selected `kernel` from its log; a run the library refused (`status`) keeps
+        zeros. `by_name`: the kernel was chosen by name, which keeps its tile width whatever n."""
         what = f"{kernel.name} at {shape.label} ({mode})"
         if log.unknown_traces:
             raise IsaforgeError(f"{log.unknown_traces} executed blocks of {what} had no translation in the log")
         if status == 0 and mode != PLAIN and not (log.window_opened and log.window_closed):
             raise IsaforgeError(f"{what}: the log has no {RUN_ENTRY} … {RUN_EXIT} window: not a plan run")
-        full = self.full_kernel(kernel, shape)  # the selection's, or a column sibling padding n less
+        full = kernel if by_name else self.full_kernel(kernel, shape)  # or a column sibling padding n less
         loop = self.loop_kernel(full, shape)
         rc = RunCount(
             kernel.op,
