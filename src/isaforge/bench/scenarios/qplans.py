@@ -187,11 +187,11 @@ def run(
     if status != 0:
         for path in (job_path, out, log_path):
             path.unlink(missing_ok=True)
-        rc = runner.tally(name, shape, parse_log([]), PLAN, status)
+        rc = runner.tally(name, shape, parse_log([]), PLAN, status, by_name=bool(kernel))
         rc.op = p.op
         return QuantRun(rc, cpu)
     log = runner.read_log(log_path, PLAN)
-    rc = runner.tally(name, shape, log, PLAN)
+    rc = runner.tally(name, shape, log, PLAN, by_name=bool(kernel))
     rc.op = p.op
     rc.wrong = compare(p, got.c) or ("" if got.guards_kept else "wrote outside C's rows")
     qr = QuantRun(rc, cpu, weights_once=packed_weight_bytes(name, p, runner.sve_bits))
