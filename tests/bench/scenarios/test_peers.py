@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from isaforge import builds, quant
+from isaforge import builds, gemmjob, quant
 from isaforge.bench.measure import qemu_log
 from isaforge.bench.scenarios import peers
 from isaforge.bench.scenarios.shapes import Shape
@@ -316,17 +316,34 @@ def test_a_dynamic_output_one_bit_off_is_wrong_for_libisaforge(harness, tmp_path
 
 
 # -- the float precisions' bias and clamp ---------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class FloatCase:
+    a: np.ndarray
+    b: np.ndarray
+    epilogue: gemmjob.Epilogue
+    types: gemmjob.OpTypes
+
+    def exact(self, epilogue: gemmjob.Epilogue) -> np.ndarray:
+        """C in float64 for `epilogue`, as C's type holds it."""
+        av, bv = (gemmjob.to_float64(self.types, x) for x in (self.a, self.b))
+        return gemmjob.exact_result(self.types, av, bv, epilogue)
+
+
+def float_case(precision: str, shape: Shape) -> FloatCase:
+    a, b = peers.operands(peers.ISAFORGE, precision, shape)
+    return FloatCase(a, b, peers.float_epilogue(precision, a, b), gemmjob.op_types(peers.PRECISION_OPS[precision]))
+
+
 @pytest.mark.parametrize("precision", peers.FLOAT_EPILOGUE)
 def test_a_float_epilogue_has_a_bias_of_cs_type_and_a_clamp_that_bites(precision):
     shape = Shape(8, 40, 64)
-    a, b = peers.operands(peers.ISAFORGE, precision, shape)
-    ep = peers.float_epilogue(precision, a, b)
-    types = peers.gemmjob.op_types(peers.PRECISION_OPS[precision])
+    case = float_case(precision, shape)
+    ep, types = case.epilogue, case.types
     assert ep.bias is not None and ep.clamp is not None and ep.bias.dtype == types.out_dtype
     assert ep.bias.shape == (40,) and np.unique(ep.bias).size > 30
     lo, hi = ep.clamp
     assert all(float(types.out_dtype.type(x)) == x for x in (lo, hi))  # the same bounds for every library
-    c = peers.gemmjob.exact_result(types, *(peers.gemmjob.to_float64(types, x) for x in (a, b)), ep)
+    c = case.exact(ep)
     total = shape.m * shape.n
     for bound in (lo, hi):  # about 5 % of C on each bound
         assert 0.02 * total <= (c == bound).sum() <= 0.08 * total, (bound, (c == bound).sum())
@@ -334,21 +351,17 @@ def test_a_float_epilogue_has_a_bias_of_cs_type_and_a_clamp_that_bites(precision
 
 @pytest.mark.parametrize("precision", peers.FLOAT_EPILOGUE)
 def test_a_float_result_is_held_to_the_epilogue_its_call_applied(precision):
-    shape = Shape(6, 24, 48)
-    a, b = peers.operands(peers.ISAFORGE, precision, shape)
-    ep = peers.float_epilogue(precision, a, b)
-    types = peers.gemmjob.op_types(peers.PRECISION_OPS[precision])
-    av, bv = (peers.gemmjob.to_float64(types, x) for x in (a, b))
+    case = float_case(precision, Shape(6, 24, 48))
+    a, b, ep, out_type = case.a, case.b, case.epilogue, case.types.out_dtype
     element = peers.PEERS[peers.ISAFORGE].element(precision)
-    fused = output(peers.gemmjob.exact_result(types, av, bv, ep).astype(types.out_dtype), element)
-    plain = output((av @ bv).astype(types.out_dtype), element)
+    fused = output(case.exact(ep).astype(out_type), element)
+    plain = output(case.exact(gemmjob.NO_EPILOGUE).astype(out_type), element)
     assert peers.check(precision, a, b, fused, element=element, epilogue=ep) == ""
     assert peers.check(precision, a, b, plain, element=element) == ""
     assert "bound" in peers.check(precision, a, b, plain, element=element, epilogue=ep)  # skipped the epilogue
     assert "bound" in peers.check(precision, a, b, fused, element=element)  # applied one it was not asked for
-    unclamped = peers.gemmjob.exact_result(types, av, bv, peers.gemmjob.Epilogue(ep.bias))
-    assert "bound" in peers.check(precision, a, b, output(unclamped.astype(types.out_dtype), element), element=element,
-                                  epilogue=ep)  # fmt: skip
+    unclamped = output(case.exact(gemmjob.Epilogue(ep.bias)).astype(out_type), element)
+    assert "bound" in peers.check(precision, a, b, unclamped, element=element, epilogue=ep)
 
 
 def test_prepacked_calls_take_the_epilogue_and_per_call_apis_cannot():
