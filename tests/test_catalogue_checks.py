@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -39,4 +40,24 @@ def test_tail_rows_name_a_preferred_kernel_and_rows(tmp_path: Path, entry: str) 
 
 def test_tail_rows_are_read_per_kernel(tmp_path: Path) -> None:
     cat = _catalogue_with(tmp_path, _VARIANT + "tail_rows = { gemm_f32_1x8_zz = 3 }\n")
-    assert dict(cat.variant("zz").tail_rows) == {"gemm_f32_1x8_zz": 3}
+    assert cat.variant("zz").tail_rows_on("aarch64") == {"gemm_f32_1x8_zz": 3}
+
+
+def test_tail_rows_per_arch_hold_on_their_arch(tmp_path: Path) -> None:
+    entry = "tail_rows = { gemm_f32_1x8_zz = { aarch64 = 3 }, gemm_f32_8x8_zz = 5 }\n"
+    cat = _catalogue_with(tmp_path, _VARIANT.replace('["aarch64"]', '["aarch64", "arm"]') + entry)
+    assert cat.variant("zz").tail_rows_on("aarch64") == {"gemm_f32_1x8_zz": 3, "gemm_f32_8x8_zz": 5}
+    assert cat.variant("zz").tail_rows_on("arm") == {"gemm_f32_8x8_zz": 5}
+
+
+def test_tail_rows_name_an_arch_of_the_variant(tmp_path: Path) -> None:
+    with pytest.raises(CatalogueError, match=r"gives gemm_f32_1x8_zz 3 on arm: .* per arch of the variant's"):
+        _catalogue_with(tmp_path, _VARIANT + "tail_rows = { gemm_f32_1x8_zz = { arm = 3 } }\n")
+
+
+@pytest.mark.parametrize(
+    ("margin", "shown"), [("-1", "-1"), ("100", "100"), ('"2"', "'2'"), ("2.5", "2.5"), ("true", "True")]
+)
+def test_column_margin_is_a_whole_percentage(tmp_path: Path, margin: str, shown: str) -> None:
+    with pytest.raises(CatalogueError, match=f"variant zz: `column_margin` is {re.escape(shown)}:"):
+        _catalogue_with(tmp_path, _VARIANT + f"column_margin = {margin}\n")

@@ -32,7 +32,7 @@ def test_declared_preference_orders_kernels_within_a_variant(tmp_path: Path) -> 
         '[variant.neon]\nprefer = ["gemm_f32_4x16_neon", "gemm_f32_8x12_neon"]',
         CATALOGUE_PATH.read_text(),
     )
-    text = re.sub(r"^tail_rows = \{ gemm_f32_1x12_neon[^}]*\}\n", "", text, flags=re.M)  # kernels it no longer prefers
+    text = re.sub(r"^tail_rows = \{ gemm_f32_1x12_neon.*\n", "", text, flags=re.M)  # kernels it no longer prefers
     (tmp_path / "isa.toml").write_text(text)
     cat = load(tmp_path / "isa.toml")
     tree = _tree_with_kernels(tmp_path / "src", "gemm_f32_8x12_neon", "gemm_f32_4x16_neon")

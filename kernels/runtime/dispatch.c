@@ -69,7 +69,8 @@ static void fill_selection(isf_selection *sel) {
     sel->active = active_under(cap);
     for (int op = 0; op < ISF_OP_COUNT; op++) {
         const isf_kernel *k = chosen[op];
-        sel->kernel[op] = k != NULL && runnable(k, sel->active) ? k : isf_best_kernel((isf_op)op, sel->active);
+        sel->named[op] = k != NULL && runnable(k, sel->active);
+        sel->kernel[op] = sel->named[op] ? k : isf_best_kernel((isf_op)op, sel->active);
     }
 }
 

@@ -574,3 +574,36 @@ isf_tails isf_tail_kernels(const isf_kernel *full, const isf_selection *sel) {
     }
     return t;
 }
+
+/* Columns of n that `k` computes: n rounded up to its NR at this thread's vector length; 0 past size_t. */
+static size_t padded_columns(const isf_kernel *k, size_t n) {
+    size_t nr = isf_kernel_nr(k, isf_kernel_vector_bytes(k));
+    return n > SIZE_MAX - nr ? 0 : blocks_of(n, nr) * nr;
+}
+
+/* Whether `fewer` padded columns save at least `percent` % of `more`. */
+static int saves(size_t fewer, size_t more, unsigned percent) {
+    return fewer < more && more - fewer >= more / 100 * percent + more % 100 * percent / 100;
+}
+
+/* Whether `k` computes `best`'s tiles with another NR and the selection can run it. */
+static int is_column_sibling(const isf_kernel *k, const isf_kernel *best, const isf_selection *sel) {
+    return k->op == best->op && k->mr == best->mr && k->nr != best->nr && k->kr == best->kr &&
+           k->scalable == best->scalable && k->widened == best->widened && (k->required & ~sel->active) == 0;
+}
+
+const isf_kernel *isf_kernel_for_columns(const isf_selection *sel, isf_op op, size_t n) {
+    const isf_kernel *best = sel->kernel[op], *pick = best;
+    if (best == NULL || sel->named[op]) {
+        return best;
+    }
+    size_t best_cols = padded_columns(best, n), pick_cols = best_cols;
+    const isf_kernel *end = isf_kernel_table + isf_kernel_table_count;
+    for (const isf_kernel *k = best + 1; k < end && strcmp(k->variant, best->variant) == 0; k++) {
+        size_t cols = is_column_sibling(k, best, sel) ? padded_columns(k, n) : 0;
+        if (cols != 0 && cols < pick_cols && saves(cols, best_cols, best->column_margin)) {
+            pick = k, pick_cols = cols;
+        }
+    }
+    return pick;
+}

@@ -30,7 +30,7 @@ static isf_status gemm_with(isf_op op, size_t k, size_t kc, const isf_region *r,
         return isf_run_gemm(kern, k, kc, r);
     }
     const isf_selection *sel = isf_selection_enter();
-    kern = sel->kernel[op];
+    kern = isf_kernel_for_columns(sel, op, r->cols);
     st = kern == NULL ? ISF_ERR_UNSUPPORTED : isf_run_gemm(kern, k, kc, r);
     isf_selection_leave(sel);
     return st;
@@ -57,7 +57,7 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
     const unsigned char *panels = (const unsigned char *)packed_b + h.panels;
     isf_region r = {a, lda, NULL, 0, panels, c, ldc, m, 0, n, 0, &isf_no_epilogue, NULL};
     const isf_selection *sel = isf_selection_enter();
-    const isf_kernel *kern = isf_packed_reader(&h, sel, sel->kernel[op]);
+    const isf_kernel *kern = isf_packed_reader(&h, sel, isf_kernel_for_columns(sel, op, n));
     isf_sizes s;
     isf_status st = kern == NULL ? ISF_ERR_UNSUPPORTED : ISF_OK;
     if (st == ISF_OK && (!isf_sizes_of(kern, &h, NULL, &s) || s.extent > packed_bytes)) {

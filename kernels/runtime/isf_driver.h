@@ -72,6 +72,10 @@ int isf_region_fits(const isf_kernel *kern, const isf_tails *tails, const isf_pa
 /* Runs a region of pre-packed B with `kern` (runnable, reading h's layout at this thread's vector length) and, for
  * the rows it would pad, `tails` (isf_tail_kernels', or NULL). Allocates nothing. */
 void isf_gemm_region(const isf_kernel *kern, const isf_tails *tails, const isf_packed_header *h, const isf_region *r);
+/* The kernel for a GEMM of op with n columns: the selection's, or one of its column siblings (same variant, op, MR,
+ * KR, scalability and widening; other NR) that pads n to fewer columns by at least the selection's kernel's
+ * column_margin (the fewest; the most preferred of equals). A kernel chosen by name stays. */
+const isf_kernel *isf_kernel_for_columns(const isf_selection *sel, isf_op op, size_t n);
 /* The tail kernels of `full` that `sel` can run. */
 isf_tails isf_tail_kernels(const isf_kernel *full, const isf_selection *sel);
 

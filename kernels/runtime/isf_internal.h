@@ -262,6 +262,9 @@ typedef struct {
     /* A kernel of fewer rows than its op's full kernel: the most rows left at a region's end it takes, MR at a time
      * (isa.toml's `tail_rows`); 0: MR / 2 of the full kernel for a row kernel (MR = 1), else its own MR. */
     unsigned tail_rows;
+    /* The percentage of the preferred kernel's padded columns a column sibling (same variant, op, MR, KR; other NR)
+     * must save to be chosen for a GEMM's n (isa.toml's `column_margin`, isf_kernel_for_columns). */
+    unsigned column_margin;
     uint32_t required;
     unsigned rank; /* higher is preferred: by variant, then the variant's `prefer` list */
     isf_ukernel_fn fn;
@@ -354,6 +357,7 @@ extern size_t (*const isf_sve_vector_bytes)(void);
 typedef struct {
     uint32_t active;
     const isf_kernel *kernel[ISF_OP_COUNT];
+    unsigned char named[ISF_OP_COUNT]; /* kernel[op] was chosen by name: no other tile shape replaces it */
 } isf_selection;
 
 /* Pin the current selection for the duration of a call; isf_set_feature_mask waits for pinned calls to leave. */

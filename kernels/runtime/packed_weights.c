@@ -173,7 +173,7 @@ isf_status isf_pack_b(isf_op op, size_t n, size_t k, const void *b, size_t ldb, 
         return ISF_ERR_INVALID_ARG;
     }
     const isf_selection *sel = isf_selection_enter();
-    const isf_kernel *kern = sel->kernel[op];
+    const isf_kernel *kern = isf_kernel_for_columns(sel, op, n);
     isf_status st =
         kern == NULL ? ISF_ERR_UNSUPPORTED : isf_pack_b_with(kern, op, n, k, b, ldb, 0, packed, packed_bytes);
     isf_selection_leave(sel);

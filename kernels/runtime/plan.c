@@ -203,7 +203,7 @@ isf_status isf_gemm_create(const isf_gemm_desc *desc, isf_gemm **plan) {
         return st;
     }
     const isf_selection *sel = isf_selection_enter();
-    const isf_kernel *kern = sel->kernel[desc->op];
+    const isf_kernel *kern = isf_kernel_for_columns(sel, desc->op, desc->n);
     st = kern == NULL ? ISF_ERR_UNSUPPORTED : build(kern, desc, plan);
     isf_selection_leave(sel);
     return st;

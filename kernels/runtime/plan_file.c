@@ -200,7 +200,7 @@ isf_status isf_gemm_import(const void *src, size_t size, isf_gemm **plan) {
     }
     quant_view q = quant_section(src);
     const isf_selection *sel = isf_selection_enter();
-    g.kern = isf_packed_reader(&g.h, sel, sel->kernel[g.op]);
+    g.kern = isf_packed_reader(&g.h, sel, isf_kernel_for_columns(sel, g.op, (size_t)g.h.n));
     st = g.kern == NULL ? ISF_ERR_UNSUPPORTED : fits_kernel(&g, q);
     isf_selection_leave(sel);
     if (st != ISF_OK) {

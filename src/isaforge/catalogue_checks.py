@@ -59,12 +59,18 @@ def _validate_ops(cat: Catalogue) -> None:
     for v in cat.variants.values():
         if len(v.prefer) >= PREFERENCE_SLOTS:
             raise CatalogueError(f"variant {v.name}: `prefer` lists more than {PREFERENCE_SLOTS - 1} kernels")
-        for name, rows in v.tail_rows:
-            if name not in v.prefer or not isinstance(rows, int) or rows < 1:
+        for name, arch, rows in v.tail_rows:
+            if name not in v.prefer or not isinstance(rows, int) or rows < 1 or (arch and arch not in v.arches):
+                given = f"{rows!r} on {arch}" if arch else repr(rows)
                 raise CatalogueError(
-                    f"variant {v.name}: `tail_rows` gives {name} {rows!r}: name a kernel of its "
-                    "`prefer` list and a number of rows of at least 1"
+                    f"variant {v.name}: `tail_rows` gives {name} {given}: name a kernel of its `prefer` list and "
+                    "a number of rows of at least 1, for every arch or per arch of the variant's `arches`"
                 )
+        margin = v.column_margin
+        if isinstance(margin, bool) or not isinstance(margin, int) or not 0 <= margin < 100:
+            raise CatalogueError(
+                f"variant {v.name}: `column_margin` is {v.column_margin!r}: give a whole percentage from 0 to 99"
+            )
 
 
 def _validate_layouts(cat: Catalogue) -> None:

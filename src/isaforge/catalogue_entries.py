@@ -114,7 +114,17 @@ class Variant:
     # Per kernel of fewer rows than its op's full kernel (a row kernel, MR = 1, or a few-row one): the most rows left
     # at a region's end it takes, MR at a time, rather than one padded full tile. Kernels not listed: MR / 2 of the
     # full kernel for a row kernel, their own MR for a few-row kernel (kernels/runtime/driver.c, next_chunk).
-    tail_rows: tuple[tuple[str, int], ...] = ()
+    # (kernel, arch, rows): arch "" for every arch the variant builds.
+    tail_rows: tuple[tuple[str, str, int], ...] = ()
+    # The share of the preferred kernel's padded columns, in percent, a column sibling (same MR, other NR) must save
+    # to be chosen for a GEMM's n (kernels/runtime/driver.c, isf_kernel_for_columns).
+    column_margin: int = 0
+
+    def tail_rows_on(self, arch: str) -> dict[str, int]:
+        """The tail_rows that hold on `arch`: a kernel's own entry for the arch over its every-arch one."""
+        rows = {name: n for name, on, n in self.tail_rows if not on}
+        rows.update({name: n for name, on, n in self.tail_rows if on == arch})
+        return rows
 
 
 @dataclass(frozen=True)

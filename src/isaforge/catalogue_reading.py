@@ -101,10 +101,20 @@ def read_variants(raw: dict[str, Table]) -> dict[str, Variant]:
             scalable=_scalable(name, v.get("scalable", False)),
             asm_probe=dict(v.get("asm_probe", {})),
             prefer=tuple(v.get("prefer", ())),
-            tail_rows=tuple(sorted(v.get("tail_rows", {}).items())),
+            tail_rows=_tail_rows(v.get("tail_rows", {})),
+            column_margin=v.get("column_margin", 0),
         )
         for rank, (name, v) in enumerate(raw.items())
     }
+
+
+def _tail_rows(raw: Table) -> tuple[tuple[str, str, int], ...]:
+    """`kernel = rows` (every arch) or `kernel = { arch = rows, … }`, as (kernel, arch or "", rows)."""
+    rows: list[tuple[str, str, int]] = []
+    for name, value in raw.items():
+        per_arch = value.items() if isinstance(value, dict) else [("", value)]
+        rows += [(name, arch, n) for arch, n in per_arch]
+    return tuple(sorted(rows))
 
 
 def read_dtypes(raw: dict[str, Table]) -> dict[str, DType]:

@@ -162,11 +162,13 @@ def _kernel_row(cat: Catalogue, arch: str, k: KernelName) -> str:
     op = f"ISF_OP_{k.op.upper()}"
     rank = cat.preference(k)
     req = _required_mask(cat, arch, k.variant)
-    scalable = SCALABLE_KINDS[cat.variant(k.variant).scalable]
+    variant = cat.variant(k.variant)
+    scalable = SCALABLE_KINDS[variant.scalable]
     widened = int(bool(k.runs))
     out_bytes = _kernel_out(cat, k).bytes
-    tail_rows = dict(cat.variant(k.variant).tail_rows).get(k.name, 0)
-    fields = f"{op}, {k.mr}, {k.nr}, {k.kr}, {scalable}, {widened}, {out_bytes}, {tail_rows}, 0x{req:x}u, {rank}, "
+    tail_rows = variant.tail_rows_on(arch).get(k.name, 0)
+    fields = f"{op}, {k.mr}, {k.nr}, {k.kr}, {scalable}, {widened}, {out_bytes}, {tail_rows}, "
+    fields += f"{variant.column_margin}, 0x{req:x}u, {rank}, "
     fields += f"{k.symbol}, "
     fields += f"{c_string(k.variant)}, {_layout_row(cat, k)}"
     return f"    {{{c_string(k.name)}, {fields}}},"

@@ -430,7 +430,11 @@ int main(int argc, char **argv) {
         run_all(&j);
     }
     const char *name = isf_kernel_name((isf_op)j.op);
-    printf("{\"kernel\": \"%s\", \"active\": %u}\n", name ? name : "", isf_active_features());
+    const isf_kernel *selected = isf_selected_kernel((isf_op)j.op);
+    /* The tests' model of the driver (plan_kernels) needs the vector length the selected kernel's NR scales with. */
+    size_t vector_bytes = selected != NULL ? isf_kernel_vector_bytes(selected) : 0;
+    printf("{\"kernel\": \"%s\", \"active\": %u, \"vector_bytes\": %zu}\n", name ? name : "", isf_active_features(),
+           vector_bytes);
     fclose(j.out);
     fclose(in);
     free((void *)j.a), free((void *)j.b), free((void *)j.bias), free((void *)j.cases_table);

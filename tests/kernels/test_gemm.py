@@ -98,10 +98,12 @@ def run_batch(
     trace.unlink(missing_ok=True)
     result = qemu_run(tc.build, tc.cpu, "tests/kernels/gemm_runner", args, {"ISAFORGE_TRACE": str(trace)})
     assert result.returncode == 0, result.describe()
-    kernel = json.loads(result.stdout)["kernel"]
+    report = json.loads(result.stdout)
+    named, kernel = kernel, report["kernel"]
     if plan:
         ran = {line.split()[2] for line in trace.read_text().splitlines() if line.startswith("ran isf ")}
-        assert ran == plan_kernels(tc, op, kernel, cases), f"{kernel}: the plans ran {sorted(ran)}"
+        expected = plan_kernels(tc, op, kernel, cases, report["vector_bytes"] * 8, by_name=named is not None)
+        assert ran == expected, f"{kernel}: the plans ran {sorted(ran)}"
     failures = oracle.failures(kernel.rsplit("_", 1)[1], out)
     assert not failures, f"{kernel} on {tc.id}: {len(failures)} wrong, first: {failures[0]}"
     return kernel
@@ -126,15 +128,19 @@ def kernels_of(tc: TargetCpu, op: str) -> list[KernelName]:
     return sorted(runnable, key=cat.preference, reverse=True)
 
 
-def plan_kernels(tc: TargetCpu, op: str, name: str, cases: list[Case]) -> set[str]:
-    """The kernels plans of `name` run on these cases' rows, as the bench models the driver (row_chunks): the full
-    kernel, and the tail kernels the catalogue's tail_rows give the rows it would pad (a streaming kernel's MR at
-    qemu-user's default SVL of 64 bytes)."""
+def plan_kernels(tc: TargetCpu, op: str, name: str, cases: list[Case], bits: int, by_name: bool) -> set[str]:
+    """The kernels plans of the selected `name` run on these cases, as the bench models the driver: the full kernel
+    (`name` when chosen by name, else the column sibling for_columns gives each case's n), and the tail kernels the
+    catalogue's tail_rows give the rows it would pad (row_chunks). `bits`: the vector length the selected kernel's
+    tiles scale with (0: fixed)."""
     runnable = kernels_of(tc, op)
-    full = next(k for k in runnable if k.name == name)
-    bits = 512 if load().variant(full.variant).scalable == "streaming" else 128
-    chunks = [qemu_count.row_chunks(full, qemu_count.tails_of(full, runnable), c.m, bits) for c in cases]
-    return {name} | {k.name for case_chunks in chunks for k, _rows in case_chunks}
+    selected = next(k for k in runnable if k.name == name)
+    ran: set[str] = set()
+    for c in cases:
+        full = selected if by_name else qemu_count.for_columns(selected, runnable, c.n, bits)
+        chunks = qemu_count.row_chunks(full, qemu_count.tails_of(full, runnable), c.m, bits, tc.build.arch_name)
+        ran |= {full.name} | {k.name for k, _rows in chunks}
+    return ran
 
 
 def row_kernel_case(c: Case) -> bool:
@@ -152,10 +158,13 @@ def tail_kernel_case(c: Case, mr: int) -> bool:
 
 
 def kernel_case(kernel: KernelName, kernels: list[KernelName]) -> Callable[[Case], bool]:
-    """Which of a sweep's cases `kernel` runs by name: all for a full kernel, fewer for its tail kernels."""
+    """Which of a sweep's cases `kernel` runs by name: all for the most preferred full kernel, fewer for its tail
+    kernels and its column siblings (another NR: the same edges of every n and k; the plans run them at every n
+    they win)."""
     if kernel.mr == 1:
         return row_kernel_case
-    if any(kernel in qemu_count.tails_of(k, kernels) for k in kernels):
+    sibling = any(kernel in qemu_count.column_siblings(k, kernels, 128) for k in kernels)
+    if sibling or any(kernel in qemu_count.tails_of(k, kernels) for k in kernels):
         return lambda c: tail_kernel_case(c, kernel.mr)
     return lambda _c: True
 
@@ -380,6 +389,18 @@ def test_plans_give_the_same_results(target_cpu: TargetCpu, qemu_run: QemuRunner
     types = gemmjob.op_types(op)
     epilogue = gemmjob.random_epilogue(types, max(c.n for c in cases), seed=3) if fused else NO_EPILOGUE
     every_kernel(qemu_run, target_cpu, tmp_path, op, cases, plan=True, epilogue=epilogue)
+
+
+@pytest.mark.cpus(["cortex-a53", "max"])
+@pytest.mark.parametrize("op", FLOAT_OPS)
+def test_plans_of_dispatchs_choice_take_the_tile_width_their_n_asks_for(
+    target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op
+) -> None:
+    """Not chosen by name, a plan runs the column sibling padding its n the least by the variant's margin, and that
+    tile's tail kernels (for_columns, row_chunks): one run per n, so the trace names that plan's kernels alone. n = 64
+    and 36 pad differently in 8, 12, 16, 24 and 32 columns; 1024 by under the margin."""
+    for n in (36, 64, 1024):
+        run_batch(qemu_run, target_cpu, tmp_path, op, [Case(11, n, 5, 5, n, n)], plan=True)
 
 
 @pytest.mark.cpus(["max"])

@@ -3,59 +3,20 @@
  * fp32 accumulation. NR = 4 at a 128-bit vector length, VL/32 in general: the B panels of gemm_bf16_8x4x4_svebf16,
  * for rows that kernel would pad (m < 8, the last m % 8 rows). A is the row itself: k_blocks x 4 contiguous
  * bfloat16, not padded further, maybe unaligned. Panels are bfloat16 bits (uint16_t), loaded as u16 and
- * reinterpreted, which costs nothing.
+ * reinterpreted, which costs nothing. The BFDOT scheme, store and epilogue: isf_bf16_svebf16.h.
  */
-#include <arm_sve.h>
-#include <string.h>
-
-#include "isf_internal.h"
-
-/*
- * A B vector is VL/128 segments of 2 columns x 4 k: as 32-bit lanes, [c0 k0k1, c0 k2k3, c1 k0k1, c1 k2k3]. With
- * one block of the row (4 bfloat16, 64 bits) broadcast to every 64-bit lane, bfdot adds to each lane one half of
- * one column's dot product: no lane of it is wasted, where bfmmla with a zero second row would waste half, for the
- * same instruction count. After the loop the halves of each column are adjacent lanes; uzp1/uzp2 of (vector 0,
- * vector 1) split them into two vectors of the columns in order, whose sum is the row.
- *
- * accumulate, then the epilogue, then one store: C is read and written once. With no epilogue step the cost is
- * the load of `steps` and a branch.
- */
-static inline void store_row(float *c, svbool_t pg, svfloat32_t h0, svfloat32_t h1, int accumulate,
-                             const isf_epilogue *ep) {
-    svfloat32_t x = svadd_f32_x(pg, svuzp1_f32(h0, h1), svuzp2_f32(h0, h1));
-    if (accumulate) {
-        x = svadd_f32_x(pg, x, svld1_f32(pg, c));
-    }
-    uint32_t steps = ep->steps;
-    if (steps) {
-        if (steps & ISF_EPILOGUE_BIAS) {
-            x = svadd_f32_x(pg, x, svld1_f32(pg, ep->bias));
-        }
-        if (steps & ISF_EPILOGUE_CLAMP) { /* fmax then fmin: NaN stays NaN, -0 < +0 */
-            x = svmin_f32_x(pg, svmax_f32_x(pg, x, svdup_n_f32(ep->min)), svdup_n_f32(ep->max));
-        }
-    }
-    svst1_f32(pg, c, x);
-}
-
-/* One block of the row in every 64-bit lane (ld1rd): the row need not be 8-byte aligned. */
-static inline svbfloat16_t row_block(const uint16_t *p) {
-    uint64_t block;
-    memcpy(&block, p, 8);
-    return svreinterpret_bf16_u64(svdup_n_u64(block));
-}
+#include "isf_bf16_svebf16.h"
 
 /*
  * The loop does 8 blocks into 8 independent accumulator pairs (s<k>0 for B vector 0, s<k>1 for vector 1), summed
  * after the loop.
  */
-#define ACC_DECL(k) svfloat32_t s##k##0 = svdup_n_f32(0.0f), s##k##1 = s##k##0
-#define LD_B(v) svreinterpret_bf16_u16(svld1_vnum_u16(pg, pb, v))
-#define ACC_DOT(k)                                             \
-    do {                                                       \
-        svbfloat16_t ak = row_block(pa + 4 * (k));             \
-        s##k##0 = svbfdot_f32(s##k##0, LD_B(2 * (k)), ak);     \
-        s##k##1 = svbfdot_f32(s##k##1, LD_B(2 * (k) + 1), ak); \
+#define ROW_DECL(k) svfloat32_t s##k##0 = svdup_n_f32(0.0f), s##k##1 = s##k##0
+#define ACC_DOT(k)                                                 \
+    do {                                                           \
+        svbfloat16_t ak = row_block(pa + 4 * (k));                 \
+        s##k##0 = svbfdot_f32(s##k##0, LD_B(pb, 2 * (k)), ak);     \
+        s##k##1 = svbfdot_f32(s##k##1, LD_B(pb, 2 * (k) + 1), ak); \
     } while (0)
 #define SUM8(p, i)                                                                                         \
     svadd_f32_x(pg, svadd_f32_x(pg, svadd_f32_x(pg, p##0##i, p##1##i), svadd_f32_x(pg, p##2##i, p##3##i)), \
@@ -74,14 +35,14 @@ ISF_UKERNEL(gemm_bf16_1x4x4_svebf16) {
      * without accumulator forwarding, where the B loads bound it first). 16 accumulators + the A and B vectors in
      * flight fit the 32 Z registers.
      */
-    ACC_DECL(0);
-    ACC_DECL(1);
-    ACC_DECL(2);
-    ACC_DECL(3);
-    ACC_DECL(4);
-    ACC_DECL(5);
-    ACC_DECL(6);
-    ACC_DECL(7);
+    ROW_DECL(0);
+    ROW_DECL(1);
+    ROW_DECL(2);
+    ROW_DECL(3);
+    ROW_DECL(4);
+    ROW_DECL(5);
+    ROW_DECL(6);
+    ROW_DECL(7);
 
     for (size_t kt = k_blocks / 8; kt > 0; kt--) {
         ACC_DOT(0);
@@ -101,5 +62,5 @@ ISF_UKERNEL(gemm_bf16_1x4x4_svebf16) {
         pb += nh;
     }
 
-    store_row(c, svptrue_b32(), SUM8(s, 0), SUM8(s, 1), accumulate, ep);
+    store_row(c, 0, svptrue_b32(), SUM8(s, 0), SUM8(s, 1), accumulate, ep);
 }

@@ -1,16 +1,22 @@
 /*
- * The store and epilogue shared by gemm_bf16_8x4x4_svebf16 and gemm_bf16_4x4x4_svebf16 (BFMMLA tiles of 2 vectors:
- * row pair i's sums in c<i>0, c<i>1). Each kernel owns its k loop and defines ISF_TILE_ROWS(steps, acc) as
- * ACC_STORE of each of its row pairs; TILE_FINISH() stores them. Include only from files compiled with SVE and
- * BF16 flags.
+ * The store and epilogue shared by the svebf16 kernels. BFMMLA tiles (8x4x4, 4x4x4: 2 B vectors, row pair i's sums
+ * in c<i>0, c<i>1; 8x8x4, 4x8x4: 4 B vectors, c<i>0 .. c<i>3): each kernel owns its k loop and defines
+ * ISF_TILE_ROWS(steps, acc) as ACC_STORE (and for 4 B vectors ACC_STORE_HI) of each of its row pairs, and
+ * ISF_TILE_VECTORS (fp32 vectors per row: 1 or 2) before including this; TILE_FINISH() stores them. The row kernels
+ * (1x4x4, 1x8x4: BFDOT) share row_block and store_row. Include only from files compiled with SVE and BF16 flags.
  */
 #ifndef ISAFORGE_BF16_SVEBF16_H
 #define ISAFORGE_BF16_SVEBF16_H
 
 #include <arm_sve.h>
+#include <string.h>
 
 #include "isf_internal.h"
 #include "isf_tile_steps.h"
+
+#ifndef ISF_TILE_VECTORS
+#define ISF_TILE_VECTORS 1
+#endif
 
 /*
  * Segment s (128 bits) of an accumulator m<v> is the 2x2 block (rows 2i, 2i+1; columns 2s, 2s+1 of B vector v)
@@ -42,22 +48,74 @@ static inline __attribute__((always_inline)) void store_row_pair(float *c, size_
     svst1_f32(pg, c + ldc, odd);
 }
 
-/* Set s's accumulators of row pair i; ld1rq of one row pair's block (8 bfloat16) into every segment. */
+/*
+ * Set s's accumulators of row pair i (B vectors 0, 1; _HI: 2, 3); ld1rq of one row pair's block (8 bfloat16) into
+ * every segment.
+ */
 #define ACC_DECL(s, i) svfloat32_t s##i##0 = svdup_n_f32(0.0f), s##i##1 = s##i##0
+#define ACC_DECL_HI(s, i) svfloat32_t s##i##2 = svdup_n_f32(0.0f), s##i##3 = s##i##2
 #define ACC_MMLA(s, i)                         \
     s##i##0 = svbfmmla_f32(s##i##0, a##i, b0); \
     s##i##1 = svbfmmla_f32(s##i##1, a##i, b1)
+#define ACC_MMLA_HI(s, i)                      \
+    s##i##2 = svbfmmla_f32(s##i##2, a##i, b2); \
+    s##i##3 = svbfmmla_f32(s##i##3, a##i, b3)
 #define LD1RQ(p) svreinterpret_bf16_u16(svld1rq_u16(pg, (p)))
+#define LD_B(p, v) svreinterpret_bf16_u16(svld1_vnum_u16(pg, (p), v))
+/* Row pair i's columns from B vectors 0, 1 (the first fp32 vector of each row); _HI: 2, 3 (the second). */
 #define ACC_STORE(i, steps, acc) \
     store_row_pair(out + 2 * (i) * ldc, ldc, pg, c##i##0, c##i##1, acc, steps, bias, lo, hi)
-/* SVE vectors cannot live in a struct: the epilogue's operands are locals, loaded only for the steps that run. */
+#define ACC_STORE_HI(i, steps, acc) \
+    store_row_pair(out + 2 * (i) * ldc + svcntw(), ldc, pg, c##i##2, c##i##3, acc, steps, bias1, lo, hi)
+/*
+ * SVE vectors cannot live in a struct: the epilogue's operands are locals, loaded only for the steps that run, once
+ * per tile (the bias: one vector per ISF_TILE_VECTORS; bounds: one dup each).
+ */
 #define TILE_STORE(steps, acc)                                                                                    \
     do {                                                                                                          \
         const int has_bias = ((steps) & ISF_EPILOGUE_BIAS) != 0, has_clamp = ((steps) & ISF_EPILOGUE_CLAMP) != 0; \
         const svfloat32_t bias = has_bias ? svld1_f32(pg, ep->bias) : svdup_n_f32(0.0f);                          \
+        const svfloat32_t bias1 = has_bias && ISF_TILE_VECTORS > 1 ? svld1_vnum_f32(pg, ep->bias, 1) : bias;      \
         const svfloat32_t lo = svdup_n_f32(has_clamp ? ep->min : 0.0f);                                           \
         const svfloat32_t hi = svdup_n_f32(has_clamp ? ep->max : 0.0f);                                           \
+        (void)bias1;                                                                                              \
         ISF_TILE_ROWS(steps, acc);                                                                                \
     } while (0)
+
+/*
+ * Row kernels. A B vector is VL/128 segments of 2 columns x 4 k: as 32-bit lanes, [c0 k0k1, c0 k2k3, c1 k0k1,
+ * c1 k2k3]. With one block of the row (4 bfloat16, 64 bits) broadcast to every 64-bit lane, bfdot adds to each lane
+ * one half of one column's dot product: no lane of it is wasted, where bfmmla with a zero second row would waste
+ * half, for the same instruction count. After the loop the halves of each column are adjacent lanes; uzp1/uzp2 of
+ * (vector 2j, vector 2j+1) split them into two vectors of the columns in order, whose sum is the row's fp32 vector j
+ * (columns from `col`).
+ *
+ * accumulate, then the epilogue, then one store: C is read and written once. With no epilogue step the cost is
+ * the load of `steps` and a branch.
+ */
+static inline void store_row(float *c, size_t col, svbool_t pg, svfloat32_t h0, svfloat32_t h1, int accumulate,
+                             const isf_epilogue *ep) {
+    svfloat32_t x = svadd_f32_x(pg, svuzp1_f32(h0, h1), svuzp2_f32(h0, h1));
+    if (accumulate) {
+        x = svadd_f32_x(pg, x, svld1_f32(pg, c + col));
+    }
+    uint32_t steps = ep->steps;
+    if (steps) {
+        if (steps & ISF_EPILOGUE_BIAS) {
+            x = svadd_f32_x(pg, x, svld1_f32(pg, (const float *)ep->bias + col));
+        }
+        if (steps & ISF_EPILOGUE_CLAMP) { /* fmax then fmin: NaN stays NaN, -0 < +0 */
+            x = svmin_f32_x(pg, svmax_f32_x(pg, x, svdup_n_f32(ep->min)), svdup_n_f32(ep->max));
+        }
+    }
+    svst1_f32(pg, c + col, x);
+}
+
+/* One block of the row in every 64-bit lane (ld1rd): the row need not be 8-byte aligned. */
+static inline svbfloat16_t row_block(const uint16_t *p) {
+    uint64_t block;
+    memcpy(&block, p, 8);
+    return svreinterpret_bf16_u64(svdup_n_u64(block));
+}
 
 #endif

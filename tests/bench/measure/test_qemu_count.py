@@ -141,25 +141,60 @@ def test_padded_macs_do_not_round_m_up_when_a_row_kernel_takes_the_rest():
 )
 def test_row_chunks_without_tail_rows_follow_mr_over_two(m: int, chunks: list[tuple[str, int]]) -> None:
     full, row = kernel("gemm_s8_4x4x16_neon"), kernel("gemm_s8_1x4x16_neon")
-    assert "gemm_s8_1x4x16_neon" not in dict(load().variant("neon").tail_rows)
+    assert "gemm_s8_1x4x16_neon" not in load().variant("neon").tail_rows_on("aarch64")
     names = {"full": full, "row": row}
-    assert qemu_count.row_chunks(full, [row], m, 128) == [(names[k], n) for k, n in chunks]
+    assert qemu_count.row_chunks(full, [row], m, 128, "aarch64") == [(names[k], n) for k, n in chunks]
 
 
 def test_row_chunks_give_a_four_row_kernel_four_rows_at_a_time() -> None:
     """neon's fp32 kernels: the row kernel takes up to 3 rows, the 4-row kernel up to 7, 4 at a time."""
     full, four, row = (kernel(f"gemm_f32_{t}_neon") for t in ("8x12", "4x12", "1x12"))
-    assert qemu_count.row_chunks(full, [four, row], 3, 128) == [(row, 1)] * 3
-    assert qemu_count.row_chunks(full, [four, row], 6, 128) == [(four, 4), (row, 1), (row, 1)]
-    assert qemu_count.row_chunks(full, [four, row], 15, 128) == [(full, 8), (four, 4), (row, 1), (row, 1), (row, 1)]
+    assert qemu_count.row_chunks(full, [four, row], 3, 128, "aarch64") == [(row, 1)] * 3
+    assert qemu_count.row_chunks(full, [four, row], 6, 128, "aarch64") == [(four, 4), (row, 1), (row, 1)]
+    assert qemu_count.row_chunks(full, [four, row], 15, 128, "aarch64") == [
+        (full, 8),
+        (four, 4),
+        (row, 1),
+        (row, 1),
+        (row, 1),
+    ]
 
 
 def test_row_chunks_take_the_tail_kernel_of_the_fewest_tail_rows_that_reach_the_rows_left() -> None:
     """SME2's row kernel takes at most 2 rows (tail_rows); the 2VL tile's MR is 16 at a 256-bit SVL."""
     full, row = kernel("gemm_f32_8x8_sme2"), kernel("gemm_f32_1x8_sme2")
-    assert qemu_count.row_chunks(full, [row], 2, 256) == [(row, 1), (row, 1)]
-    assert qemu_count.row_chunks(full, [row], 3, 256) == [(full, 16)]
-    assert qemu_count.row_chunks(full, [row], 34, 256) == [(full, 32), (row, 1), (row, 1)]
+    assert qemu_count.row_chunks(full, [row], 2, 256, "aarch64") == [(row, 1), (row, 1)]
+    assert qemu_count.row_chunks(full, [row], 3, 256, "aarch64") == [(full, 16)]
+    assert qemu_count.row_chunks(full, [row], 34, 256, "aarch64") == [(full, 32), (row, 1), (row, 1)]
+
+
+def test_a_tail_rows_entry_per_arch_holds_on_its_arch_only() -> None:
+    """The 8-column row kernel takes 3 rows after AArch64's 8x8 tiles; on AArch32, where the 4x8 kernel is the full
+    one, the default MR / 2."""
+    row = kernel("gemm_f32_1x8_neon")
+    assert qemu_count.row_chunks(kernel("gemm_f32_8x8_neon"), [row], 3, 128, "aarch64") == [(row, 1)] * 3
+    assert qemu_count.row_chunks(kernel("gemm_f32_4x8_neon"), [row], 3, 128, "arm") == [
+        (kernel("gemm_f32_4x8_neon"), 4)
+    ]
+    assert qemu_count.row_chunks(kernel("gemm_f32_4x8_neon"), [row], 2, 128, "arm") == [(row, 1)] * 2
+
+
+@pytest.mark.parametrize(
+    ("n", "tile"),
+    [(64, "8x8"), (128, "8x8"), (256, "8x8"), (1024, "8x12"), (2304, "8x12"), (36, "8x12"), (1, "8x8"), (13, "8x8")],
+)
+def test_a_column_sibling_runs_where_it_pads_n_by_the_margin_less(n: int, tile: str) -> None:
+    """neon's margin is 2 %: 8 columns at 1024 (1024 against 1032) save 0.8 %, at 128 (against 132) 3 %; equal
+    padding keeps the preferred 12-column tile; fewer rows or another op are not siblings."""
+    names = ["gemm_f32_8x12_neon", "gemm_f32_8x8_neon", "gemm_f32_4x8_neon", "gemm_f16_8x16_fp16"]
+    kernels = [kernel(name) for name in names]
+    assert qemu_count.for_columns(kernels[0], kernels, n, 128) == kernel(f"gemm_f32_{tile}_neon")
+
+
+def test_a_less_preferred_kernel_keeps_its_columns() -> None:
+    """Only kernels ranked below the selected one are its siblings (driver.c scans down the table)."""
+    kernels = [kernel("gemm_f32_8x12_neon"), kernel("gemm_f32_8x8_neon")]
+    assert qemu_count.for_columns(kernels[1], kernels, 36, 128) == kernels[1]
 
 
 def matrix_runner() -> StaticRunner:

@@ -9,7 +9,7 @@ import shlex
 from pathlib import Path
 
 from isaforge.bench.report import sidebyside as peer_report
-from isaforge.bench.report.sidebyside import INT4_GOAL, PEAK_GOALS, PEER_CALLS
+from isaforge.bench.report.sidebyside import INT4_GOAL, M1_BASELINE, M1_SHAPE, PEAK_GOALS, PEER_CALLS
 from isaforge.bench.scenarios.sidebyside import OK, PLAN, WRONG, CallRow, SideBySide
 from isaforge.commands import bench
 
@@ -132,4 +132,56 @@ def test_make_bench_runs_every_goals_precision_shape_and_core() -> None:
         assert set(goal.precisions) <= set(precisions) and set(goal.shapes) <= set(shapes), goal
         assert set(goal.cores) <= set(cores), goal
     assert set(INT4_GOAL[:2]) <= set(precisions)
+    assert {b.precision for b in M1_BASELINE} <= set(precisions) and {b.core for b in M1_BASELINE} <= set(cores)
     assert {"1x1024x1024", "4x1024x1024"} <= set(shapes)  # m = 1 and the 4-row case
+
+
+def m1_goal(result: SideBySide) -> peer_report.Goal:
+    return next(g for g in peer_report.goals(result, "clang") if g.title.startswith("m = 1 stays"))
+
+
+def at_baseline() -> SideBySide:
+    result = all_at(1.0)
+    for b in M1_BASELINE:
+        set_percent(result, b.precision, M1_SHAPE, b.core, b.percent)
+    return result
+
+
+def test_m1_holds_at_its_baseline_and_not_below() -> None:
+    goal = m1_goal(at_baseline())
+    cells = len(M1_BASELINE)
+    assert goal.met is True and goal.detail.startswith(f"{cells} of {cells} hold: ")
+    assert "26cb2c1" in goal.title and "7ff78e7" in goal.title and "qd8 at 7ff78e7" in goal.title
+    worse = at_baseline()
+    b = M1_BASELINE[4]
+    set_percent(worse, b.precision, M1_SHAPE, b.core, b.percent - 0.1)
+    goal = m1_goal(worse)
+    short = peer_report.SHORT[b.core]
+    assert goal.met is False and goal.detail.startswith(f"{cells - 1} of {cells} hold")
+    assert f"**{b.precision} {short} {b.percent - 0.1:.1f}% (was {b.percent:.1f}%)**" in goal.detail
+
+
+def test_m1_counts_a_wrong_row_as_below_and_only_its_shape() -> None:
+    result = at_baseline()
+    set_percent(result, "fp32", "4x1024x1024", "neoverse-n1", 1.0)  # other shapes are not this goal's
+    assert m1_goal(result).met is True
+    r = result.find("qd8", M1_SHAPE, "neoverse-v1", PLAN.label)
+    assert r is not None
+    r.status = WRONG
+    assert m1_goal(result).met is False and "**qd8 V1 wrong (was 24.4%)**" in m1_goal(result).detail
+
+
+def test_m1_without_all_its_cells_is_not_judged_met() -> None:
+    result = at_baseline()
+    result.precisions.remove("qd8")
+    goal = m1_goal(result)
+    assert goal.met is None and goal.detail.endswith("; 3 of its 9 cells not in this run")
+    result.shapes.remove(M1_SHAPE)
+    assert m1_goal(result).detail == "not run"
+
+
+def test_the_float_captions_say_which_calls_take_bias_and_clamp() -> None:
+    assert "OpenBLAS, BLIS: sgemm, C = A·B" in PEER_CALLS["fp32"] and "do less work" in PEER_CALLS["fp32"]
+    for precision in ("fp32", "fp16", "bf16"):
+        assert "plan run with a bias" in PEER_CALLS[precision] and "isf_gemm" in PEER_CALLS[precision]
+    assert "XNNPACK: its f16 fully-connected operator with the same bias and clamp" in PEER_CALLS["fp16"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from isaforge import builds, quant
+from isaforge import builds, gemmjob, quant
 from isaforge.bench.measure import qemu_log
 from isaforge.bench.scenarios import peers
 from isaforge.bench.scenarios.shapes import Shape
@@ -49,6 +49,9 @@ def test_harness_computes_right(harness, tmp_path, library, precision, mode):
         run = peers.run(library, exe, precision, mode, shape, "max", tmp_path)
         assert (run.status, run.wrong) == (0, ""), run
         assert run.element == peers.ELEMENT_NAMES[peers.peer(library).element(precision)]
+        # right against clamp(A·B + bias) where the call takes the epilogue, against A·B where it cannot
+        fused = peers.peer(library).applies_epilogue(precision, mode) or precision in peers.DYNAMIC
+        assert run.epilogue == fused, run
 
 
 @pytest.mark.peers
@@ -205,12 +208,12 @@ def test_qs8_is_requantized_for_every_library_that_offers_it():
 
 
 def test_input_and_output_files_round_trip(tmp_path):
-    a, b = peers.operands(peers.ISAFORGE, "bf16", SHAPES[0])
+    a, b = peers.operands(peers.ISAFORGE, "int8", SHAPES[0])
     path = tmp_path / "in"
-    peers.write_input(path, "bf16", a, b, 0.5, 7)
+    peers.write_input(path, "int8", a, b, 0.5, 7)
     data = path.read_bytes()
-    assert data[:4] == b"ISFP" and len(data) == 28 + 2 * (5 * 9 + 9 * 7)
-    assert np.array_equal(np.frombuffer(data, "<u2", 45, 28), a.ravel())
+    assert data[:4] == b"ISFP" and len(data) == 28 + 5 * 9 + 9 * 7
+    assert np.array_equal(np.frombuffer(data, "i1", 45, 28), a.ravel())
     out = tmp_path / "out"
     c = np.arange(35, dtype="<f4").reshape(5, 7)
     out.write_bytes(np.array([0, peers.F32], "<i4").tobytes() + c.tobytes() + np.array([1], "<u4").tobytes())
@@ -310,3 +313,75 @@ def test_a_dynamic_output_one_bit_off_is_wrong_for_libisaforge(harness, tmp_path
     monkeypatch.setenv("ISF_BENCH_SELFTEST", "c")
     run = peers.run(peers.ISAFORGE, exe, precision, peers.PREPACKED, SHAPES[0], "neoverse-n1", tmp_path)
     assert run.status == 0 and "differ from isaforge.quant's, first C[0][0]" in run.wrong, run
+
+
+# -- the float precisions' bias and clamp ---------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class FloatCase:
+    a: np.ndarray
+    b: np.ndarray
+    epilogue: gemmjob.Epilogue
+    types: gemmjob.OpTypes
+
+    def exact(self, epilogue: gemmjob.Epilogue) -> np.ndarray:
+        """C in float64 for `epilogue`, as C's type holds it."""
+        av, bv = (gemmjob.to_float64(self.types, x) for x in (self.a, self.b))
+        return gemmjob.exact_result(self.types, av, bv, epilogue)
+
+
+def float_case(precision: str, shape: Shape) -> FloatCase:
+    a, b = peers.operands(peers.ISAFORGE, precision, shape)
+    return FloatCase(a, b, peers.float_epilogue(precision, a, b), gemmjob.op_types(peers.PRECISION_OPS[precision]))
+
+
+@pytest.mark.parametrize("precision", peers.FLOAT_EPILOGUE)
+def test_a_float_epilogue_has_a_bias_of_cs_type_and_a_clamp_that_bites(precision):
+    shape = Shape(8, 40, 64)
+    case = float_case(precision, shape)
+    ep, types = case.epilogue, case.types
+    assert ep.bias is not None and ep.clamp is not None and ep.bias.dtype == types.out_dtype
+    assert ep.bias.shape == (40,) and np.unique(ep.bias).size > 30
+    lo, hi = ep.clamp
+    assert all(float(types.out_dtype.type(x)) == x for x in (lo, hi))  # the same bounds for every library
+    c = case.exact(ep)
+    total = shape.m * shape.n
+    for bound in (lo, hi):  # about 5 % of C on each bound
+        assert 0.02 * total <= (c == bound).sum() <= 0.08 * total, (bound, (c == bound).sum())
+
+
+@pytest.mark.parametrize("precision", peers.FLOAT_EPILOGUE)
+def test_a_float_result_is_held_to_the_epilogue_its_call_applied(precision):
+    case = float_case(precision, Shape(6, 24, 48))
+    a, b, ep, out_type = case.a, case.b, case.epilogue, case.types.out_dtype
+    element = peers.PEERS[peers.ISAFORGE].element(precision)
+    fused = output(case.exact(ep).astype(out_type), element)
+    plain = output(case.exact(gemmjob.NO_EPILOGUE).astype(out_type), element)
+    assert peers.check(precision, a, b, fused, element=element, epilogue=ep) == ""
+    assert peers.check(precision, a, b, plain, element=element) == ""
+    assert "bound" in peers.check(precision, a, b, plain, element=element, epilogue=ep)  # skipped the epilogue
+    assert "bound" in peers.check(precision, a, b, fused, element=element)  # applied one it was not asked for
+    unclamped = output(case.exact(gemmjob.Epilogue(ep.bias)).astype(out_type), element)
+    assert "bound" in peers.check(precision, a, b, unclamped, element=element, epilogue=ep)
+
+
+def test_prepacked_calls_take_the_epilogue_and_per_call_apis_cannot():
+    takes = {(lib, prec, mode) for lib, prec, mode in CASES if peers.peer(lib).applies_epilogue(prec, mode)}
+    assert takes == {
+        (peers.ISAFORGE, "fp32", peers.PREPACKED), (peers.ISAFORGE, "fp16", peers.PREPACKED),
+        (peers.ISAFORGE, "bf16", peers.PREPACKED), ("xnnpack", "fp32", peers.PREPACKED),
+        ("xnnpack", "fp16", peers.PREPACKED),
+    }  # fmt: skip
+
+
+def test_a_float_input_file_carries_the_bias_in_cs_type_and_the_clamp(tmp_path):
+    a, b = peers.operands(peers.ISAFORGE, "fp16", SHAPES[0])
+    ep = peers.float_epilogue("fp16", a, b)
+    path = tmp_path / "in"
+    peers.write_input(path, "fp16", a, b, epilogue=ep)
+    data = path.read_bytes()
+    at = 28 + 2 * (5 * 9 + 9 * 7)
+    assert len(data) == at + 2 * 7 + 4 * 2
+    assert np.array_equal(np.frombuffer(data, "<f2", 7, at), ep.bias)
+    assert tuple(np.frombuffer(data, "<f4", 2, at + 14)) == ep.clamp
+    with pytest.raises(ValueError, match="a bias and a clamp"):
+        peers.write_input(path, "fp32", *peers.operands("openblas", "fp32", SHAPES[0]))

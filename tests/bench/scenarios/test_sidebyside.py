@@ -95,7 +95,8 @@ def test_the_command_line_refuses_a_bad_core_before_building(capsys: pytest.Capt
 @pytest.mark.peers
 def test_every_installed_library_side_by_side_under_qemu(tmp_path: Path) -> None:
     """One small awkward shape, fp32, int8, qs8, qd8 and qc4w, on N1: every library that is installed runs, passes
-    the oracle and gets modeled cycles; one that is not is named with its package. qs8 has its table: libisaforge's
+    the oracle (fp32 with bias and clamp where the call takes them) and gets modeled cycles; one that is not is named
+    with its package. qs8 has its table: libisaforge's
     gemm_qs8 plan beside XNNPACK; qd8 and qc4w theirs, with XNNPACK's stand-in said to be one."""
     out, js, png = tmp_path / "p.md", tmp_path / "p.json", tmp_path / "p.png"
     argv = ["bench", "--peers", "--no-mca", "--no-qemu", "--peer-shapes", "5x17x33", "--peer-cores", N1,
@@ -127,6 +128,10 @@ def test_every_installed_library_side_by_side_under_qemu(tmp_path: Path) -> None
         assert ran == {PLAN.label} | ({"XNNPACK"} if "xnnpack" not in data["missing"] else set()), precision
         table = text.split(f"### {precision}, N1")[1].split("###")[0]
         assert "stands in" in table and "| 5x17x33 |" in table and "wrong" not in table
+    # fp32: bias and clamp in the plan's and XNNPACK's calls, none in the per-call APIs', and the caption says so
+    fused = {r["entrant"] for r in data["rows"] if r["precision"] == "fp32" and r["epilogue"]}
+    assert fused == {PLAN.label} | ({"XNNPACK"} if "xnnpack" not in data["missing"] else set())
+    assert "OpenBLAS, BLIS: sgemm, C = A·B" in text.split("### fp32, N1")[1].split("###")[0]
     int4 = next(g for g in data["goals"] if g["title"].startswith("qc4w plan ≤ 1.15×"))
     assert int4["status"] in ("met", "NOT met") and int4["detail"].startswith(("1 of 1 pass", "0 of 1 pass"))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

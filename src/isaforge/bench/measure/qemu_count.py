@@ -139,10 +139,11 @@ def tile_size(kernel: KernelName, bits: int) -> tuple[int, int]:
     return mr, nr
 
 
-def tail_most(tail: KernelName, full_mr: int) -> int:
+def tail_most(tail: KernelName, full_mr: int, arch: str) -> int:
     """The most rows left at a region's end `tail` takes rather than a padded full tile of `full_mr` rows (the
-    catalogue's tail_rows; unlisted: full MR / 2 for a row kernel, its own MR for a few-row one): driver.c's."""
-    most = dict(load().variant(tail.variant).tail_rows).get(tail.name, 0)
+    catalogue's tail_rows on `arch`; unlisted: full MR / 2 for a row kernel, its own MR for a few-row one):
+    driver.c's."""
+    most = load().variant(tail.variant).tail_rows_on(arch).get(tail.name, 0)
     most = most or (full_mr // 2 if tail.mr == 1 else tail.mr)
     return min(most, full_mr - 1)
 
@@ -158,7 +159,39 @@ def tails_of(full: KernelName, kernels: list[KernelName]) -> list[KernelName]:
     return list(tails.values())
 
 
-def row_chunks(kernel: KernelName, tails: list[KernelName], m: int, bits: int) -> list[tuple[KernelName, int]]:
+def column_siblings(kernel: KernelName, kernels: list[KernelName], bits: int) -> list[KernelName]:
+    """`kernel`'s column siblings in `kernels`: less preferred full kernels of the same op, variant, MR, KR and
+    widening, with another NR (driver.c's is_column_sibling)."""
+    cat = load()
+    mr, nr = tile_size(kernel, bits)
+    group = (kernel.op, kernel.variant, kernel.kr, bool(kernel.runs))
+    return [
+        k
+        for k in kernels
+        if (k.op, k.variant, k.kr, bool(k.runs)) == group
+        and tile_size(k, bits)[0] == mr
+        and tile_size(k, bits)[1] != nr
+        and cat.preference(k) < cat.preference(kernel)
+    ]
+
+
+def for_columns(kernel: KernelName, kernels: list[KernelName], n: int, bits: int) -> KernelName:
+    """The kernel a GEMM of n columns runs when dispatch selected `kernel` (not by name): of its column siblings in
+    `kernels` (most preferred first), the one padding n to the fewest columns when it saves the variant's
+    column_margin % of `kernel`'s: driver.c's isf_kernel_for_columns."""
+    most = _round_up(n, tile_size(kernel, bits)[1])
+    margin = load().variant(kernel.variant).column_margin
+    pick, fewest = kernel, most
+    for k in column_siblings(kernel, kernels, bits):
+        cols = _round_up(n, tile_size(k, bits)[1])
+        if cols < fewest and most - cols >= most * margin // 100:
+            pick, fewest = k, cols
+    return pick
+
+
+def row_chunks(
+    kernel: KernelName, tails: list[KernelName], m: int, bits: int, arch: str
+) -> list[tuple[KernelName, int]]:
     """Who computes a plan's m rows, as driver.c's next_chunk deals them: (kernel, rows it computes, padded to its
     MR). The full kernel takes whole tiles; of the tail kernels whose tail rows reach the rows left, the one of the
     fewest takes its MR rows; when none does, a padded full tile takes the rest."""
@@ -168,7 +201,7 @@ def row_chunks(kernel: KernelName, tails: list[KernelName], m: int, bits: int) -
     while left:
         best: tuple[KernelName, int] | None = None
         for tail in tails:
-            most = tail_most(tail, mr)
+            most = tail_most(tail, mr, arch)
             if left <= most and (best is None or most < best[1]):
                 best = (tail, most)
         if best is None:
@@ -261,10 +294,15 @@ class StaticRunner:
         cat = load()
         return tails_of(kernel, sorted(self.kernels(), key=lambda k: -cat.preference(k)))
 
+    def full_kernel(self, kernel: KernelName, shape: Shape) -> KernelName:
+        """The kernel whose tiles a run of the selected `kernel` computes at this shape (for_columns)."""
+        cat = load()
+        return for_columns(kernel, sorted(self.kernels(), key=lambda k: -cat.preference(k)), shape.n, self.sve_bits)
+
     def loop_kernel(self, kernel: KernelName, shape: Shape) -> KernelName:
         """The kernel meant to do the bulk of the shape's MACs: of the plan's row chunks (row_chunks), the kernel
         computing the most rows (a tail kernel for m below MR when built), else the full kernel."""
-        chunks = row_chunks(kernel, self.tail_kernels(kernel), shape.m, self.sve_bits)
+        chunks = row_chunks(kernel, self.tail_kernels(kernel), shape.m, self.sve_bits, self.build.arch_name)
         rows: Counter[str] = Counter()
         for k, n in chunks:
             rows[k.name] += n
@@ -336,14 +374,18 @@ class StaticRunner:
         rc.wrong = gemmjob.check_case(types, kernel.variant, a, b, case, got, epilogue) or ""
         return rc
 
-    def tally(self, kernel: KernelName, shape: Shape, log: ExecLog, mode: str = PLAIN, status: int = 0) -> RunCount:
-        """The counts of one run from its log; a run the library refused (`status`) keeps zeros."""
+    def tally(
+        self, kernel: KernelName, shape: Shape, log: ExecLog, mode: str = PLAIN, status: int = 0, by_name: bool = False
+    ) -> RunCount:
+        """The counts of one run of the selected `kernel` from its log; a run the library refused (`status`) keeps
+        zeros. `by_name`: the kernel was chosen by name, which keeps its tile width whatever n."""
         what = f"{kernel.name} at {shape.label} ({mode})"
         if log.unknown_traces:
             raise IsaforgeError(f"{log.unknown_traces} executed blocks of {what} had no translation in the log")
         if status == 0 and mode != PLAIN and not (log.window_opened and log.window_closed):
             raise IsaforgeError(f"{what}: the log has no {RUN_ENTRY} … {RUN_EXIT} window: not a plan run")
-        loop = self.loop_kernel(kernel, shape)
+        full = kernel if by_name else self.full_kernel(kernel, shape)  # or a column sibling padding n less
+        loop = self.loop_kernel(full, shape)
         rc = RunCount(
             kernel.op,
             kernel.variant,
@@ -351,7 +393,7 @@ class StaticRunner:
             shape.label,
             self.sve_bits,
             shape.macs,
-            padded_macs(kernel, shape, self.sve_bits),
+            padded_macs(full, shape, self.sve_bits),
             compiler=self.build.toolchain.compiler.name if self.build.toolchain else "",
             mode=mode,
             status=status,
@@ -390,10 +432,10 @@ class StaticRunner:
         rc.by_function = dict(by_function.most_common())
         rc.mac_mnemonics = dict(mnemonics.most_common())
         rc.macs_by_kernel = dict(by_kernel.most_common())
-        tails = self.tail_kernels(kernel)
+        tails = self.tail_kernels(full)
         if any(by_kernel[t.name] for t in tails):  # the rows a full tile would pad went to tail kernels (plans)
-            rows = sum(n for _k, n in row_chunks(kernel, tails, shape.m, self.sve_bits))
-            rc.padded_macs = padded_macs(kernel, shape, self.sve_bits, rows)
+            rows = sum(n for _k, n in row_chunks(full, tails, shape.m, self.sve_bits, self.build.arch_name))
+            rc.padded_macs = padded_macs(full, shape, self.sve_bits, rows)
         rc.calls_out = dict(sorted(calls_out.items()))
         by_call = Counter({self.external.get(entry, f"0x{entry:x}"): n for entry, n in log.called.items()})
         rc.libc_by_call = dict(by_call.most_common())

@@ -101,13 +101,16 @@ def problem(op: str, shape: Shape, seed: int = 1) -> Problem:
     return Problem(op, a, w, params, bias)
 
 
+def biting_clamp(c: np.ndarray, share: float = 0.05) -> tuple[float, float]:
+    """Clamp bounds (fp32) at the `share` and 1 − `share` quantiles of an unclamped C, so about that share of C
+    lands on each bound and a call that skipped the clamp (or applied it before the bias) is wrong."""
+    lo, hi = (float(np.float32(x)) for x in np.quantile(np.asarray(c, np.float64), [share, 1 - share]))
+    return lo, hi
+
+
 def clamped(p: Problem, share: float = 0.05) -> Problem:
-    """`p` with a clamp that bites: bounds at the `share` and 1 − `share` quantiles of its unclamped C, so about
-    that share of C lands on each bound and a kernel that skipped the clamp (or applied it before the bias) is
-    wrong."""
-    c = expected(dataclasses.replace(p, clamp=None)).astype(np.float64)
-    lo, hi = (float(np.float32(x)) for x in np.quantile(c, [share, 1 - share]))
-    return dataclasses.replace(p, clamp=(lo, hi))
+    """`p` with a clamp that bites (biting_clamp of its unclamped C)."""
+    return dataclasses.replace(p, clamp=biting_clamp(expected(dataclasses.replace(p, clamp=None)), share))
 
 
 def baseline_of(p: Problem) -> Problem:
@@ -187,11 +190,11 @@ def run(
     if status != 0:
         for path in (job_path, out, log_path):
             path.unlink(missing_ok=True)
-        rc = runner.tally(name, shape, parse_log([]), PLAN, status)
+        rc = runner.tally(name, shape, parse_log([]), PLAN, status, by_name=bool(kernel))
         rc.op = p.op
         return QuantRun(rc, cpu)
     log = runner.read_log(log_path, PLAN)
-    rc = runner.tally(name, shape, log, PLAN)
+    rc = runner.tally(name, shape, log, PLAN, by_name=bool(kernel))
     rc.op = p.op
     rc.wrong = compare(p, got.c) or ("" if got.guards_kept else "wrote outside C's rows")
     qr = QuantRun(rc, cpu, weights_once=packed_weight_bytes(name, p, runner.sve_bits))

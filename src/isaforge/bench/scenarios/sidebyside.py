@@ -2,10 +2,11 @@
 
 Each library's harness (bench/peers) runs one GEMM under `qemu-aarch64 -cpu <core>` (so its run-time dispatch picks
 what it would pick on that core), QEMU logs the blocks it executes between the harness's markers, and
-bench/wholecall prices them with llvm-mca's model of that core. Every result is checked by gemmjob's oracle (qs8:
-libisaforge's gemm_qs8 by isaforge.quant byte for byte, XNNPACK's within ±1; qd8 and qc4w: libisaforge's dynamically
-quantized plans by isaforge.quant byte for byte, XNNPACK's qs8 stand-in as its qs8 row); a wrong one is shown and
-never ranks.
+bench/wholecall prices them with llvm-mca's model of that core. The float precisions' calls carry a bias and a
+clamp where the library's call can (libisaforge's plan, XNNPACK; not sgemm nor isf_gemm: bench/peers). Every result
+is checked by gemmjob's oracle (qs8: libisaforge's gemm_qs8 by isaforge.quant byte for byte, XNNPACK's within ±1;
+qd8 and qc4w: libisaforge's dynamically quantized plans by isaforge.quant byte for byte, XNNPACK's qs8 stand-in as its
+qs8 row); a wrong one is shown and never ranks.
 Rows: precision × shape × core; columns: the libraries.
 """
 
@@ -68,6 +69,7 @@ class CallRow:
     status: str  # OK, WRONG (C failed the oracle), REFUSED (the library's status: e.g. no such kernel on this core)
     detail: str = ""
     chose: str = ""  # what the library says it chose: its core type, its kernel
+    epilogue: bool = False  # its call applied the bias and clamp (peers.PeerRun.epilogue); else C = A·B
     macs: int = 0  # M·N·K
     cycles: float = 0.0
     instructions: int = 0
@@ -208,7 +210,7 @@ def _measure(job: Job, harness: Harness, pricer: Pricer, work: Path) -> CallRow:
     log = work / f"{stem}.log"
     try:
         got = peers.run(job.entrant.library, exe, job.precision, job.entrant.mode, s, job.core.qemu_cpu, work, log)
-        row.chose = got.detail
+        row.chose, row.epilogue = got.detail, got.epilogue
         if got.status != 0:
             row.status, row.detail = REFUSED, f"status {got.status}"
             return row

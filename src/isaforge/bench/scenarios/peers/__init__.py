@@ -12,6 +12,12 @@ requantized qs8 clamp(round_half_even(acc·scale) + zero point) within ±1 (its 
 its own way), and for libisaforge's gemm_qs8 plan isaforge.quant's formula byte for byte (its fp32 steps are
 specified, so there is no rounding of its own to allow for).
 
+Precisions fp32, fp16 and bf16 carry the epilogue of an engine's fully-connected layer: a bias in C's type (fp32;
+binary16 for fp16) and a clamp that bites (bounds at the 5 % and 95 % quantiles of A·B + bias, as the dynamic
+precisions choose theirs: qplans.biting_clamp). The calls that can fuse them take them (libisaforge's plan,
+XNNPACK's fully-connected operators) and are held to clamp(A·B + bias); the per-call APIs cannot (OpenBLAS's and
+BLIS's sgemm, libisaforge's isf_gemm_*), so they compute C = A·B, less work, and are held to that.
+
 Precision qs8 is int8 A and B with requantized int8 C for every library; int8 is the same inputs with C as the
 library gives it (libisaforge: int32; XNNPACK, which has no int32 output: the qs8 call again).
 
@@ -59,6 +65,7 @@ PLAIN, PREPACKED = "plain", "prepacked"
 MODES = (PLAIN, PREPACKED)
 PRECISION_OPS = {"fp32": "gemm_f32", "fp16": "gemm_f16", "bf16": "gemm_bf16", "int8": "gemm_s8", "qs8": "gemm_qs8",
                  "qd8": "gemm_qd8_f32", "qc4w": "gemm_qd8_f32_qc4w"}  # fmt: skip
+FLOAT_EPILOGUE = ("fp32", "fp16", "bf16")  # their input file carries a bias [n] in C's type and a clamp
 INT8_INPUTS = ("int8", "qs8")  # the precisions whose input file carries a requantization (scale, zero point)
 # fp32 A quantized per row inside the call; their input file carries B's column scales, the bias and the clamp.
 DYNAMIC = ("qd8", "qc4w")
@@ -86,7 +93,8 @@ class Peer:
     whose output is requantized int8 (held to ±1 of the exact requantization), `exact` those of them held to
     isaforge.quant's gemm_qs8 byte for byte; `prepacked_only` the precisions it offers prepacked only; `stands_in`
     (precision, the precision of the call it makes instead) where it has no such operation and its nearest call
-    stands in (the report says so)."""
+    stands in (the report says so); `epilogue` the float precisions whose prepacked call applies the input's bias
+    and clamp (a plain call, a per-call API, has no epilogue: it computes C = A·B)."""
 
     library: str
     package: str  # the Debian package that installs it ("" for libisaforge: built from this tree)
@@ -101,6 +109,11 @@ class Peer:
     exact: tuple[str, ...] = ()
     prepacked_only: tuple[str, ...] = ()
     stands_in: tuple[tuple[str, str], ...] = ()
+    epilogue: tuple[str, ...] = ()
+
+    def applies_epilogue(self, precision: str, mode: str) -> bool:
+        """Whether its call for (precision, mode) computes clamp(A·B + bias) rather than A·B."""
+        return precision in self.epilogue and mode == PREPACKED
 
     def call(self, precision: str) -> str:
         """The precision of the call the harness makes for `precision` (itself, unless a stand-in)."""
@@ -167,6 +180,7 @@ PEERS: dict[str, Peer] = {
         narrow=("fp16",),
         requantized=("int8", "qs8"),
         stands_in=tuple((p, "qs8") for p in DYNAMIC),
+        epilogue=("fp32", "fp16"),
     ),
     # The quantized precisions as plans (the quantized ops have no one-call function).
     ISAFORGE: Peer(
@@ -181,6 +195,7 @@ PEERS: dict[str, Peer] = {
         requantized=("qs8",),
         exact=("qs8",),
         prepacked_only=("qs8", *DYNAMIC),
+        epilogue=FLOAT_EPILOGUE,
     ),
 }
 
@@ -264,6 +279,17 @@ def dynamic_problem(precision: str, shape: Shape, seed: int = 1) -> qplans.Probl
     return qplans.clamped(qplans.problem(PRECISION_OPS[precision], shape, seed))
 
 
+def float_epilogue(precision: str, a: np.ndarray, b: np.ndarray, seed: int = 1) -> gemmjob.Epilogue:
+    """A float precision's bias (C's type, gemmjob.random_epilogue) and a clamp that bites on A·B + bias
+    (qplans.biting_clamp), its bounds in C's type so that every library clamps to the same values (gemm_f16's plan
+    and XNNPACK's f16 operator round them to binary16)."""
+    types = gemmjob.op_types(PRECISION_OPS[precision])
+    bias = gemmjob.random_epilogue(types, b.shape[1], seed, clamp=None).bias
+    av, bv = (gemmjob.to_float64(types, x) for x in (a, b))
+    lo, hi = qplans.biting_clamp(gemmjob.exact_result(types, av, bv, gemmjob.Epilogue(bias)))
+    return gemmjob.Epilogue(bias, (float(types.out_dtype.type(lo)), float(types.out_dtype.type(hi))))
+
+
 def requantization(k: int, weight_rms: float = INT8_RMS) -> tuple[float, int]:
     """Scale and zero point for requantized int8 output: random int8 products have a standard deviation near
     74² (uniform on [-128, 127]; 74 · weight_rms for other weights), so acc·scale spreads over about ±60 and its
@@ -280,10 +306,23 @@ def quant_params(scale: float, zero_point: int) -> quant.QuantParams:
 
 
 def write_input(
-    path: Path, precision: str, a: np.ndarray, b: np.ndarray, scale: float = 1.0, zero_point: int = 0
+    path: Path,
+    precision: str,
+    a: np.ndarray,
+    b: np.ndarray,
+    scale: float = 1.0,
+    zero_point: int = 0,
+    epilogue: gemmjob.Epilogue = gemmjob.NO_EPILOGUE,
 ) -> None:
-    """The harness's input file: header, then A [m][k] and B [k][n] in the precision's wire type."""
-    path.write_bytes(_input_bytes(precision, a, b, scale, zero_point))
+    """The harness's input file: header, then A [m][k] and B [k][n] in the precision's wire type; for the float
+    precisions then the bias [n] in C's type and the clamp's two fp32 bounds (harness.h)."""
+    extra = b""
+    if precision in FLOAT_EPILOGUE:
+        if epilogue.bias is None or epilogue.clamp is None:
+            raise ValueError(f"{precision}: the input needs a bias and a clamp (float_epilogue)")
+        bias_type = gemmjob.op_types(PRECISION_OPS[precision]).out_dtype.newbyteorder("<")
+        extra = np.asarray(epilogue.bias, bias_type).tobytes() + np.asarray(epilogue.clamp, "<f4").tobytes()
+    path.write_bytes(_input_bytes(precision, a, b, scale, zero_point) + extra)
 
 
 def write_dynamic_input(path: Path, precision: str, p: qplans.Problem) -> None:
@@ -371,11 +410,13 @@ def check(
     exact: bool = False,
     scale: float = 1.0,
     zero_point: int = 0,
+    epilogue: gemmjob.Epilogue = gemmjob.NO_EPILOGUE,
     label: str = "",
 ) -> str:
     """'' when `out` is right, else one line saying what is wrong (guard damage first: it is the worse). `element`
     is the output type the library should have written; `narrow`: it accumulates in binary16; `exact`: requantized
-    int8 must be isaforge.quant.gemm_qs8's bytes (libisaforge's gemm_qs8), not within ±1."""
+    int8 must be isaforge.quant.gemm_qs8's bytes (libisaforge's gemm_qs8), not within ±1; `epilogue`: the bias and
+    clamp the call applied (float C = clamp(A·B + bias))."""
     prefix = f"{label}: " if label else ""
     if bad := _envelope(out, element, prefix):
         return bad
@@ -385,7 +426,7 @@ def check(
     narrow_variants = load().ops[op].narrow_accumulation
     variant = narrow_variants[0] if narrow and narrow_variants else REFERENCE
     types = gemmjob.op_types(op)
-    return gemmjob.check_matrix(types, variant, a, b, out.c, label=label or precision) or ""
+    return gemmjob.check_matrix(types, variant, a, b, out.c, epilogue, label=label or precision) or ""
 
 
 def check_dynamic(p: qplans.Problem, out: PeerOutput, label: str = "") -> str:
@@ -431,6 +472,7 @@ class PeerRun:
     log: Path | None  # QEMU's log of the run, when asked for
     detail: str = ""  # what the library chose, as its harness says ("core=neoversen1", "kernel=…")
     element: str = ""
+    epilogue: bool = False  # the call applied a bias and a clamp (Peer.applies_epilogue; the dynamic ones always)
 
 
 def _accumulates_narrow(p: Peer, precision: str, detail: str) -> bool:
@@ -464,13 +506,16 @@ def run(
     stem = f"{library}-{precision}-{mode}-{shape.label}-{cpu.replace(',', '_').replace('=', '-')}"
     inp, outp = workdir / f"{stem}.in", workdir / f"{stem}.out"
     dynamic = dynamic_problem(call, shape, seed) if call in DYNAMIC else None
+    epilogue = gemmjob.NO_EPILOGUE
     if dynamic is not None:
         write_dynamic_input(inp, call, dynamic)
     else:
         a, b = operands(library, precision, shape, seed)
         weight_rms = INT8_RMS / 16 if precision in INT4_WEIGHTS else INT8_RMS
         scale, zero_point = requantization(shape.k, weight_rms) if call in INT8_INPUTS else (1.0, 0)
-        write_input(inp, call, a, b, scale, zero_point)
+        if call in FLOAT_EPILOGUE:
+            epilogue = float_epilogue(call, a, b, seed)
+        write_input(inp, call, a, b, scale, zero_point, epilogue)
     cmd = qemu_command(exe, cpu, [call, mode, str(inp), str(outp)], log)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("QEMU_", "ISAFORGE_"))}
     what = f"the {library} harness ({precision} {mode}, {shape.label}) under {cpu}"
@@ -479,15 +524,17 @@ def run(
     detail = words[1] if len(words) == 2 and words[0] == library else ""
     out = read_output(outp, shape.m, shape.n)
     label = f"{library} {precision} {mode} {shape.label} on {cpu}"
+    applied = dynamic is not None or p.applies_epilogue(call, mode)
     if dynamic is not None:
         wrong = check_dynamic(dynamic, out, label)
     else:
         wrong = check(
             call, a, b, out, element=p.element(precision), narrow=_accumulates_narrow(p, call, detail),
-            exact=call in p.exact, scale=scale, zero_point=zero_point, label=label,
+            exact=call in p.exact, scale=scale, zero_point=zero_point,
+            epilogue=epilogue if applied else gemmjob.NO_EPILOGUE, label=label,
         )  # fmt: skip
     if not wrong:
         for path in (inp, outp):
             path.unlink()
     element_name = ELEMENT_NAMES[out.element]
-    return PeerRun(library, precision, mode, shape.label, cpu, out.status, wrong, log, detail, element_name)
+    return PeerRun(library, precision, mode, shape.label, cpu, out.status, wrong, log, detail, element_name, applied)

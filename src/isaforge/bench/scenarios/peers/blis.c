@@ -1,4 +1,5 @@
-/* BLIS (Debian's serial build): bli_sgemm, its typed per-call API with row and column strides; fp32 only. */
+/* BLIS (Debian's serial build): bli_sgemm, its typed per-call API with row and column strides; fp32 only,
+ * C = A·B (no bias nor clamp: harness.h's ISF_BENCH_FP32_PER_CALL_ONLY). */
 #include <blis.h>
 #include <stdio.h>
 

@@ -21,6 +21,8 @@ MARKER void isf_bench_end(void) { __asm__ volatile("" ::: "memory"); }
 static const char *const precision_names[ISF_BENCH_PRECISIONS] = {"fp32", "fp16", "bf16", "int8", "qs8", "qd8", "qc4w"};
 static const size_t a_bytes_of[ISF_BENCH_PRECISIONS] = {4, 2, 2, 1, 1, 4, 4};
 static const size_t b_bytes_of[ISF_BENCH_PRECISIONS] = {4, 2, 2, 1, 1, 1, 1};
+/* The bias's element (C's type) where the input carries an epilogue; 0: none (int8 and qs8). */
+static const size_t bias_bytes_of[ISF_BENCH_PRECISIONS] = {4, 2, 4, 0, 0, 4, 4};
 static const char *const mode_names[] = {"plain", "prepacked"};
 
 static size_t element_bytes(isf_bench_element e) {
@@ -124,19 +126,20 @@ int main(int argc, char **argv) {
     memcpy(&p.zero_point, &zp_bits, sizeof p.zero_point);
     size_t a_bytes = p.m * p.k * a_bytes_of[precision], b_bytes = p.k * p.n * b_bytes_of[precision];
     int dynamic = precision == ISF_BENCH_QD8 || precision == ISF_BENCH_QC4W;
-    size_t extra_bytes = dynamic ? 2 * p.n * sizeof(float) + 2 * sizeof(float) : 0;
+    size_t scales_bytes = dynamic ? p.n * sizeof(float) : 0, bias_bytes = p.n * bias_bytes_of[precision];
+    size_t extra_bytes = bias_bytes_of[precision] ? scales_bytes + bias_bytes + 2 * sizeof(float) : 0;
     if (p.m == 0 || p.n == 0 || p.k == 0 || size != HEADER_BYTES + a_bytes + b_bytes + extra_bytes) {
         return usage("the input's size does not match its m, n, k and the precision");
     }
     p.a = aligned_copy(data + HEADER_BYTES, a_bytes);
     p.b = aligned_copy(data + HEADER_BYTES + a_bytes, b_bytes);
-    if (dynamic) {
+    if (extra_bytes) {
         const unsigned char *extra = data + HEADER_BYTES + a_bytes + b_bytes;
-        p.w_scales = aligned_copy(extra, p.n * sizeof(float));
-        p.bias = aligned_copy(extra + p.n * sizeof(float), p.n * sizeof(float));
-        memcpy(&p.out_min, extra + 2 * p.n * sizeof(float), sizeof p.out_min);
-        memcpy(&p.out_max, extra + 2 * p.n * sizeof(float) + sizeof p.out_min, sizeof p.out_max);
-        if (p.w_scales == NULL || p.bias == NULL) {
+        p.w_scales = dynamic ? aligned_copy(extra, scales_bytes) : NULL;
+        p.bias = aligned_copy(extra + scales_bytes, bias_bytes);
+        memcpy(&p.out_min, extra + scales_bytes + bias_bytes, sizeof p.out_min);
+        memcpy(&p.out_max, extra + scales_bytes + bias_bytes + sizeof p.out_min, sizeof p.out_max);
+        if ((dynamic && p.w_scales == NULL) || p.bias == NULL) {
             fprintf(stderr, "%s harness: out of memory\n", isf_bench_library);
             return 1;
         }

@@ -17,7 +17,9 @@
  *   to [-128, 127]. A library is given them as an output scale of 1.0f / scale (fp32 division) and that zero point,
  *   with A's and B's scales 1 and zero points 0, so every library rounds the same real multiplier its own way.
  *   qd8 and qc4w (scale and zero point unused) add after B: f32 w_scales [n] (B's per-column scales), f32 bias [n],
- *   f32 out_min, f32 out_max (the clamp).
+ *   f32 out_min, f32 out_max (the clamp). fp32, fp16 and bf16 add after B the epilogue an engine's fully-connected
+ *   layer asks for: bias [n] in C's type (f32; binary16 bits for fp16), f32 out_min, f32 out_max. A library's file
+ *   decides whether its call applies them (a BLAS's sgemm cannot: the oracle then expects C = A·B).
  * Output: i32 status (0 ok, else the library's own error code), u32 element code of C (ISF_BENCH_ELEMENT_*), C
  *   [m][n] in that type, u32 1 when the 64 guard bytes (0xA5) before and after C's buffer are intact, else 0.
  *
@@ -60,8 +62,10 @@ typedef struct {
     float scale;
     int32_t zero_point;
     const void *a, *b; /* A [m][k], B [k][n] */
-    /* qd8 and qc4w only (else NULL and 0): B's per-column scales, the bias, the clamp */
-    const float *w_scales, *bias;
+    /* qd8 and qc4w only (else NULL): B's per-column scales */
+    const float *w_scales;
+    /* fp32, fp16, bf16, qd8 and qc4w (else NULL and 0): the bias [n] in C's type, the clamp */
+    const void *bias;
     float out_min, out_max;
 } isf_bench_problem;
 
@@ -82,7 +86,8 @@ void isf_bench_release(void *state);
 /* One short line naming what the library chose here (its core, kernel), for the report; may be "". */
 void isf_bench_describe(void *state, const isf_bench_problem *p, char *buf, size_t size);
 
-/* The four of a BLAS: fp32 only, through its per-call API, with nothing prepared beforehand. */
+/* The four of a BLAS: fp32 only, through its per-call API, with nothing prepared beforehand. sgemm has no bias nor
+ * clamp: its call computes C = A·B and leaves the input's epilogue unused (less work than the plan's call). */
 #define ISF_BENCH_FP32_PER_CALL_ONLY(library)                                  \
     const char isf_bench_library[] = library;                                  \
     int isf_bench_offers(isf_bench_precision precision, isf_bench_mode mode) { \

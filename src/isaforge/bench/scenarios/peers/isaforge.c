@@ -1,7 +1,9 @@
-/* libisaforge: the one-call API (isf_gemm_f32 & co., plain) or a plan (isf_gemm_create packs B once; the measured
- * call is isf_gemm_run, prepacked); every precision, the quantized ones as plans only (they have no one-call
- * function): qs8 a gemm_qs8 plan, qd8 a gemm_qd8_f32 plan and qc4w a gemm_qd8_f32_qc4w plan, both with per-column
- * scales, fp32 bias and the clamp (A quantized inside isf_gemm_run, so inside the window). */
+/* libisaforge: the one-call API (isf_gemm_f32 & co., plain: C = A·B, the API has no epilogue) or a plan
+ * (isf_gemm_create packs B once; the measured call is isf_gemm_run, prepacked); every precision, the quantized ones
+ * as plans only (they have no one-call function): qs8 a gemm_qs8 plan, qd8 a gemm_qd8_f32 plan and qc4w a
+ * gemm_qd8_f32_qc4w plan, both with per-column scales, fp32 bias and the clamp (A quantized inside isf_gemm_run, so
+ * inside the window). The float plans (fp32, fp16, bf16) carry the input's bias and clamp, as an engine's
+ * fully-connected layer does: they are fused into the kernels' stores, so the window holds their cost. */
 #include <isaforge/isaforge.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -80,12 +82,17 @@ int32_t isf_bench_prepare(const isf_bench_problem *p, void **state) {
                                     .w_scale_count = 1,
                                     .c_scale = 1.0f / p->scale,
                                     .c_zero_point = p->zero_point};
+    /* The float precisions' input has a bias and a clamp (p->bias set); int8 and qs8 have none. */
     isf_gemm_desc desc = {.op = ops[p->precision],
                           .n = p->n,
                           .k = p->k,
                           .weights = p->b,
                           .ldw = p->n,
                           .layout = ISF_WEIGHTS_KN,
+                          .bias = p->bias,
+                          .flags = p->bias != NULL ? ISF_GEMM_CLAMP : 0,
+                          .out_min = p->out_min,
+                          .out_max = p->out_max,
                           .quant = p->precision == ISF_BENCH_QS8 ? &quant : NULL};
     isf_gemm *plan = NULL;
     isf_status status = isf_gemm_create(&desc, &plan);

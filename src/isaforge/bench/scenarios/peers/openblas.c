@@ -1,4 +1,5 @@
-/* OpenBLAS (Debian's serial build): cblas_sgemm, its per-call API; fp32 only. */
+/* OpenBLAS (Debian's serial build): cblas_sgemm, its per-call API; fp32 only, C = A·B (no bias nor clamp:
+ * harness.h's ISF_BENCH_FP32_PER_CALL_ONLY). */
 #include <cblas.h>
 #include <stdio.h>
 

@@ -1,7 +1,6 @@
-/* XNNPACK (Debian's 2022-02 snapshot): its fully-connected operators, weights packed at creation; fp32 (f32),
- * fp16 (f16: binary16 in, out and accumulation), and int8 and qs8 alike (its qs8 operator: int8 in, requantized int8
+/* XNNPACK (Debian's 2022-02 snapshot): its fully-connected operators, weights packed at creation; fp32 (f32) and
+ * fp16 (f16: binary16 in, out, bias and accumulation) with the input's bias and clamp, and int8 and qs8 alike (its qs8 operator: int8 in, requantized int8
  * out; it has no int32 output, so its int8 row is the same call as its qs8 row). Single-threaded: no pthreadpool. */
-#include <math.h>
 #include <stdio.h>
 #include <xnnpack.h>
 
@@ -26,14 +25,15 @@ int32_t isf_bench_prepare(const isf_bench_problem *p, void **state) {
         return (int32_t)status;
     }
     xnn_operator_t op = NULL;
-    /* XNN_FLAG_TRANSPOSE_WEIGHTS: the weights are B as it is, [k][n]; no bias. */
+    /* XNN_FLAG_TRANSPOSE_WEIGHTS: the weights are B as it is, [k][n]. The float operators take the bias and clamp
+     * libisaforge's plan takes (its f16 operator rounds the bounds to binary16, as gemm_f16's plan does). */
     switch (p->precision) {
     case ISF_BENCH_FP32:
-        status = xnn_create_fully_connected_nc_f32(p->k, p->n, p->k, p->n, p->b, NULL, -INFINITY, INFINITY,
+        status = xnn_create_fully_connected_nc_f32(p->k, p->n, p->k, p->n, p->b, p->bias, p->out_min, p->out_max,
                                                    XNN_FLAG_TRANSPOSE_WEIGHTS, &op);
         break;
     case ISF_BENCH_FP16:
-        status = xnn_create_fully_connected_nc_f16(p->k, p->n, p->k, p->n, p->b, NULL, -INFINITY, INFINITY,
+        status = xnn_create_fully_connected_nc_f16(p->k, p->n, p->k, p->n, p->b, p->bias, p->out_min, p->out_max,
                                                    XNN_FLAG_TRANSPOSE_WEIGHTS, &op);
         break;
     case ISF_BENCH_INT8:
