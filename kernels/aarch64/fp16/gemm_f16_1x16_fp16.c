@@ -7,8 +7,8 @@
  *
  * Hot loop: 8 k steps per iteration, k step s into set c<s><0..1> by A's element s of the 8 at pa - 8 (the 8-row
  * kernels' ACC_FMA, from isf_f16_x24.h, with its two spellings: by lane on one ldr q of A with clang, a scalar ldr h
- * per step with GCC): 4 ld1 of 4 B vectors (2 k steps each), 16 fmla, subs + b.ne: 22 instructions for 128 MACs with
- * clang (0.17 per MAC; gemm_f16_1x24_fp16: 0.17), 30 with GCC 12 (0.23). With one row every fmla needs its own B
+ * per step with GCC): 4 ld1 of 4 B vectors (2 k steps each), 16 fmla, subs + b.ne: 23 instructions for 128 MACs with
+ * clang (0.18 per MAC; gemm_f16_1x24_fp16: 0.17), 30 with GCC 12 (0.23). With one row every fmla needs its own B
  * vector, so B loads set the bound. 16 independent chains, each hit once per iteration (fmla latency 4 × 4 pipes on
  * Neoverse V1); the eight partial sums of each column are added in binary16 after the loop. Registers: 16 accumulators
  * + A + 2 groups of 4 B = 25 of 32. The store and its epilogue are the 8-row kernel's (one row).
