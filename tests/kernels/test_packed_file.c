@@ -182,11 +182,16 @@ static void damaged_headers(isf_op op, const unsigned char *good, size_t bytes) 
     free(copy);
 }
 
-/* The panels' end from the buffer's start, as the reading kernel sees the header. */
+/* The panels' end from the buffer's start, as the reading kernel sees the header (the tile width n chose, which may
+ * not be the selected kernel's). */
 static size_t extent_of(isf_op op, const unsigned char *packed) {
     isf_packed_header h;
     isf_sizes s;
-    int ok = isf_packed_header_read(packed, &h) && isf_sizes_of(isf_selected_kernel(op), &h, NULL, &s);
+    int ok = isf_packed_header_read(packed, &h) && h.op == (uint32_t)op;
+    const isf_selection *sel = isf_selection_enter();
+    const isf_kernel *reader = ok ? isf_packed_reader(&h, sel, NULL) : NULL;
+    ok = reader != NULL && isf_sizes_of(reader, &h, NULL, &s);
+    isf_selection_leave(sel);
     CHECK(ok);
     return ok ? s.extent : 0;
 }
