@@ -194,7 +194,8 @@ def every_kernel(
         if kernel.mr == 1 and not row_kernels:
             continue
         # A job of a few chosen shapes, none of them a row or tail kernel's, runs whole.
-        batch = [c for c in cases if kernel_case(kernel, runnable)(c)] or cases
+        runs_case = kernel_case(kernel, runnable)
+        batch = [c for c in cases if runs_case(c)] or cases
         if tuple(batch) not in oracles:
             oracles[tuple(batch)] = job_oracle(op, batch, kw.get("operands"), kw.get("epilogue", NO_EPILOGUE))
         seen.append(run_batch(qemu_run, tc, tmp, op, batch, kernel.name, oracle=oracles[tuple(batch)], **kw))
