@@ -150,11 +150,19 @@ def row_kernel_case(c: Case) -> bool:
     return c.m <= ROW_KERNEL_ROWS or (c in LARGE and c.m * c.n * c.k <= ROW_KERNEL_MACS)
 
 
-def tail_kernel_case(c: Case, mr: int) -> bool:
-    """A few-row kernel (a full kernel's tail, MR = 4) by name: every row count of its first tile and one past it,
-    one past its second tile, of every n and k, and the large shapes up to ROW_KERNEL_MACS; the other row counts
-    only repeat those edge tiles (its tail paths run in the plans' m = 1…17)."""
-    return c.m <= mr + 1 or c.m == 2 * mr + 1 or (c in LARGE and c.m * c.n * c.k <= ROW_KERNEL_MACS)
+# The float kernels' k loops (KR = 1) step at most 8 k at a time: k ≤ 17 runs two whole iterations and every
+# remainder. Kernels of KR 4 and 8 step up to 32 (4 blocks of 8): the sweep's k ≤ 33.
+FLOAT_TAIL_K = 17
+
+
+def tail_kernel_case(c: Case, kernel: KernelName) -> bool:
+    """A few-row kernel (a full kernel's tail, MR = 4) or a column sibling by name: every row count of its first tile
+    and one past it, one past its second tile, of every n and k (k ≤ FLOAT_TAIL_K for KR = 1), and the large shapes
+    up to ROW_KERNEL_MACS; the other row counts and longer k only repeat those paths (its tail paths run in the plans'
+    m = 1…17)."""
+    mr = kernel.mr
+    edge = (c.m <= mr + 1 or c.m == 2 * mr + 1) and (kernel.kr > 1 or c.k <= FLOAT_TAIL_K)
+    return edge or (c in LARGE and c.m * c.n * c.k <= ROW_KERNEL_MACS)
 
 
 def kernel_case(kernel: KernelName, kernels: list[KernelName]) -> Callable[[Case], bool]:
@@ -165,7 +173,7 @@ def kernel_case(kernel: KernelName, kernels: list[KernelName]) -> Callable[[Case
         return row_kernel_case
     sibling = any(kernel in qemu_count.column_siblings(k, kernels, 128) for k in kernels)
     if sibling or any(kernel in qemu_count.tails_of(k, kernels) for k in kernels):
-        return lambda c: tail_kernel_case(c, kernel.mr)
+        return lambda c: tail_kernel_case(c, kernel)
     return lambda _c: True
 
 
