@@ -167,10 +167,12 @@ def tail_kernel_case(c: Case, kernel: KernelName) -> bool:
 
 def kernel_case(kernel: KernelName, kernels: list[KernelName]) -> Callable[[Case], bool]:
     """Which of a sweep's cases `kernel` runs by name: all for the most preferred full kernel, fewer for its tail
-    kernels and its column siblings (another NR: the same edges of every n and k; the plans run them at every n
-    they win)."""
+    kernels, its column siblings (another NR: the same edges of every n and k; the plans run them at every n they
+    win) and the widened kernels (an fp32 micro-kernel on widened panels)."""
     if kernel.mr == 1:
         return row_kernel_case
+    if kernel.runs:  # gemm_f32's micro-kernel, swept in full there: its own paths are the widening packers' edges
+        return lambda c: tail_kernel_case(c, kernel)
     sibling = any(kernel in qemu_count.column_siblings(k, kernels, 128) for k in kernels)
     if sibling or any(kernel in qemu_count.tails_of(k, kernels) for k in kernels):
         return lambda c: tail_kernel_case(c, kernel)
