@@ -548,6 +548,11 @@ void isf_gemm_region(const isf_kernel *kern, const isf_tails *tails, const isf_p
     run_loop(&l);
 }
 
+/* Pointers first: the generated table's entries of one variant point at one string when the linker merges them. */
+static int same_variant(const isf_kernel *a, const isf_kernel *b) {
+    return a->variant == b->variant || strcmp(a->variant, b->variant) == 0;
+}
+
 /* Whether `k` reads `full`'s B panels with fewer rows and the selection can run it. */
 static int is_tail_of(const isf_kernel *k, const isf_kernel *full, const isf_selection *sel) {
     return k->mr < full->mr && k->op == full->op && k->nr == full->nr && k->kr == full->kr &&
@@ -561,7 +566,7 @@ isf_tails isf_tail_kernels(const isf_kernel *full, const isf_selection *sel) {
     isf_tails t = {{NULL}, 0};
     const isf_kernel *end = isf_kernel_table + isf_kernel_table_count;
     for (const isf_kernel *k = full + 1; k < end && t.count < ISF_TAIL_KERNELS; k++) {
-        if (k->variant != full->variant && strcmp(k->variant, full->variant) != 0) {
+        if (!same_variant(k, full)) {
             break;
         }
         int seen = 0; /* the most preferred of each MR */
@@ -599,7 +604,7 @@ const isf_kernel *isf_kernel_for_columns(const isf_selection *sel, isf_op op, si
     }
     size_t best_cols = padded_columns(best, n), pick_cols = best_cols;
     const isf_kernel *end = isf_kernel_table + isf_kernel_table_count;
-    for (const isf_kernel *k = best + 1; k < end && strcmp(k->variant, best->variant) == 0; k++) {
+    for (const isf_kernel *k = best + 1; k < end && same_variant(k, best); k++) {
         size_t cols = is_column_sibling(k, best, sel) ? padded_columns(k, n) : 0;
         if (cols != 0 && cols < pick_cols && saves(cols, best_cols, best->column_margin)) {
             pick = k, pick_cols = cols;
