@@ -150,8 +150,8 @@ def row_kernel_case(c: Case) -> bool:
     return c.m <= ROW_KERNEL_ROWS or (c in LARGE and c.m * c.n * c.k <= ROW_KERNEL_MACS)
 
 
-# The float kernels' k loops (KR = 1) step at most 8 k at a time: k ≤ 17 runs two whole iterations and every
-# remainder. Kernels of KR 4 and 8 step up to 32 (4 blocks of 8): the sweep's k ≤ 33.
+# The k loops of KR = 1 (the float kernels, the reference ones) step at most 8 k at a time: k ≤ 17 runs two whole
+# iterations and every remainder. Kernels of KR 4 and 8 step up to 32 (4 blocks of 8): the sweep's k ≤ 33.
 FLOAT_TAIL_K = 17
 
 
@@ -166,9 +166,9 @@ def tail_kernel_case(c: Case, kernel: KernelName) -> bool:
 
 
 def kernel_case(kernel: KernelName, kernels: list[KernelName]) -> Callable[[Case], bool]:
-    """Which of a sweep's cases `kernel` runs by name: all for the most preferred full kernel, fewer for its tail
-    kernels, its column siblings (another NR: the same edges of every n and k; the plans run them at every n they
-    win) and the widened kernels (an fp32 micro-kernel on widened panels)."""
+    """Which of a sweep's cases `kernel` runs by name: all for the most preferred full kernel (to k = FLOAT_TAIL_K
+    for KR = 1), fewer for its tail kernels, its column siblings (another NR: the same edges of every n and k; the
+    plans run them at every n they win) and the widened kernels (an fp32 micro-kernel on widened panels)."""
     if kernel.mr == 1:
         return row_kernel_case
     if kernel.runs:  # gemm_f32's micro-kernel, swept in full there: its own paths are the widening packers' edges
@@ -176,6 +176,8 @@ def kernel_case(kernel: KernelName, kernels: list[KernelName]) -> Callable[[Case
     sibling = any(kernel in qemu_count.column_siblings(k, kernels, 128) for k in kernels)
     if sibling or any(kernel in qemu_count.tails_of(k, kernels) for k in kernels):
         return lambda c: tail_kernel_case(c, kernel)
+    if kernel.kr == 1:  # every m and n; k past two of its loop's passes (FLOAT_TAIL_K), and across Kc
+        return lambda c: c.k <= FLOAT_TAIL_K or c in LARGE
     return lambda _c: True
 
 
