@@ -62,6 +62,26 @@ static ISF_NOINLINE void full_tiles(const tile_grid *t, size_t down, size_t acro
     }
 }
 
+/* One row of `across` full tiles, for an epilogue of bias and clamp at most (the float ops): the tiles a row kernel
+ * runs at m = 1, one call per NR columns, so what the loop does between calls counts. Its values stay in registers
+ * across the calls (full_tiles reloads its grid after each) and only the bias moves: the quantized ops' column
+ * arrays, stepped each call, cost the float rows more than this saves them. */
+static ISF_NOINLINE void full_tile_row(const tile_grid *t, size_t across) {
+    isf_ukernel_fn fn = t->fn;
+    size_t kblocks = t->kblocks, ldc = t->ldc, b_panel = t->b_panel, c_right = t->c_right;
+    int accumulate = t->accumulate;
+    const unsigned char *a = t->a, *b = t->b;
+    unsigned char *c = t->c;
+    isf_epilogue ep = *t->ep;
+    size_t bias_step = ep.bias != NULL ? t->nr * t->bias_bytes : 0;
+    for (; across > 0; across--, b += b_panel, c += c_right) {
+        fn(kblocks, a, b, c, ldc, accumulate, &ep);
+        if (bias_step != 0) { /* no arithmetic on a null bias */
+            ep.bias = (const unsigned char *)ep.bias + bias_step;
+        }
+    }
+}
+
 /* rows × cols of `dst` from packed A (rows) and packed B (cols): the full tiles straight into it, then the edge row
  * and column of tiles through the scratch tile. */
 void isf_macro_tile(const isf_kernel *kern, const isf_blocking *bl, isf_c_block dst, size_t rows, size_t cols,
@@ -83,7 +103,9 @@ void isf_macro_tile(const isf_kernel *kern, const isf_blocking *bl, isf_c_block 
                    nr,
                    bl->bias_bytes};
     size_t down = rows / mr, across = cols / nr;
-    if (down && across) {
+    if (down == 1 && across && !(ep->steps & ~(uint32_t)(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP))) {
+        full_tile_row(&t, across);
+    } else if (down && across) {
         full_tiles(&t, down, across);
     }
     /* The rest through the scratch tile: the row of tiles below the full ones, then the last column. */
