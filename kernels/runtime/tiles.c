@@ -64,8 +64,8 @@ static ISF_NOINLINE void full_tiles(const tile_grid *t, size_t down, size_t acro
 
 /* One row of `across` full tiles, for an epilogue of bias and clamp at most (the float ops): the tiles a row kernel
  * runs at m = 1, one call per NR columns, so what the loop does between calls counts. Its values stay in registers
- * across the calls (full_tiles reloads its grid after each) and only the bias moves: the quantized ops' column
- * arrays, stepped each call, cost the float rows more than this saves them. */
+ * across the calls (full_tiles reloads its grid after each) and only the bias moves. The quantized ops keep
+ * full_tiles: stepping their column arrays here too (isf_epilogue_step) cost the float rows what the loop saved. */
 static ISF_NOINLINE void full_tile_row(const tile_grid *t, size_t across) {
     isf_ukernel_fn fn = t->fn;
     size_t kblocks = t->kblocks, ldc = t->ldc, b_panel = t->b_panel, c_right = t->c_right;
