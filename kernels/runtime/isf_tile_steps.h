@@ -2,12 +2,38 @@
  * The last part of a float tile's store, on every arch: which TILE_STORE(steps, acc) the tile's epilogue runs, with
  * `steps` and `acc` constants in each, so every combination is straight-line code. The including kernel (or its
  * variant's header) defines TILE_STORE and expands TILE_FINISH() after its loop (ep and accumulate in scope).
- * Macros only: no flags of its own.
+ * Also the row lists the kernels' named accumulators are declared and stored by. Macros only: no flags of its own.
  */
 #ifndef ISAFORGE_TILE_STEPS_H
 #define ISAFORGE_TILE_STEPS_H
 
 #include "isf_internal.h"
+
+/* X(0) … X(n - 1), one statement each: a kernel's accumulators are named registers (an array indexed in a loop may
+ * be kept on the stack at -O2), so their rows (or k-step sets) are spelled out; ISF_ROW_STORES_n passes each row
+ * the tile's steps and accumulate flag. */
+#define ISF_REPEAT_4(X) \
+    X(0);               \
+    X(1);               \
+    X(2);               \
+    X(3)
+#define ISF_REPEAT_8(X) \
+    ISF_REPEAT_4(X);    \
+    X(4);               \
+    X(5);               \
+    X(6);               \
+    X(7)
+#define ISF_ROW_STORES_4(X, steps, acc) \
+    X(0, steps, acc);                   \
+    X(1, steps, acc);                   \
+    X(2, steps, acc);                   \
+    X(3, steps, acc)
+#define ISF_ROW_STORES_8(X, steps, acc) \
+    ISF_ROW_STORES_4(X, steps, acc);    \
+    X(4, steps, acc);                   \
+    X(5, steps, acc);                   \
+    X(6, steps, acc);                   \
+    X(7, steps, acc)
 
 /* The tile's store for the epilogue's `steps` with both steps and `acc` constants, so that each combination is
  * straight-line code (clang tests `accumulate` per row otherwise); bits with no step here (int32 ones) are ignored. */

@@ -48,14 +48,7 @@ ISF_UKERNEL(gemm_f16_1x16_fp16) {
     const uint16_t *pa = a;
     const uint16_t *pb = b;
     uint16_t *out = c;
-    ACC_DECL(0);
-    ACC_DECL(1);
-    ACC_DECL(2);
-    ACC_DECL(3);
-    ACC_DECL(4);
-    ACC_DECL(5);
-    ACC_DECL(6);
-    ACC_DECL(7);
+    ISF_REPEAT_8(ACC_DECL);
 
     for (size_t n = k_blocks / 8; n > 0; n--) {
         pa += 8; /* A of these 8 steps is pa[-8..-1] */

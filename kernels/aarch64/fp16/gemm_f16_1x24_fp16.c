@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "isf_internal.h"
+#include "isf_tile_steps.h"
 
 #if !defined(__clang__) && defined(__GNUC__)
 #pragma GCC optimize("no-schedule-insns")
@@ -125,10 +126,7 @@ ISF_UKERNEL(gemm_f16_1x24_fp16) {
     const uint16_t *pb = b;
     uint16_t *out = c;
     (void)ldc; /* one row */
-    ACC_DECL(0);
-    ACC_DECL(1);
-    ACC_DECL(2);
-    ACC_DECL(3);
+    ISF_REPEAT_4(ACC_DECL);
 
     for (size_t n = k_blocks / 8; n > 0; n--) {
         pa += 8;

@@ -27,24 +27,13 @@
     c##s##0 = vaddq_f16(c##s##0, c##t##0); \
     c##s##1 = vaddq_f16(c##s##1, c##t##1); \
     c##s##2 = vaddq_f16(c##s##2, c##t##2)
-#define TILE_ROWS(steps, acc) \
-    ACC_STORE(0, steps, acc); \
-    ACC_STORE(1, steps, acc); \
-    ACC_STORE(2, steps, acc); \
-    ACC_STORE(3, steps, acc)
+#define TILE_ROWS(steps, acc) ISF_ROW_STORES_4(ACC_STORE, steps, acc)
 
 ISF_UKERNEL(gemm_f16_4x24_fp16) {
     const uint16_t *pa = a;
     const uint16_t *pb = b;
     uint16_t *out = c;
-    ACC_DECL(0);
-    ACC_DECL(1);
-    ACC_DECL(2);
-    ACC_DECL(3);
-    ACC_DECL(4);
-    ACC_DECL(5);
-    ACC_DECL(6);
-    ACC_DECL(7);
+    ISF_REPEAT_8(ACC_DECL);
 
     for (size_t n = k_blocks / 2; n > 0; n--) {
         pa += 8; /* A of these two steps is pa[-8..-1] */

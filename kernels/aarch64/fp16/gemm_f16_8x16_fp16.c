@@ -31,28 +31,13 @@
         ACC_FMA(6);                                                 \
         ACC_FMA(7);                                                 \
     } while (0)
-#define TILE_ROWS(steps, acc) \
-    ACC_STORE(0, steps, acc); \
-    ACC_STORE(1, steps, acc); \
-    ACC_STORE(2, steps, acc); \
-    ACC_STORE(3, steps, acc); \
-    ACC_STORE(4, steps, acc); \
-    ACC_STORE(5, steps, acc); \
-    ACC_STORE(6, steps, acc); \
-    ACC_STORE(7, steps, acc)
+#define TILE_ROWS(steps, acc) ISF_ROW_STORES_8(ACC_STORE, steps, acc)
 
 ISF_UKERNEL(gemm_f16_8x16_fp16) {
     const uint16_t *ap = a;
     const uint16_t *pb = b;
     uint16_t *out = c;
-    ACC_DECL(0);
-    ACC_DECL(1);
-    ACC_DECL(2);
-    ACC_DECL(3);
-    ACC_DECL(4);
-    ACC_DECL(5);
-    ACC_DECL(6);
-    ACC_DECL(7);
+    ISF_REPEAT_8(ACC_DECL);
 
     for (size_t n = k_blocks / 2; n > 0; n--) {
         ap += 16;

@@ -16,28 +16,13 @@
  *    offset 0 GCC picks ld1r, which takes a vector-pipe slot. GCC's pre-RA scheduler would hoist the 8 scalar
  *    loads to the top of the loop (8 more live registers, all in v0-v15: spills), hence no-schedule-insns.
  */
-#define TILE_ROWS(steps, acc) \
-    ACC_STORE(0, steps, acc); \
-    ACC_STORE(1, steps, acc); \
-    ACC_STORE(2, steps, acc); \
-    ACC_STORE(3, steps, acc); \
-    ACC_STORE(4, steps, acc); \
-    ACC_STORE(5, steps, acc); \
-    ACC_STORE(6, steps, acc); \
-    ACC_STORE(7, steps, acc)
+#define TILE_ROWS(steps, acc) ISF_ROW_STORES_8(ACC_STORE, steps, acc)
 
 ISF_UKERNEL(gemm_f16_8x24_fp16) {
     const uint16_t *pa = a;
     const uint16_t *pb = b;
     uint16_t *out = c;
-    ACC_DECL(0);
-    ACC_DECL(1);
-    ACC_DECL(2);
-    ACC_DECL(3);
-    ACC_DECL(4);
-    ACC_DECL(5);
-    ACC_DECL(6);
-    ACC_DECL(7);
+    ISF_REPEAT_8(ACC_DECL);
 
     for (size_t kb = 0; kb < k_blocks; kb++) {
         float16x8_t b0 = load_f16(pb), b1 = load_f16(pb + 8), b2 = load_f16(pb + 16);

@@ -17,6 +17,7 @@
 #include <arm_neon.h>
 
 #include "isf_internal.h"
+#include "isf_tile_steps.h"
 
 /* Named registers rather than an array: an array indexed in a loop may be kept on the stack at -O2. */
 #define ACC_DECL(s) float32x4_t c##s##0 = vdupq_n_f32(0.0f), c##s##1 = c##s##0, c##s##2 = c##s##0
@@ -92,10 +93,7 @@ ISF_UKERNEL(gemm_f32_1x12_neon) {
     const float *pb = b;
     float *out = c;
     (void)ldc; /* one row */
-    ACC_DECL(0);
-    ACC_DECL(1);
-    ACC_DECL(2);
-    ACC_DECL(3);
+    ISF_REPEAT_4(ACC_DECL);
 
     for (size_t n = k_blocks / 8; n > 0; n--) {
         float32x4_t a0 = vld1q_f32(pa), a1 = vld1q_f32(pa + 4);

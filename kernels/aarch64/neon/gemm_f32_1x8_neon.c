@@ -55,14 +55,7 @@ ISF_UKERNEL(gemm_f32_1x8_neon) {
     const float *pa = a;
     const float *pb = b;
     float *out = c;
-    ACC_DECL(0);
-    ACC_DECL(1);
-    ACC_DECL(2);
-    ACC_DECL(3);
-    ACC_DECL(4);
-    ACC_DECL(5);
-    ACC_DECL(6);
-    ACC_DECL(7);
+    ISF_REPEAT_8(ACC_DECL);
 
     for (size_t n = k_blocks / 8; n > 0; n--) {
         const float32x4_t a0 = vld1q_f32(pa), a1 = vld1q_f32(pa + 4);

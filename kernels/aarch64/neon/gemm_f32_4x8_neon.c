@@ -49,24 +49,13 @@
 #else
 #define PAIRS 2
 #endif
-#define TILE_ROWS(steps, acc) \
-    ACC_STORE(0, steps, acc); \
-    ACC_STORE(1, steps, acc); \
-    ACC_STORE(2, steps, acc); \
-    ACC_STORE(3, steps, acc)
+#define TILE_ROWS(steps, acc) ISF_ROW_STORES_4(ACC_STORE, steps, acc)
 
 ISF_UKERNEL(gemm_f32_4x8_neon) {
     const float *pa = a;
     const float *pb = b;
     float *out = c;
-    ACC_DECL(0);
-    ACC_DECL(1);
-    ACC_DECL(2);
-    ACC_DECL(3);
-    ACC_DECL(4);
-    ACC_DECL(5);
-    ACC_DECL(6);
-    ACC_DECL(7);
+    ISF_REPEAT_8(ACC_DECL);
 
     for (size_t n = k_blocks / (2 * PAIRS); n > 0; n--) {
         PAIR();

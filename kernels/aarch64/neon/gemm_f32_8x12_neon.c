@@ -9,29 +9,14 @@
     c##r##0 = vfmaq_laneq_f32(c##r##0, b0, av, lane); \
     c##r##1 = vfmaq_laneq_f32(c##r##1, b1, av, lane); \
     c##r##2 = vfmaq_laneq_f32(c##r##2, b2, av, lane)
-#define TILE_ROWS(steps, acc) \
-    ACC_STORE(0, steps, acc); \
-    ACC_STORE(1, steps, acc); \
-    ACC_STORE(2, steps, acc); \
-    ACC_STORE(3, steps, acc); \
-    ACC_STORE(4, steps, acc); \
-    ACC_STORE(5, steps, acc); \
-    ACC_STORE(6, steps, acc); \
-    ACC_STORE(7, steps, acc)
+#define TILE_ROWS(steps, acc) ISF_ROW_STORES_8(ACC_STORE, steps, acc)
 
 ISF_UKERNEL(gemm_f32_8x12_neon) {
     const float *pa = a;
     const float *pb = b;
     float *out = c;
     /* 24 accumulators (row r, columns 4j..4j+3 in c<r><j>) + 2 A + 3 B vectors = 29 of 32 registers. */
-    ACC_DECL(0);
-    ACC_DECL(1);
-    ACC_DECL(2);
-    ACC_DECL(3);
-    ACC_DECL(4);
-    ACC_DECL(5);
-    ACC_DECL(6);
-    ACC_DECL(7);
+    ISF_REPEAT_8(ACC_DECL);
 
     for (size_t kb = 0; kb < k_blocks; kb++) {
         float32x4_t a0 = vld1q_f32(pa), a1 = vld1q_f32(pa + 4);

@@ -41,28 +41,13 @@
 #else
 #define UNROLL 2
 #endif
-#define TILE_ROWS(steps, acc) \
-    ACC_STORE(0, steps, acc); \
-    ACC_STORE(1, steps, acc); \
-    ACC_STORE(2, steps, acc); \
-    ACC_STORE(3, steps, acc); \
-    ACC_STORE(4, steps, acc); \
-    ACC_STORE(5, steps, acc); \
-    ACC_STORE(6, steps, acc); \
-    ACC_STORE(7, steps, acc)
+#define TILE_ROWS(steps, acc) ISF_ROW_STORES_8(ACC_STORE, steps, acc)
 
 ISF_UKERNEL(gemm_f32_8x8_neon) {
     const float *pa = a;
     const float *pb = b;
     float *out = c;
-    ACC_DECL(0);
-    ACC_DECL(1);
-    ACC_DECL(2);
-    ACC_DECL(3);
-    ACC_DECL(4);
-    ACC_DECL(5);
-    ACC_DECL(6);
-    ACC_DECL(7);
+    ISF_REPEAT_8(ACC_DECL);
 
 #if UNROLL == 2
     for (size_t n = k_blocks / 2; n > 0; n--) {

@@ -8,6 +8,7 @@
 #include <arm_sve.h>
 
 #include "isf_internal.h"
+#include "isf_tile_steps.h"
 
 /*
  * accumulate, then the epilogue, then one store: C is read and written once. With no epilogue step the cost is
@@ -62,14 +63,7 @@ ISF_UKERNEL(gemm_f16_1x16_sve) {
      * row (each B value is used once); 16 independent chains cover FMLA's latency x issue rate (4 x 4 on Neoverse
      * V2). 16 accumulators + 1 A + the B vectors in flight fit the 32 Z registers.
      */
-    ACC_DECL(0);
-    ACC_DECL(1);
-    ACC_DECL(2);
-    ACC_DECL(3);
-    ACC_DECL(4);
-    ACC_DECL(5);
-    ACC_DECL(6);
-    ACC_DECL(7);
+    ISF_REPEAT_8(ACC_DECL);
 
     for (size_t kt = k_blocks / 8; kt > 0; kt--) {
         svfloat16_t a0 = svreinterpret_f16_u16(svld1rq_u16(pg, pa));

@@ -30,14 +30,7 @@ ISF_UKERNEL(gemm_f16_8x16_sve) {
     const svbool_t pg = svptrue_b16(); /* the tile is always full */
     const size_t nr = 2 * svcnth();    /* B halves per block */
     /* 16 accumulators + 1 A + 2 B = 19 of 32 Z registers; 3 loads per 16 fmla. */
-    ACC_DECL(0);
-    ACC_DECL(1);
-    ACC_DECL(2);
-    ACC_DECL(3);
-    ACC_DECL(4);
-    ACC_DECL(5);
-    ACC_DECL(6);
-    ACC_DECL(7);
+    ISF_REPEAT_8(ACC_DECL);
 
     for (size_t kb = 0; kb < k_blocks; kb++) {
         svfloat16_t a0 = svreinterpret_f16_u16(svld1rq_u16(pg, pa));

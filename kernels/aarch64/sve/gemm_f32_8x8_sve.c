@@ -34,14 +34,7 @@ ISF_UKERNEL(gemm_f32_8x8_sve) {
      * latency x issue rate (4 x 4 on Neoverse V2). An 8 x 3-vector tile would fit too (24 + 2 + 3 = 29) and
      * load less per fmla, but this one already keeps the FMA pipes full and it is the name's 8x8.
      */
-    ACC_DECL(0);
-    ACC_DECL(1);
-    ACC_DECL(2);
-    ACC_DECL(3);
-    ACC_DECL(4);
-    ACC_DECL(5);
-    ACC_DECL(6);
-    ACC_DECL(7);
+    ISF_REPEAT_8(ACC_DECL);
 
     for (size_t kb = 0; kb < k_blocks; kb++) {
         svfloat32_t a0 = svld1rq_f32(pg, pa), a1 = svld1rq_f32(pg, pa + 4);
