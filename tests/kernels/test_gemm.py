@@ -152,22 +152,27 @@ def row_kernel_case(c: Case) -> bool:
 
 # The k loops of KR = 1 (the float kernels, the reference ones) step at most 8 k at a time: k ≤ 17 runs two whole
 # iterations and every remainder. Kernels of KR 4 and 8 step up to 32 (4 blocks of 8): the sweep's k ≤ 33.
-FLOAT_TAIL_K = 17
+KR1_SWEEP_K = 17
+
+
+def k_paths(c: Case, kernel: KernelName) -> bool:
+    """Whether k is one the kernel's loop needs: every k for KR 4 and 8, to KR1_SWEEP_K for KR = 1."""
+    return kernel.kr > 1 or c.k <= KR1_SWEEP_K
 
 
 def tail_kernel_case(c: Case, kernel: KernelName) -> bool:
     """A few-row kernel (a full kernel's tail, MR = 4) or a column sibling by name (MR = 8): one and two rows, one
     short of its tile, the tile, one past it and one past its second tile (for MR = 4 every row count to 5, and 9), of
-    every n and k (k ≤ FLOAT_TAIL_K for KR = 1), and the large shapes up to ROW_KERNEL_MACS; the other row counts
+    every n and k (k ≤ KR1_SWEEP_K for KR = 1), and the large shapes up to ROW_KERNEL_MACS; the other row counts
     and longer k only repeat those paths (the driver's row paths run whole with the most preferred kernel, its tail
     paths in the plans' m = 1…17)."""
     mr = kernel.mr
-    edge = c.m in (1, 2, mr - 1, mr, mr + 1, 2 * mr + 1) and (kernel.kr > 1 or c.k <= FLOAT_TAIL_K)
+    edge = c.m in (1, 2, mr - 1, mr, mr + 1, 2 * mr + 1) and k_paths(c, kernel)
     return edge or (c in LARGE and c.m * c.n * c.k <= ROW_KERNEL_MACS)
 
 
 def kernel_case(kernel: KernelName, kernels: list[KernelName]) -> Callable[[Case], bool]:
-    """Which of a sweep's cases `kernel` runs by name: all for the most preferred full kernel (to k = FLOAT_TAIL_K
+    """Which of a sweep's cases `kernel` runs by name: all for the most preferred full kernel (to k = KR1_SWEEP_K
     for KR = 1), fewer for its tail kernels, its column siblings (another NR: the same edges of every n and k; the
     plans run them at every n they win) and the widened kernels (an fp32 micro-kernel on widened panels)."""
     if kernel.mr == 1:
@@ -177,9 +182,7 @@ def kernel_case(kernel: KernelName, kernels: list[KernelName]) -> Callable[[Case
     sibling = any(kernel in qemu_count.column_siblings(k, kernels, 128) for k in kernels)
     if sibling or any(kernel in qemu_count.tails_of(k, kernels) for k in kernels):
         return lambda c: tail_kernel_case(c, kernel)
-    if kernel.kr == 1:  # every m and n; k past two of its loop's passes (FLOAT_TAIL_K), and across Kc
-        return lambda c: c.k <= FLOAT_TAIL_K or c in LARGE
-    return lambda _c: True
+    return lambda c: k_paths(c, kernel) or c in LARGE  # every m and n; for KR = 1, k to KR1_SWEEP_K and across Kc
 
 
 def every_kernel(
