@@ -238,7 +238,11 @@ def test_missing_pieces_are_named(monkeypatch, tmp_path):
         peers.peer("mkl")
 
 
-def test_qemu_command_has_no_sysroot_and_logs_on_request(tmp_path):
+def test_qemu_command_has_no_sysroot_and_logs_on_request(monkeypatch, tmp_path):
+    # The command's form, whether or not libc6:arm64 (make bench installs it) is on this machine.
+    interpreter = tmp_path / "ld-linux-aarch64.so.1"
+    interpreter.touch()
+    monkeypatch.setattr(peers, "INTERPRETER", interpreter)
     exe = tmp_path / "exe"
     assert peers.qemu_command(exe, "neoverse-n1", ["fp32"]) == ["qemu-aarch64", "-cpu", "neoverse-n1", str(exe), "fp32"]
     logged = peers.qemu_command(exe, "max", [], tmp_path / "log")
