@@ -204,6 +204,8 @@ class IsaforgeConan(ConanFile):
                 tc.project_options[f"variant_{name}"] = "auto" if value else "disabled"
         if self.options.get_safe("inst_encode") is not None:
             tc.project_options["inst_encode"] = str(self.options.inst_encode)
+        # tools.build:skip_test: the thirteen test programs would be compiled for nothing.
+        tc.project_options["tests"] = self._run_tests
         tc.generate()
 
     def _check_build_tools(self) -> None:

@@ -44,6 +44,8 @@ def meson_options(cat: Catalogue) -> str:
         "option('inst_encode', type: 'combo', choices: ['auto', 'always', 'never'], value: 'auto',",
         "       description: 'Rewrite extension instructions of .S kernels as .inst words: auto = only for variants "
         "whose instructions the assembler rejects')",
+        "option('tests', type: 'boolean', value: true,",
+        "       description: 'Build the test programs (meson test); a package built without its tests compiles none')",
     ]
     for v in cat.variants.values():
         if v.name == REFERENCE:

@@ -100,6 +100,7 @@ def test_no_i8mm_variant_leaves_no_i8mm_object_and_max_chooses_dotprod(tmp_path)
     commands = [c["command"] for c in made.compile_commands()]
     assert not [c for c in commands if i8mm_flags + " " in c or "/i8mm/" in c]
     assert [c for c in commands if "/dotprod/" in c]
+    assert not [c for c in commands if "tests/kernels/" in c]  # tools.build:skip_test: no test program either
     symbols = ukernel_symbols(made.package_folder / "lib" / "libisaforge.a")
     assert not [s for s in symbols if s.endswith("_i8mm")], symbols
     assert any(s.endswith("_dotprod") for s in symbols), symbols
