@@ -39,6 +39,16 @@ static isf_pack_kind pack_kind(const isf_kernel *kern) {
     return kern->op == ISF_OP_GEMM_F16 ? ISF_PACK_F16_TO_F32 : ISF_PACK_BF16_TO_F32;
 }
 
+/* Kc for k: the budget's depth, or up to 1/64 more where that spares a block, then k split into blocks of one size (in
+ * whole KR steps), so that no block is a sliver: k = 1024 at 341 a block is 3 calls a tile of 342, not 341 + 341 +
+ * 341 + 1 (a fourth call, its set-up and C's fourth round trip, for one k step). */
+static size_t even_kc(size_t k, size_t kc, size_t kr) {
+    if (k <= kc) {
+        return kc;
+    }
+    return round_up(blocks_of(k, blocks_of(k, kc + kc / 64)), kr);
+}
+
 isf_blocking isf_blocking_of(const isf_kernel *kern, size_t k, size_t vector_bytes, size_t fixed_kc) {
     const isf_op_info *op = &isf_ops[kern->op];
     size_t in = kern->widened ? sizeof(float) : op->w_bytes;
@@ -54,7 +64,7 @@ isf_blocking isf_blocking_of(const isf_kernel *kern, size_t k, size_t vector_byt
     size_t kr = bl.pack.nibbles ? 2 * bl.pack.kr : bl.pack.kr; /* Kc: whole pairs of k blocks for nibbles */
     size_t budget = kern->scalable == ISF_SCALES_WITH_SVL ? STREAMING_KC_BUDGET : L1_BUDGET;
     size_t kc = budget / (in * (bl.pack.mr + bl.pack.nr));
-    bl.kc = fixed_kc ? fixed_kc : kc < kr ? kr : kc / kr * kr;
+    bl.kc = fixed_kc ? fixed_kc : even_kc(k, kc < kr ? kr : kc / kr * kr, kr);
     bl.mc = round_up(MC_ROWS, bl.pack.mr);
     /* Nc: as many B panels (64-byte padded, which counts for a short k) as fill the L2 budget; with an fp32
      * accumulator (binary16 C from an fp32 kernel), no more columns than its Mc rows keep within it too. */
