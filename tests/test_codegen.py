@@ -67,13 +67,16 @@ def test_arm_feature_rows_carry_the_aarch64_cpuinfo_names_too() -> None:
 
 
 def test_cpu_part_rows_carry_each_arch_own_features() -> None:
-    """The MIDR table per arch: Neoverse-N2 has SVE on aarch64 only; every part is in both arches' tables."""
+    """The MIDR table per arch: Neoverse-N2 has SVE on aarch64 only, and its 64 KiB L1D on both (Cortex-A55's is the
+    implementer's choice: 0); every part is in both arches' tables."""
     cat = load()
     aarch64, arm = (render_c(cat, ROOT, arch, ["ref"]) for arch in ("aarch64", "arm"))
     sve_mask = cat.mask(["sve", "sve2", "svei8mm", "svebf16"])
     n2 = cat.mask(cat.cpu_part("neoverse-n2").features)
-    assert f'{{0x41u, 0xd49u, "neoverse-n2", 0x{n2:x}u}},' in aarch64
-    assert f'{{0x41u, 0xd49u, "neoverse-n2", 0x{n2 & ~sve_mask:x}u}},' in arm
+    assert f'{{0x41u, 0xd49u, "neoverse-n2", 0x{n2:x}u, 65536u}},' in aarch64
+    assert f'{{0x41u, 0xd49u, "neoverse-n2", 0x{n2 & ~sve_mask:x}u, 65536u}},' in arm
+    a55 = cat.mask(cat.cpu_part("cortex-a55").features)
+    assert f'{{0x41u, 0xd05u, "cortex-a55", 0x{a55:x}u, 0u}},' in aarch64
     for text in (aarch64, arm):
         assert f"const size_t isf_cpu_part_count = {len(cat.cpu_parts)};" in text
 

@@ -70,6 +70,7 @@ static void print_json(void) {
     printf(",\n  \"detect_source\": \"%s\",\n", isf_detect_source());
     printf("  \"sve_vector_length\": %zu,\n  \"streaming_vector_length\": %zu,\n", isf_sve_vector_length(),
            isf_streaming_vector_length());
+    printf("  \"l1d_bytes\": %zu,\n", isf_l1d_bytes()); /* what the driver's Kc is planned for */
     print_kernels();
     print_available();
     print_variants();

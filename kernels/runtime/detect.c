@@ -5,6 +5,7 @@
  * catalogue. */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,7 @@ static uint32_t from_cpuinfo(int *found) {
  * not one) makes the result 0: an unknown core may lack anything, and the MIDR has no other word on it. */
 typedef struct {
     uint32_t mask;        /* AND of the identified cores' features */
+    uint32_t l1d;         /* the least of the identified cores' L1D bytes (0: some core's is not fixed) */
     unsigned cores;       /* "CPU part" lines seen */
     int unknown;          /* some core could not be identified */
     long implementer;     /* of the current block: -1 none, -2 malformed */
@@ -192,35 +194,47 @@ static void midr_line(midr_state *s, const char *line, size_t len) {
         }
         if (i < isf_cpu_part_count) {
             s->mask &= isf_cpu_parts[i].features;
+            s->l1d = isf_cpu_parts[i].l1d_bytes < s->l1d ? isf_cpu_parts[i].l1d_bytes : s->l1d;
         } else {
             s->unknown = 1;
         }
     }
 }
 
-static uint32_t midr_result(const midr_state *s) {
-    return s->cores > 0 && !s->unknown && !s->implementer_only ? s->mask : 0;
-}
+static int midr_complete(const midr_state *s) { return s->cores > 0 && !s->unknown && !s->implementer_only; }
+static uint32_t midr_result(const midr_state *s) { return midr_complete(s) ? s->mask : 0; }
+static uint32_t midr_l1d(const midr_state *s) { return midr_complete(s) ? s->l1d : 0; }
 
-static const midr_state midr_start = {UINT32_MAX, 0, 0, -1, 0};
+static const midr_state midr_start = {UINT32_MAX, UINT32_MAX, 0, 0, -1, 0};
 
-uint32_t isf_features_from_midr_text(const char *text) {
+static midr_state midr_of_text(const char *text) {
     midr_state s = midr_start;
     for (const char *p = text; *p;) {
         size_t len = strcspn(p, "\n");
         midr_line(&s, p, len);
         p += len + (p[len] == '\n');
     }
+    return s;
+}
+
+uint32_t isf_features_from_midr_text(const char *text) {
+    midr_state s = midr_of_text(text);
     return midr_result(&s);
 }
 
-static uint32_t from_midr(void) {
+uint32_t isf_l1d_from_midr_text(const char *text) {
+    midr_state s = midr_of_text(text);
+    return midr_l1d(&s);
+}
+
+/* The system's /proc/cpuinfo through midr_line; midr_start (no core) when it cannot be read. */
+static midr_state midr_of_cpuinfo(void) {
+    midr_state s = midr_start;
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (f == NULL) {
-        return 0;
+        return s;
     }
     /* getline: lines of any length (a Features line may be long), so no line is read as two. */
-    midr_state s = midr_start;
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -229,6 +243,11 @@ static uint32_t from_midr(void) {
     }
     free(line);
     fclose(f);
+    return s;
+}
+
+static uint32_t from_midr(void) {
+    midr_state s = midr_of_cpuinfo();
     return midr_result(&s);
 }
 
@@ -323,10 +342,11 @@ static uint32_t core_of(long implementer, long part) {
     return implementer >= 0 && part >= 0 ? ISF_CORE((uint32_t)implementer, (uint32_t)part) : 0;
 }
 
-static uint32_t core_named(const char *name) {
+/* The table's part of that name; NULL, said on stderr, when there is none. */
+static const isf_cpu_part_info *part_named(const char *name) {
     for (size_t i = 0; i < isf_cpu_part_count; i++) {
         if (strcmp(isf_cpu_parts[i].name, name) == 0) {
-            return ISF_CORE(isf_cpu_parts[i].implementer, isf_cpu_parts[i].part);
+            return &isf_cpu_parts[i];
         }
     }
     fprintf(stderr, "isaforge: ISAFORGE_CORE: unknown core '%s' ignored; known:", name);
@@ -334,7 +354,12 @@ static uint32_t core_named(const char *name) {
         fprintf(stderr, " %s", isf_cpu_parts[i].name);
     }
     fputc('\n', stderr);
-    return 0;
+    return NULL;
+}
+
+static uint32_t core_named(const char *name) {
+    const isf_cpu_part_info *p = part_named(name);
+    return p != NULL ? ISF_CORE(p->implementer, p->part) : 0;
 }
 
 /* The "CPU implementer" and "CPU part" of the block of processor `cpu` (or of the first block when cpu < 0 or no
@@ -389,4 +414,34 @@ uint32_t isf_running_core(void) {
 #else
     return 0;
 #endif
+}
+
+/* --- The L1 data cache ---------------------------------------------------------------------------------------
+ * What the driver's Kc is planned for (isf_blocking_of): the least L1D among the system's cores (a thread may run on
+ * any of them: big.LITTLE), each core's from the catalogue's part table by its /proc/cpuinfo MIDR, or the core
+ * ISAFORGE_CORE names. Read once per process, so that every plan of a process is blocked alike; ISF_L1D_ASSUMED
+ * when some core is not in the table or its L1D is the implementer's choice. */
+enum { ISF_L1D_ASSUMED = 32 * 1024 };
+
+static uint32_t l1d_now(void) {
+    const char *named = getenv("ISAFORGE_CORE");
+    uint32_t bytes = 0;
+    if (named != NULL && *named != '\0') {
+        const isf_cpu_part_info *p = part_named(named);
+        bytes = p != NULL ? p->l1d_bytes : 0;
+    } else {
+        midr_state s = midr_of_cpuinfo();
+        bytes = midr_l1d(&s);
+    }
+    return bytes ? bytes : ISF_L1D_ASSUMED;
+}
+
+size_t isf_l1d_bytes(void) {
+    static _Atomic uint32_t known; /* 0: not read yet; racing first reads agree */
+    uint32_t bytes = atomic_load_explicit(&known, memory_order_relaxed);
+    if (bytes == 0) {
+        bytes = l1d_now();
+        atomic_store_explicit(&known, bytes, memory_order_relaxed);
+    }
+    return bytes;
 }

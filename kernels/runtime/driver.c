@@ -14,7 +14,7 @@
 #endif
 
 enum {
-    L1_BUDGET = 16 * 1024,  /* half of a 32 KiB L1D for one A and one B micro-panel */
+    L1_BUDGET = 16 * 1024,  /* half of a 32 KiB L1D (the one assumed when the cores do not say theirs) */
     L2_BUDGET = 256 * 1024, /* B block of Kc×Nc */
     /* A streaming kernel's A and B micro-panels: the SME unit reads through L2 (Apple M4's sits beside it), so Kc is
      * bounded by the region's A buffer and by how often a tile goes through ZA and back (a call per Kc block, each
@@ -62,9 +62,14 @@ isf_blocking isf_blocking_of(const isf_kernel *kern, size_t k, size_t vector_byt
                        0,
                        0};
     size_t kr = bl.pack.nibbles ? 2 * bl.pack.kr : bl.pack.kr; /* Kc: whole pairs of k blocks for nibbles */
-    size_t budget = kern->scalable == ISF_SCALES_WITH_SVL ? STREAMING_KC_BUDGET : L1_BUDGET;
-    size_t kc = budget / (in * (bl.pack.mr + bl.pack.nr));
-    bl.kc = fixed_kc ? fixed_kc : even_kc(k, kc < kr ? kr : kc / kr * kr, kr);
+    if (fixed_kc) {
+        bl.kc = fixed_kc;
+    } else {
+        /* One A and one B micro-panel in half of the cores' L1D (isf_l1d_bytes: 64 KiB on Neoverse N1/N2/V1). */
+        size_t budget = kern->scalable == ISF_SCALES_WITH_SVL ? STREAMING_KC_BUDGET : isf_l1d_bytes() / 2;
+        size_t kc = budget / (in * (bl.pack.mr + bl.pack.nr));
+        bl.kc = even_kc(k, kc < kr ? kr : kc / kr * kr, kr);
+    }
     bl.mc = round_up(MC_ROWS, bl.pack.mr);
     /* Nc: as many B panels (64-byte padded, which counts for a short k) as fill the L2 budget; with an fp32
      * accumulator (binary16 C from an fp32 kernel), no more columns than its Mc rows keep within it too. */

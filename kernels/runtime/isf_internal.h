@@ -214,7 +214,8 @@ typedef struct {
     uint32_t implementer; /* MIDR bits [31:24]: /proc/cpuinfo "CPU implementer" */
     uint32_t part;        /* MIDR bits [15:4]: /proc/cpuinfo "CPU part" */
     const char *name;
-    uint32_t features; /* what every core of the part has, on this arch; implications not applied */
+    uint32_t features;  /* what every core of the part has, on this arch; implications not applied */
+    uint32_t l1d_bytes; /* its L1 data cache where one size is fixed, else 0 */
 } isf_cpu_part_info;
 
 typedef struct {
@@ -436,6 +437,11 @@ uint32_t isf_features_from_cpuinfo_line(const char *line);
  * from the catalogue's part table. 0 when no core is listed, or when any listed core's part is unknown or its lines
  * are incomplete or malformed. Implications are not applied (isf_close_features does that). */
 uint32_t isf_features_from_midr_text(const char *cpuinfo_text);
+/* The least L1D bytes of the cores such a text lists, from the part table; 0 when some core's is unknown or not
+ * fixed (and whenever isf_features_from_midr_text is 0). */
+uint32_t isf_l1d_from_midr_text(const char *cpuinfo_text);
+/* The L1D bytes the driver blocks k for: the least of the system's cores (or ISAFORGE_CORE's), else 32 KiB. */
+size_t isf_l1d_bytes(void);
 /* The source detection reads ("hwcap", "cpuinfo" or "midr"), given ISAFORGE_DETECT (NULL if unset), AT_HWCAP and
  * whether /proc/cpuinfo has a Features line with any word on it. */
 const char *isf_detect_order(const char *mode, uint64_t hwcap1, int features_line);

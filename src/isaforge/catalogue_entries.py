@@ -364,6 +364,7 @@ class CpuPart:
     part: int  # MIDR bits [15:4], /proc/cpuinfo "CPU part"
     name: str
     features: tuple[str, ...]  # every core of the part has them; on an arch only those that exist there count
+    l1d_kib: int = 0  # its L1 data cache where the TRM fixes one size, else 0 (the driver assumes 32 KiB)
 
     @property
     def key(self) -> str:

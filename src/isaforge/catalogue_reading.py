@@ -190,6 +190,9 @@ def read_cpu_parts(raw: dict[str, dict]) -> dict[tuple[int, int], CpuPart]:
         m = CPU_PART_KEY.match(key)
         if not m:
             raise CatalogueError(f'cpu_part {key!r}: the key must be <implementer>:<part> like "0x41:0xd05"')
-        part = CpuPart(int(m["implementer"], 16), int(m["part"], 16), entry["name"], tuple(entry["features"]))
+        l1d = entry.get("l1d_kib", 0)
+        if type(l1d) is not int or l1d < 0 or l1d & (l1d - 1):
+            raise CatalogueError(f"cpu_part {key!r}: l1d_kib must be a power of two (KiB), not {l1d!r}")
+        part = CpuPart(int(m["implementer"], 16), int(m["part"], 16), entry["name"], tuple(entry["features"]), l1d)
         parts[(part.implementer, part.part)] = part
     return parts

@@ -144,7 +144,9 @@ def _cpu_part_rows(cat: Catalogue, arch: str) -> list[str]:
     rows = []
     for p in sorted(cat.cpu_parts.values(), key=lambda p: (p.implementer, p.part)):
         mask = cat.mask(cat.cpu_part_features(arch, p))
-        rows.append(f"    {{0x{p.implementer:02x}u, 0x{p.part:03x}u, {c_string(p.name)}, 0x{mask:x}u}},")
+        rows.append(
+            f"    {{0x{p.implementer:02x}u, 0x{p.part:03x}u, {c_string(p.name)}, 0x{mask:x}u, {p.l1d_kib * 1024}u}},"
+        )
     return rows
 
 

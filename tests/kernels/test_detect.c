@@ -124,6 +124,27 @@ static void midr_nothing_cases(void) {
     midr_case("MIDR: empty text", "", 0, 0);
 }
 
+/* The least L1D of the listed cores, from the part table's fixed sizes (N2, A64FX: 64 KiB; A57: 32 KiB); 0 when one
+ * core's size is the implementer's choice (A55, A76's LITTLE partner) or the core is unknown. */
+static const char midr_a57_n1[] = CORE(0, "0x41", "0xd07") CORE(1, "0x41", "0xd0c");
+
+static void l1d_case(const char *what, const char *text, uint32_t want) {
+    char l1d_what[96];
+    snprintf(l1d_what, sizeof l1d_what, "%s (L1D bytes)", what);
+    expect(l1d_what, isf_l1d_from_midr_text(text), want);
+}
+
+static void l1d_cases(void) {
+    l1d_case("MIDR: Neoverse-N2", midr_n2, 64 * 1024);
+    l1d_case("MIDR: A64FX", midr_a64fx, 64 * 1024);
+    l1d_case("MIDR: A57 + N1", midr_a57_n1, 32 * 1024);
+    l1d_case("MIDR: Cortex-A55", midr_a55, 0);
+    l1d_case("MIDR: A55 + A76", midr_a55_a76, 0);
+    l1d_case("MIDR: unknown core", midr_unknown_core, 0);
+    l1d_case("MIDR: implementer without part", midr_no_part, 0);
+    l1d_case("MIDR: empty text", "", 0);
+}
+
 static void expect_source(const char *what, const char *got, const char *want) {
     checks++;
     if (strcmp(got, want) != 0) {
@@ -172,6 +193,7 @@ int main(void) {
     midr_case("MIDR: old arm kernel, Cortex-A7", midr_old_arm_kernel, NEON, NEON);
     midr_case("MIDR: leading zeros", midr_padded, v82, v82);
     midr_nothing_cases();
+    l1d_cases();
 #elif defined(__arm__)
     /* Both vocabularies: arm names from a 32-bit kernel, arm64 names from an arm64 kernel. */
     line_case("32-bit kernel line", arm32_kernel, NEON | FP16 | DOTPROD | BF16 | I8MM,
@@ -197,6 +219,7 @@ int main(void) {
     midr_case("MIDR: old arm kernel, Cortex-A7", midr_old_arm_kernel, NEON, NEON);
     midr_case("MIDR: leading zeros", midr_padded, v82, v82);
     midr_nothing_cases();
+    l1d_cases();
 #else
     /* The host build (reference kernels only) has no Arm features: no line gives any. */
     const char *const lines[] = {arm32_kernel, a55, n2, n2_hidden_zfr0, near_misses, sve2_without_sve};

@@ -28,6 +28,27 @@ def test_detects_the_models_features(target_cpu: TargetCpu, info, source: str) -
     assert got["active"] == got["detected"]
 
 
+# Kc is planned for the least L1D of the cores /proc/cpuinfo lists (QEMU's own for the model), or ISAFORGE_CORE's:
+# the catalogue's fixed size, else 32 KiB (QEMU's aarch64 `max` is in no table; its arm `max` is a Cortex-A57).
+L1D_ASSUMED = 32 * 1024
+L1D_MODELS = {"aarch64": ("neoverse-n1", "cortex-a53", "a64fx", "max"), "arm": ("cortex-a15", "cortex-a7", "max")}
+
+
+def catalogue_l1d(model: str) -> int:
+    parts = [p for p in load().cpu_parts.values() if p.name == model]
+    return parts[0].l1d_kib * 1024 if parts and parts[0].l1d_kib else L1D_ASSUMED
+
+
+@pytest.mark.cpus(["max"])
+def test_the_l1d_kc_is_planned_for_is_the_cores(target_cpu: TargetCpu, info) -> None:
+    arch = target_cpu.build.arch_name
+    got = {model: info(TargetCpu(target_cpu.build, model))["l1d_bytes"] for model in L1D_MODELS[arch]}
+    want = {model: catalogue_l1d("cortex-a57" if (arch, model) == ("arm", "max") else model) for model in got}
+    assert got == want
+    assert 64 * 1024 in got.values() or arch == "arm"  # a core of 64 KiB among them (arm: through ISAFORGE_CORE)
+    assert info(target_cpu, ISAFORGE_CORE="neoverse-v1")["l1d_bytes"] == catalogue_l1d("neoverse-v1") == 64 * 1024
+
+
 # SME under both QEMUs: SME2's HWCAP2 bits are above 31 (a 32-bit read would lose them); SME without SVE
 # (qemu-sme:max,sve=off, like Apple M4) keeps SME and loses FA64; sme=off loses every SME feature.
 SME_MODELS = ("qemu-sme:max", "qemu-sme:max,sve=off", "qemu-sme:max,sme=off", "max,sme=off")

@@ -16,16 +16,23 @@ from isaforge.pytest_plugin import QemuRunner, TargetCpu
 from tests.conftest import ROOT
 
 
-def run_program(target_cpu: TargetCpu, qemu_run: QemuRunner, program: str, args: list[str] | None = None) -> str:
-    result = qemu_run(target_cpu.build, target_cpu.cpu, f"tests/kernels/{program}", args or [])
+def run_program(
+    target_cpu: TargetCpu,
+    qemu_run: QemuRunner,
+    program: str,
+    args: list[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> str:
+    result = qemu_run(target_cpu.build, target_cpu.cpu, f"tests/kernels/{program}", args or [], env)
     assert result.returncode == 0, result.describe()
     assert result.stdout.strip().splitlines()[-1] == "0 failed", result.describe()
     return result.stdout
 
 
 @pytest.mark.cpus(["max"])
-def test_plan_checks_pass_with_every_kernel(target_cpu: TargetCpu, qemu_run: QemuRunner) -> None:
-    run_program(target_cpu, qemu_run, "test_plan")
+@pytest.mark.parametrize("l1d_of", ["", "neoverse-v1"])  # Kc for 32 KiB of L1D (max's) and for 64 KiB
+def test_plan_checks_pass_with_every_kernel(target_cpu: TargetCpu, qemu_run: QemuRunner, l1d_of: str) -> None:
+    run_program(target_cpu, qemu_run, "test_plan", env={"ISAFORGE_CORE": l1d_of})
 
 
 @pytest.mark.slow
