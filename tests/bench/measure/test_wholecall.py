@@ -5,6 +5,7 @@ loop a known number of times, so every count has an exact answer."""
 from __future__ import annotations
 
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,20 @@ def test_block_profile_refuses_a_window_that_never_closes(tmp_path: Path) -> Non
         wholecall.block_profile(log, (0x1000, 0x4000))
     with pytest.raises(IsaforgeError, match="never opened"):
         wholecall.block_profile(log, (0x5000, 0x3000))
+
+
+def test_a_block_qemu_cut_where_the_core_runs_on_is_priced_with_the_next() -> None:
+    """A loop straddling a page: its head (0xff8, ending on an fmla) always runs on into its tail at 0x1000, which
+    is also entered on its own twice; a block ending on a ret (0x2ffc) is left alone though 0x3000 follows it."""
+    head, tail, ret_end, after = (0xFF8, 0xFFC), (0x1000, 0x1004), (0x2FF8, 0x2FFC), (0x3000,)
+    encodings = {0xFF8: NOP, 0xFFC: FMLA_4S, 0x1000: FMLA_4S, 0x1004: RET, 0x2FF8: NOP, 0x2FFC: RET, 0x3000: NOP}
+    runs = Counter({head: 10, tail: 12, ret_end: 3, after: 3})
+    assert wholecall.joined_runs(runs, encodings) == {head + tail: 10, tail: 2, ret_end: 3, after: 3}
+    profile = wholecall.profile_of(runs, encodings)
+    assert profile.runs == {(NOP, FMLA_4S, FMLA_4S, RET): 10, (FMLA_4S, RET): 2, (NOP, RET): 3, (NOP,): 3}
+    assert profile.instructions == sum(len(b) * n for b, n in runs.items())
+    # A tail that ran less often than the head (a window cut between them) is not joined: no run is invented.
+    assert wholecall.joined_runs(Counter({head: 10, tail: 4}), encodings) == {head: 10, tail: 4}
 
 
 def test_decoder_keeps_each_word_in_place_around_an_invalid_one() -> None:

@@ -37,7 +37,7 @@ from isaforge.bench.measure.loadbytes import load_bytes
 from isaforge.bench.measure.mca import provenance
 from isaforge.bench.measure.qemu_count import PLAN, RunCount, StaticRunner, tile_size
 from isaforge.bench.measure.qemu_log import ExecLog, parse_log
-from isaforge.bench.measure.wholecall import BlockProfile, Decoder, Pricer, core_model, model_call
+from isaforge.bench.measure.wholecall import Decoder, Pricer, core_model, model_call, profile_of
 from isaforge.bench.scenarios.gemms import select
 from isaforge.bench.scenarios.shapes import Shape
 from isaforge.builds import Build
@@ -200,8 +200,7 @@ def run(
     qr = QuantRun(rc, cpu, weights_once=packed_weight_bytes(name, p, runner.sve_bits))
     count_loads(runner, log, qr)
     if price_on:
-        profile = BlockProfile(Counter({tuple(log.encodings[a] for a in tb): n for tb, n in log.runs.items()}))
-        modeled = model_call(profile, Pricer(core_model(price_on), Decoder()))
+        modeled = model_call(profile_of(log.runs, log.encodings), Pricer(core_model(price_on), Decoder()))
         qr.cycles, qr.core, qr.undecoded = modeled.cycles, price_on, modeled.undecoded
     for path in (job_path, out, log_path):
         path.unlink()
