@@ -313,15 +313,16 @@ static void through_acc(const blocked_loop *l, size_t jc, size_t cols) {
 typedef struct {
     float scale[ISF_MAX_MR], inv[ISF_MAX_MR];
     int32_t zp[ISF_MAX_MR], offset[ISF_MAX_MR];
+    unsigned char nan[ISF_MAX_MR]; /* the row holds a NaN */
 } row_quant;
 
 static void quantize_rows(const isf_region *r, size_t i, size_t rows, size_t k, row_quant *q) {
     for (size_t y = 0; y < ISF_MAX_MR; y++) {
-        q->scale[y] = 0.0f, q->inv[y] = 1.0f, q->zp[y] = 0, q->offset[y] = 0;
+        q->scale[y] = 0.0f, q->inv[y] = 1.0f, q->zp[y] = 0, q->offset[y] = 0, q->nan[y] = 0;
     }
     for (size_t y = 0; y < rows; y++) {
         const float *a = (const float *)(const void *)r->a + (i + y) * r->lda;
-        isf_quantize_params(a, k, &q->scale[y], &q->inv[y], &q->zp[y]);
+        q->nan[y] = (unsigned char)isf_quantize_params(a, k, &q->scale[y], &q->inv[y], &q->zp[y]);
         q->offset[y] = -q->zp[y];
     }
 }
@@ -334,7 +335,7 @@ static const unsigned char *quantized_a(const blocked_loop *l, const row_chunk *
         return a_panel(ch, l->r, i, pc, depth, rows, l->w);
     }
     const float *a = (const float *)(const void *)l->r->a + i * l->r->lda + pc;
-    isf_pack_a_quantized(&ch->bl.pack, a, l->r->lda, rows, depth, q->inv, q->zp, l->w->a);
+    isf_pack_a_quantized(&ch->bl.pack, a, l->r->lda, rows, depth, q->inv, q->zp, q->nan, l->w->a);
     return l->w->a;
 }
 

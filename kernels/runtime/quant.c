@@ -14,39 +14,45 @@
 /* round_half_even(x) + zp, clamped to int8; NaN counts as 0 (so gives zp), as fcvtns does. */
 static int8_t quantize_one(float x, int32_t zp) { return isf_requantize(x != x ? 0.0f : x, zp, -128, 127); }
 
-static void row_range(const float *a, size_t k, float *lo, float *hi) {
+/* The row's least and greatest value with 0 (NaN elements ignored); returns 1 when it holds a NaN. */
+static int row_range(const float *a, size_t k, float *lo, float *hi) {
     float l = 0.0f, h = 0.0f;
     size_t p = 0;
 #if defined(__aarch64__)
     if (k >= 4) {
-        /* fminnm/fmaxnm: a NaN element is ignored, as the scalar comparisons do. Two pairs of running bounds over 16
+        /* fmin/fmax pass a NaN on, so that the bounds say whether there is one at no cost: a row that holds one
+         * (rare) is ranged again by the scalar comparisons, which ignore it. Two pairs of running bounds over 16
          * values a step: one four-register load per eight min/max, no chain longer than a step's two. */
         float32x4_t vl = vdupq_n_f32(0.0f), vh = vl, wl = vl, wh = vl;
         for (; p + 16 <= k; p += 16) {
             float32x4x4_t x = vld1q_f32_x4(a + p);
-            vl = vminnmq_f32(vl, vminnmq_f32(x.val[0], x.val[1])),
-            vh = vmaxnmq_f32(vh, vmaxnmq_f32(x.val[0], x.val[1]));
-            wl = vminnmq_f32(wl, vminnmq_f32(x.val[2], x.val[3])),
-            wh = vmaxnmq_f32(wh, vmaxnmq_f32(x.val[2], x.val[3]));
+            vl = vminq_f32(vl, vminq_f32(x.val[0], x.val[1])), vh = vmaxq_f32(vh, vmaxq_f32(x.val[0], x.val[1]));
+            wl = vminq_f32(wl, vminq_f32(x.val[2], x.val[3])), wh = vmaxq_f32(wh, vmaxq_f32(x.val[2], x.val[3]));
         }
         for (; p + 4 <= k; p += 4) {
             float32x4_t x = vld1q_f32(a + p);
-            vl = vminnmq_f32(vl, x), vh = vmaxnmq_f32(vh, x);
+            vl = vminq_f32(vl, x), vh = vmaxq_f32(vh, x);
         }
-        l = vminnmvq_f32(vminnmq_f32(vl, wl)), h = vmaxnmvq_f32(vmaxnmq_f32(vh, wh));
+        l = vminvq_f32(vminq_f32(vl, wl)), h = vmaxvq_f32(vmaxq_f32(vh, wh));
+        if (l != l || h != h) {
+            l = h = 0.0f, p = 0;
+        }
     }
 #endif
+    int nan = 0;
     for (; p < k; p++) {
         l = a[p] < l ? a[p] : l;
         h = a[p] > h ? a[p] : h;
+        nan |= a[p] != a[p];
     }
     *lo = l, *hi = h;
+    return nan;
 }
 
 /* The row's scale, 255/span and zero point (isaforge.h). */
-void isf_quantize_params(const float *a, size_t k, float *scale, float *inv, int32_t *zp) {
+int isf_quantize_params(const float *a, size_t k, float *scale, float *inv, int32_t *zp) {
     float lo, hi;
-    row_range(a, k, &lo, &hi);
+    int nan = row_range(a, k, &lo, &hi);
     float span = hi - lo;
     /* Below 255·FLT_MIN the scale would be subnormal (0 to AArch32's NEON), and below 255/FLT_MAX, 255/span would
      * overflow: such a row, all but zero, is quantized as a zero row (isaforge.h). */
@@ -57,19 +63,36 @@ void isf_quantize_params(const float *a, size_t k, float *scale, float *inv, int
     t = t != t ? 0.0f : t;
     int32_t z = -128 - (int32_t)((t + 12582912.0f) - 12582912.0f); /* 1.5·2^23: to nearest, ties to even */
     *zp = z < -128 ? -128 : z > 127 ? 127 : z;
+    return nan;
 }
 
-/* q[p] for p in [0, count) of a row, with its inv and zp. */
-static void quantize_run(const float *a, size_t count, float inv, int32_t zp, int8_t *q) {
+#if defined(__aarch64__)
+/*
+ * 8 values of a NaN-free row, a·inv rounded to nearest (ties to even), with the zero point added, as int16: what
+ * quantize_one's saturation to int8 is then applied to (vqmovn_s16). Not fcvtns (two µops on one pipe of Neoverse
+ * N1/N2, the quantizer's bottleneck): the row's range holds 0, so |a| ≤ span and |a·inv| < 256, and v + 1.5·2^23
+ * lies in [2^23, 2^24), where floats are the integers: the sum rounds v to nearest even (1.5·2^23 is even), and its
+ * bits are those of 1.5·2^23 (low 16 bits zero) plus rne(v), so the low halves (uzp1) are rne(v) as int16. An
+ * infinite bound makes inv 0 and a ±Inf element's product the default NaN, whose low half is 0 too, as fcvtns's
+ * NaN is; a NaN element's payload would not be, so a row with one goes to quantize_one (row_range says which).
+ */
+static inline int16x8_t round_add_zp(const float *a, float32x4_t vi, int16x8_t vz) {
+    const float32x4_t magic = vdupq_n_f32(12582912.0f);
+    float32x4_t x0 = vaddq_f32(vmulq_f32(vld1q_f32(a), vi), magic);
+    float32x4_t x1 = vaddq_f32(vmulq_f32(vld1q_f32(a + 4), vi), magic);
+    int16x8_t n = vuzp1q_s16(vreinterpretq_s16_f32(x0), vreinterpretq_s16_f32(x1));
+    return vqaddq_s16(n, vz);
+}
+#endif
+
+/* q[p] for p in [0, count) of a row, with its inv and zp; `nan`: the row holds a NaN (row_range). */
+static void quantize_run(const float *a, size_t count, float inv, int32_t zp, int nan, int8_t *q) {
     size_t p = 0;
 #if defined(__aarch64__)
     float32x4_t vi = vdupq_n_f32(inv);
-    int32x4_t vz = vdupq_n_s32(zp);
-    for (; p + 8 <= count; p += 8) {
-        int32x4_t x0 = vqaddq_s32(vcvtnq_s32_f32(vmulq_f32(vld1q_f32(a + p), vi)), vz);
-        int32x4_t x1 = vqaddq_s32(vcvtnq_s32_f32(vmulq_f32(vld1q_f32(a + p + 4), vi)), vz);
-        int8x8_t b = vqmovn_s16(vcombine_s16(vqmovn_s32(x0), vqmovn_s32(x1)));
-        vst1_s8(q + p, b);
+    int16x8_t vz = vdupq_n_s16((int16_t)zp);
+    for (; !nan && p + 8 <= count; p += 8) {
+        vst1_s8(q + p, vqmovn_s16(round_add_zp(a + p, vi, vz)));
     }
 #endif
     for (; p < count; p++) {
@@ -83,7 +106,7 @@ void isf_quantize_row(const float *a, size_t k, float *scale, int32_t *zero_poin
     if (a == NULL && k != 0) {
         return;
     }
-    isf_quantize_params(a, k, &s, &inv, &zp);
+    int nan = isf_quantize_params(a, k, &s, &inv, &zp);
     if (scale != NULL) {
         *scale = s;
     }
@@ -91,20 +114,14 @@ void isf_quantize_row(const float *a, size_t k, float *scale, int32_t *zero_poin
         *zero_point = zp;
     }
     if (q != NULL) {
-        quantize_run(a, k, inv, zp, q);
+        quantize_run(a, k, inv, zp, nan, q);
     }
 }
 
 #if defined(__aarch64__)
 /* 16 values of a row quantized as quantize_run's vector loop does them (the same bytes). */
-static inline int8x16_t quantize16(const float *a, float32x4_t vi, int32x4_t vz) {
-    int32x4_t x[4];
-    for (int h = 0; h < 4; h++) {
-        x[h] = vqaddq_s32(vcvtnq_s32_f32(vmulq_f32(vld1q_f32(a + 4 * h), vi)), vz);
-    }
-    int16x8_t lo = vcombine_s16(vqmovn_s32(x[0]), vqmovn_s32(x[1]));
-    int16x8_t hi = vcombine_s16(vqmovn_s32(x[2]), vqmovn_s32(x[3]));
-    return vcombine_s8(vqmovn_s16(lo), vqmovn_s16(hi));
+static inline int8x16_t quantize16(const float *a, float32x4_t vi, int16x8_t vz) {
+    return vcombine_s8(vqmovn_s16(round_add_zp(a, vi, vz)), vqmovn_s16(round_add_zp(a + 8, vi, vz)));
 }
 
 /* Four rows' 16 quantized values (k from a multiple of 16) into the panel at `d`, their first group's place: the
@@ -138,23 +155,40 @@ static inline void store_4x16(const int8x16_t q[4], size_t kr, size_t block, uns
 }
 
 /* The whole 16-value runs of k of the first rows, four at a time, quantized on registers and stored in place (no
- * buffer, no copy per group): returns the k done for the first *fast_rows rows, which it sets. */
-static size_t quantize_pack_fast(const isf_pack_spec *s, const float *a, size_t lda, size_t rows, size_t depth,
-                                 const float *inv, const int32_t *zp, unsigned char *dst, size_t *fast_rows) {
-    size_t mr = s->mr, kr = s->kr, whole = depth / 16 * 16;
-    *fast_rows = (kr == 4 || kr == 8 || kr == 16) && mr % 4 == 0 ? rows / 4 * 4 : 0;
-    for (size_t r = 0; r < *fast_rows; r += 4) {
-        float32x4_t vi[4];
-        int32x4_t vz[4];
+ * buffer, no copy per group): returns the k done for the first *fast_rows rows, which it sets (none when a row
+ * holds a NaN: the rows then go a row at a time). */
+/* Rows r … r + 3 of quantize_pack_fast, with KR a constant where it is inlined (no division per 16 values). */
+static inline __attribute__((always_inline)) void quantize_pack_4_rows(const float *a, size_t lda, size_t whole,
+                                                                       size_t mr, size_t kr, const float *inv,
+                                                                       const int32_t *zp, unsigned char *dst) {
+    float32x4_t vi[4];
+    int16x8_t vz[4];
+    for (int i = 0; i < 4; i++) {
+        vi[i] = vdupq_n_f32(inv[i]), vz[i] = vdupq_n_s16((int16_t)zp[i]);
+    }
+    for (size_t p = 0; p < whole; p += 16) {
+        int8x16_t q[4];
         for (int i = 0; i < 4; i++) {
-            vi[i] = vdupq_n_f32(inv[r + i]), vz[i] = vdupq_n_s32(zp[r + i]);
+            q[i] = quantize16(a + i * lda + p, vi[i], vz[i]);
         }
-        for (size_t p = 0; p < whole; p += 16) {
-            int8x16_t q[4];
-            for (int i = 0; i < 4; i++) {
-                q[i] = quantize16(a + (r + i) * lda + p, vi[i], vz[i]);
-            }
-            store_4x16(q, kr, mr * kr, dst + (p / kr * mr + r) * kr);
+        store_4x16(q, kr, mr * kr, dst + p / kr * mr * kr);
+    }
+}
+
+static size_t quantize_pack_fast(const isf_pack_spec *s, const float *a, size_t lda, size_t rows, size_t depth,
+                                 const float *inv, const int32_t *zp, const unsigned char *nan, unsigned char *dst,
+                                 size_t *fast_rows) {
+    size_t mr = s->mr, kr = s->kr, whole = depth / 16 * 16;
+    *fast_rows = (kr == 4 || kr == 8 || kr == 16) && mr % 4 == 0 && memchr(nan, 1, rows) == NULL ? rows / 4 * 4 : 0;
+    for (size_t r = 0; r < *fast_rows; r += 4) {
+        const float *from = a + r * lda;
+        unsigned char *to = dst + r * kr;
+        if (kr == 8) {
+            quantize_pack_4_rows(from, lda, whole, mr, 8, inv + r, zp + r, to);
+        } else if (kr == 4) {
+            quantize_pack_4_rows(from, lda, whole, mr, 4, inv + r, zp + r, to);
+        } else {
+            quantize_pack_4_rows(from, lda, whole, mr, 16, inv + r, zp + r, to);
         }
     }
     return whole;
@@ -166,16 +200,16 @@ static size_t quantize_pack_fast(const isf_pack_spec *s, const float *a, size_t 
  * block's tail zero). A row kernel's one row is quantized in place; on AArch64 four rows of 16 values at a time are
  * quantized and transposed on registers; the rest, a row at a time, KR values at a time through a small buffer. */
 void isf_pack_a_quantized(const isf_pack_spec *s, const float *a, size_t lda, size_t rows, size_t depth,
-                          const float *inv, const int32_t *zp, unsigned char *dst) {
+                          const float *inv, const int32_t *zp, const unsigned char *nan, unsigned char *dst) {
     size_t mr = s->mr, kr = s->kr, blocks = isf_kernel_blocks(s, depth), done = 0, fast_rows = 0;
     if (mr == 1) { /* a row kernel's panel is the row itself, its KR groups one after the other */
         size_t valid = rows ? depth : 0;
-        quantize_run(a, valid, inv[0], zp[0], (int8_t *)(void *)dst);
+        quantize_run(a, valid, inv[0], zp[0], nan[0], (int8_t *)(void *)dst);
         memset(dst + valid, 0, blocks * kr - valid);
         return;
     }
 #if defined(__aarch64__)
-    done = quantize_pack_fast(s, a, lda, rows, depth, inv, zp, dst, &fast_rows);
+    done = quantize_pack_fast(s, a, lda, rows, depth, inv, zp, nan, dst, &fast_rows);
 #endif
     int8_t run[256];
     for (size_t i = 0; i < mr; i++) {
@@ -183,7 +217,7 @@ void isf_pack_a_quantized(const isf_pack_spec *s, const float *a, size_t lda, si
             size_t len = blocks * kr - p0 < sizeof run ? blocks * kr - p0 : sizeof run;
             size_t valid = i < rows && p0 < depth ? (depth - p0 < len ? depth - p0 : len) : 0;
             if (valid) {
-                quantize_run(a + i * lda + p0, valid, inv[i], zp[i], run);
+                quantize_run(a + i * lda + p0, valid, inv[i], zp[i], nan[i], run);
             }
             if (valid < len) {
                 memset(run + valid, 0, len - valid);

@@ -75,7 +75,12 @@ def operands(rng: np.random.Generator, op: str, m: int, n: int, k: int, **kw) ->
         if m > 1:
             a[1] = np.abs(a[1])  # a row with no negative value: lo = 0
         if k > 20:
-            a[0, k - 18] = np.nan  # ignored by the row's range, quantized as 0 (isaforge.h), wherever it falls
+            # ignored by the row's range, quantized as 0 (isaforge.h), wherever it falls; a payload, unlike the
+            # default NaN (whose low bits are 0), so a vector path that only rounds it would give another byte
+            a[0, k - 18] = np.array(0x7FC0_1235, np.uint32).view(np.float32)
+        if m > 3:
+            # span 255 and inv 1 exactly: every value a tie, rounded to even (−2.5 → −2, 3.5 → 4)
+            a[3] = np.resize(np.array([-127.5, 127.5, -2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 100.5], np.float32), k)
     else:
         a = rng.integers(-128, 128, (m, k), dtype=np.int8)
     return {"a": a, "w_kn": w_kn, **kw}
