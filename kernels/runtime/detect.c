@@ -5,7 +5,6 @@
  * catalogue. */
 #define _GNU_SOURCE
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -417,13 +416,13 @@ uint32_t isf_running_core(void) {
 }
 
 /* --- The L1 data cache ---------------------------------------------------------------------------------------
- * What the driver's Kc is planned for (isf_blocking_of): the least L1D among the system's cores (a thread may run on
- * any of them: big.LITTLE), each core's from the catalogue's part table by its /proc/cpuinfo MIDR, or the core
- * ISAFORGE_CORE names. Read once per process, so that every plan of a process is blocked alike; ISF_L1D_ASSUMED
- * when some core is not in the table or its L1D is the implementer's choice. */
+ * What the driver's Kc is planned for (isf_l1d_bytes, read once with the features): the least L1D among the
+ * system's cores (a thread may run on any of them: big.LITTLE), each core's from the catalogue's part table by its
+ * /proc/cpuinfo MIDR, or the core ISAFORGE_CORE names; ISF_L1D_ASSUMED when some core is not in the table or its
+ * L1D is the implementer's choice. */
 enum { ISF_L1D_ASSUMED = 32 * 1024 };
 
-static uint32_t l1d_now(void) {
+uint32_t isf_detect_l1d_bytes(void) {
     const char *named = getenv("ISAFORGE_CORE");
     uint32_t bytes = 0;
     if (named != NULL && *named != '\0') {
@@ -434,14 +433,4 @@ static uint32_t l1d_now(void) {
         bytes = midr_l1d(&s);
     }
     return bytes ? bytes : ISF_L1D_ASSUMED;
-}
-
-size_t isf_l1d_bytes(void) {
-    static _Atomic uint32_t known; /* 0: not read yet; racing first reads agree */
-    uint32_t bytes = atomic_load_explicit(&known, memory_order_relaxed);
-    if (bytes == 0) {
-        bytes = l1d_now();
-        atomic_store_explicit(&known, bytes, memory_order_relaxed);
-    }
-    return bytes;
 }

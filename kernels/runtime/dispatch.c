@@ -42,6 +42,7 @@ typedef struct {
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t publish_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t detected;
+static uint32_t l1d_bytes; /* the cores' L1D, which Kc is planned for */
 static uint32_t env_allowed = UINT32_MAX;
 /* Written under publish_lock (or by the one-time initialiser), read by publish(). */
 static uint32_t cap = UINT32_MAX;
@@ -211,6 +212,7 @@ uint32_t isf_active_features_without(const char *env_var) {
 
 static void initialise(void) {
     detected = isf_detect_features(&source);
+    l1d_bytes = isf_detect_l1d_bytes();
     if (detected & ISF_FEATURE_SVE) {
         size_t bytes = prctl_vector_bytes(ISF_SVE_VL);
         if (bytes == 0 || bytes % 16 != 0 || isf_sve_vector_bytes == NULL) {
@@ -238,6 +240,11 @@ static void initialise(void) {
 }
 
 static void ensure_initialised(void) { pthread_once(&init_once, initialise); }
+
+size_t isf_l1d_bytes(void) {
+    ensure_initialised();
+    return l1d_bytes;
+}
 
 const isf_selection *isf_selection_enter(void) {
     ensure_initialised();
