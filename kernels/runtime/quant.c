@@ -154,9 +154,6 @@ static inline void store_4x16(const int8x16_t q[4], size_t kr, size_t block, uns
     vst1q_u8(d + 3 * block, vreinterpretq_u8_u64(vtrn2q_u64(t1, t3)));
 }
 
-/* The whole 16-value runs of k of the first rows, four at a time, quantized on registers and stored in place (no
- * buffer, no copy per group): returns the k done for the first *fast_rows rows, which it sets (none when a row
- * holds a NaN: the rows then go a row at a time). */
 /* Rows r … r + 3 of quantize_pack_fast, with KR a constant where it is inlined (no division per 16 values). */
 static inline __attribute__((always_inline)) void quantize_pack_4_rows(const float *a, size_t lda, size_t whole,
                                                                        size_t mr, size_t kr, const float *inv,
@@ -175,6 +172,9 @@ static inline __attribute__((always_inline)) void quantize_pack_4_rows(const flo
     }
 }
 
+/* The whole 16-value runs of k of the first rows, four at a time, quantized on registers and stored in place (no
+ * buffer, no copy per group): returns the k done for the first *fast_rows rows, which it sets (none when a row
+ * holds a NaN: the rows then go a row at a time). */
 static size_t quantize_pack_fast(const isf_pack_spec *s, const float *a, size_t lda, size_t rows, size_t depth,
                                  const float *inv, const int32_t *zp, const unsigned char *nan, unsigned char *dst,
                                  size_t *fast_rows) {
