@@ -14,6 +14,7 @@
  * + A + 2 groups of 4 B = 25 of 32. The store and its epilogue are the 8-row kernel's (one row).
  */
 #define ISF_F16_VECS 2
+#define ISF_TILE_MR 1
 #include "isf_f16_x24.h"
 
 /* Steps p past `n` elements of B. The empty asm hides the pointer's history, so the compilers keep one pointer
@@ -48,6 +49,7 @@ ISF_UKERNEL(gemm_f16_1x16_fp16) {
     const uint16_t *pa = a;
     const uint16_t *pb = b;
     uint16_t *out = c;
+    const acc_start start = start_of(ep);
     ISF_REPEAT_8(ACC_DECL);
 
     for (size_t n = k_blocks / 8; n > 0; n--) {

@@ -14,6 +14,7 @@
  * instead of the ldp, 55 (0.21); gemm_f16_4x24_fp16: 31 / 39 for 192. Registers: 16 accumulators + A + 4 B.
  */
 #define ISF_F16_VECS 2
+#define ISF_TILE_MR 4
 #include "isf_f16_x24.h"
 
 /* One k step: B's 2 vectors at p against A's elements s0..s3, into sets s0..s3. */
@@ -34,6 +35,7 @@ ISF_UKERNEL(gemm_f16_4x16_fp16) {
     const uint16_t *ap = a;
     const uint16_t *pb = b;
     uint16_t *out = c;
+    const acc_start start = start_of(ep);
     ISF_REPEAT_8(ACC_DECL);
 
     /* Each pair of steps reads its 8 halves of A below `pa`, a pointer of its own block; the iteration advances one

@@ -12,6 +12,7 @@
  * and the pointer adds: 31 instructions for 192 MACs (0.16 per MAC); GCC 12: 8 ldr h of A instead of the ldr q, 39
  * (0.20); the 8x24 kernel's loop: 30 / 38. Registers: 24 accumulators + 1 A (clang) + 3 B = 28 of 32.
  */
+#define ISF_TILE_MR 4
 #include "isf_f16_x24.h"
 
 /* One k step: B's 3 vectors at p against A's elements s0..s3, into sets s0..s3. */
@@ -33,6 +34,7 @@ ISF_UKERNEL(gemm_f16_4x24_fp16) {
     const uint16_t *pa = a;
     const uint16_t *pb = b;
     uint16_t *out = c;
+    const acc_start start = start_of(ep);
     ISF_REPEAT_8(ACC_DECL);
 
     for (size_t n = k_blocks / 2; n > 0; n--) {

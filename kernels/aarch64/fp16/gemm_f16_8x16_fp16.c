@@ -11,6 +11,7 @@
  * 4 pipes on Neoverse V1/V2) + A + 2 B vectors per step, the indexed A in v0-v15 as the compilers place it.
  */
 #define ISF_F16_VECS 2
+#define ISF_TILE_MR 8
 #include "isf_f16_x24.h"
 
 /* One k step: B's 2 vectors at pb against A's 8 elements at `at` - 8 (the header's ACC_FMA and A_LOAD read them
@@ -37,6 +38,7 @@ ISF_UKERNEL(gemm_f16_8x16_fp16) {
     const uint16_t *ap = a;
     const uint16_t *pb = b;
     uint16_t *out = c;
+    const acc_start start = start_of(ep);
     ISF_REPEAT_8(ACC_DECL);
 
     for (size_t n = k_blocks / 2; n > 0; n--) {

@@ -1,4 +1,5 @@
 /* binary16 GEMM micro-kernel (FEAT_FP16): 8x24 tile, fmla .8h by element, fp16 accumulation, one k step per block. */
+#define ISF_TILE_MR 8
 #include "isf_f16_x24.h"
 
 /*
@@ -22,6 +23,7 @@ ISF_UKERNEL(gemm_f16_8x24_fp16) {
     const uint16_t *pa = a;
     const uint16_t *pb = b;
     uint16_t *out = c;
+    const acc_start start = start_of(ep);
     ISF_REPEAT_8(ACC_DECL);
 
     for (size_t kb = 0; kb < k_blocks; kb++) {

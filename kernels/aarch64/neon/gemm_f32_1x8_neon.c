@@ -17,10 +17,11 @@
 #include <arm_neon.h>
 
 #define ISF_F32_VECS 2
+#define ISF_TILE_MR 1
 #include "isf_f32_x12.h"
 
 /* Named registers rather than an array: an array indexed in a loop may be kept on the stack at -O2. */
-#define ACC_DECL(s) float32x4_t c##s##0 = vdupq_n_f32(0.0f), c##s##1 = c##s##0
+#define ACC_DECL(s) float32x4_t c##s##0 = ACC_START(s, 0), c##s##1 = ACC_START(s, 1)
 #define ACC_FMA(s, x0, x1, av, lane)                  \
     c##s##0 = vfmaq_laneq_f32(c##s##0, x0, av, lane); \
     c##s##1 = vfmaq_laneq_f32(c##s##1, x1, av, lane)
@@ -55,6 +56,7 @@ ISF_UKERNEL(gemm_f32_1x8_neon) {
     const float *pa = a;
     const float *pb = b;
     float *out = c;
+    const acc_start start = start_of(ep);
     ISF_REPEAT_8(ACC_DECL);
 
     for (size_t n = k_blocks / 8; n > 0; n--) {

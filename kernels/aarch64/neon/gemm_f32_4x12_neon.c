@@ -13,11 +13,12 @@
  */
 #include <arm_neon.h>
 
+#define ISF_TILE_MR 4
 #include "isf_f32_x12.h"
 
 /* Named registers rather than an array: an array indexed in a loop may be kept on the stack at -O2. Row r's even
  * k steps go to c<r><0..2>, its odd ones to c<r + 4><0..2>. */
-#define ACC_DECL(r) float32x4_t c##r##0 = vdupq_n_f32(0.0f), c##r##1 = c##r##0, c##r##2 = c##r##0
+#define ACC_DECL(r) float32x4_t c##r##0 = ACC_START(r, 0), c##r##1 = ACC_START(r, 1), c##r##2 = ACC_START(r, 2)
 #define ACC_FMA(r, av, lane)                          \
     c##r##0 = vfmaq_laneq_f32(c##r##0, b0, av, lane); \
     c##r##1 = vfmaq_laneq_f32(c##r##1, b1, av, lane); \
@@ -41,6 +42,7 @@ ISF_UKERNEL(gemm_f32_4x12_neon) {
     const float *pa = a;
     const float *pb = b;
     float *out = c;
+    const acc_start start = start_of(ep);
     ISF_REPEAT_8(ACC_DECL);
 
     for (size_t n = k_blocks / 2; n > 0; n--) {

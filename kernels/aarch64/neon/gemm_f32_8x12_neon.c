@@ -1,10 +1,11 @@
 /* fp32 GEMM micro-kernel: 8x12 tile, fmla by lane, one k step per block (KR = 1). */
 #include <arm_neon.h>
 
+#define ISF_TILE_MR 8
 #include "isf_f32_x12.h"
 
 /* Named registers rather than an array: an array indexed in a loop may be kept on the stack at -O2. */
-#define ACC_DECL(r) float32x4_t c##r##0 = vdupq_n_f32(0.0f), c##r##1 = c##r##0, c##r##2 = c##r##0
+#define ACC_DECL(r) float32x4_t c##r##0 = ACC_START(r, 0), c##r##1 = ACC_START(r, 1), c##r##2 = ACC_START(r, 2)
 #define ACC_FMA(r, av, lane)                          \
     c##r##0 = vfmaq_laneq_f32(c##r##0, b0, av, lane); \
     c##r##1 = vfmaq_laneq_f32(c##r##1, b1, av, lane); \
@@ -16,6 +17,7 @@ ISF_UKERNEL(gemm_f32_8x12_neon) {
     const float *pb = b;
     float *out = c;
     /* 24 accumulators (row r, columns 4j..4j+3 in c<r><j>) + 2 A + 3 B vectors = 29 of 32 registers. */
+    const acc_start start = start_of(ep);
     ISF_REPEAT_8(ACC_DECL);
 
     for (size_t kb = 0; kb < k_blocks; kb++) {

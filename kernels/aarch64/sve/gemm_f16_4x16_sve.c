@@ -18,7 +18,10 @@
  * FMLA's latency x issue rate, 4 x 4 on Neoverse V2), added after the loop. Row r, columns [0, VL/16) in s<r>0,
  * [VL/16, 2 VL/16) in s<r>1.
  */
-#define ACC_DECL(s, r) svfloat16_t s##r##0 = svdup_n_f16(0.0), s##r##1 = s##r##0
+/* Set c starts at the bias (ACC_STARTS), set d at zero. */
+#define ACC_DECL(s, r) svfloat16_t s##r##0 = s##_START(0), s##r##1 = s##_START(1)
+#define c_START(j) start##j
+#define d_START(j) zero
 #define ACC_FMA(s, r, lane, b0, b1)                  \
     s##r##0 = svmla_lane_f16(s##r##0, b0, a0, lane); \
     s##r##1 = svmla_lane_f16(s##r##1, b1, a0, lane)
@@ -42,7 +45,8 @@ ISF_UKERNEL(gemm_f16_4x16_sve) {
     const uint16_t *pb = b;
     uint16_t *out = c;
     const svbool_t pg = svptrue_b16(); /* the tile is always full */
-    const size_t nr = 2 * svcnth();    /* B halves per block */
+    ACC_STARTS();
+    const size_t nr = 2 * svcnth(); /* B halves per block */
     /* 16 accumulators + 1 A + 4 B = 21 of 32 Z registers. */
     ACC_DECL(c, 0);
     ACC_DECL(c, 1);
@@ -58,6 +62,7 @@ ISF_UKERNEL(gemm_f16_4x16_sve) {
         const svfloat16_t b0 = LOAD_B(0), b1 = LOAD_B(1), b2 = LOAD_B(2), b3 = LOAD_B(3);
         pa += 8;
         pb += 2 * nr;
+        __asm__("" : "+r"(pb)); /* one pointer, B loaded at VL multiples of it (not a VL register per load) */
         STEP(c, 0, b0, b1);
         STEP(d, 4, b2, b3);
     }

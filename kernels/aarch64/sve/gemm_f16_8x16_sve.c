@@ -9,7 +9,7 @@
  * Named registers rather than an array. Row r, columns [0, VL/16) in c<r>0 and [VL/16, 2 VL/16) in c<r>1.
  * One ld1rq replicates the 8 rows' A values of one k step into every 128-bit segment; lane r selects row r.
  */
-#define ACC_DECL(r) svfloat16_t c##r##0 = svdup_n_f16(0.0), c##r##1 = c##r##0
+#define ACC_DECL(r) svfloat16_t c##r##0 = start0, c##r##1 = start1
 #define ACC_FMA(r)                                \
     c##r##0 = svmla_lane_f16(c##r##0, b0, a0, r); \
     c##r##1 = svmla_lane_f16(c##r##1, b1, a0, r)
@@ -28,7 +28,8 @@ ISF_UKERNEL(gemm_f16_8x16_sve) {
     const uint16_t *pb = b;
     uint16_t *out = c;
     const svbool_t pg = svptrue_b16(); /* the tile is always full */
-    const size_t nr = 2 * svcnth();    /* B halves per block */
+    ACC_STARTS();
+    const size_t nr = 2 * svcnth(); /* B halves per block */
     /* 16 accumulators + 1 A + 2 B = 19 of 32 Z registers; 3 loads per 16 fmla. */
     ISF_REPEAT_8(ACC_DECL);
 

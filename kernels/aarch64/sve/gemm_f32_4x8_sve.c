@@ -17,7 +17,10 @@
  * independent sets, added after the loop. ld1rq replicates the 4 rows of one k step into every 128-bit segment,
  * so fmla by lane multiplies a whole B vector by one row's A value whatever the vector length.
  */
-#define ACC_DECL(s, r) svfloat32_t s##r##0 = svdup_n_f32(0.0f), s##r##1 = s##r##0
+/* Set c starts at the bias (ACC_STARTS), set d at zero. */
+#define ACC_DECL(s, r) svfloat32_t s##r##0 = s##_START(0), s##r##1 = s##_START(1)
+#define c_START(j) start##j
+#define d_START(j) zero
 #define ACC_FMA(s, r, av, b0, b1)                 \
     s##r##0 = svmla_lane_f32(s##r##0, b0, av, r); \
     s##r##1 = svmla_lane_f32(s##r##1, b1, av, r)
@@ -40,7 +43,8 @@ ISF_UKERNEL(gemm_f32_4x8_sve) {
     const float *pb = b;
     float *out = c;
     const svbool_t pg = svptrue_b32(); /* the tile is always full */
-    const size_t nr = 2 * svcntw();    /* B floats per block */
+    ACC_STARTS();
+    const size_t nr = 2 * svcntw(); /* B floats per block */
     /* 16 accumulators + 2 A + 4 B = 22 of 32 Z registers. */
     ACC_DECL(c, 0);
     ACC_DECL(c, 1);
@@ -57,6 +61,7 @@ ISF_UKERNEL(gemm_f32_4x8_sve) {
         const svfloat32_t b2 = svld1_vnum_f32(pg, pb, 2), b3 = svld1_vnum_f32(pg, pb, 3);
         pa += 8;
         pb += 2 * nr;
+        __asm__("" : "+r"(pb)); /* one pointer, B loaded at VL multiples of it (not a VL register per load) */
         STEP(c, a0, b0, b1);
         STEP(d, a1, b2, b3);
     }

@@ -9,7 +9,7 @@
  * ld1rq replicates rows 0..3 (a0) or 4..7 (a1) of one k step into every 128-bit segment, so fmla by lane
  * multiplies a whole B vector by one row's A value whatever the vector length.
  */
-#define ACC_DECL(r) svfloat32_t c##r##0 = svdup_n_f32(0.0f), c##r##1 = c##r##0
+#define ACC_DECL(r) svfloat32_t c##r##0 = start0, c##r##1 = start1
 #define ACC_FMA(r, av, lane)                         \
     c##r##0 = svmla_lane_f32(c##r##0, b0, av, lane); \
     c##r##1 = svmla_lane_f32(c##r##1, b1, av, lane)
@@ -28,7 +28,8 @@ ISF_UKERNEL(gemm_f32_8x8_sve) {
     const float *pb = b;
     float *out = c;
     const svbool_t pg = svptrue_b32(); /* the tile is always full */
-    const size_t nr = 2 * svcntw();    /* B floats per block */
+    ACC_STARTS();
+    const size_t nr = 2 * svcntw(); /* B floats per block */
     /*
      * 16 accumulators + 2 A + 2 B = 20 of 32 Z registers; 4 loads per 16 fmla; 16 independent chains cover FMLA's
      * latency x issue rate (4 x 4 on Neoverse V2). An 8 x 3-vector tile would fit too (24 + 2 + 3 = 29) and

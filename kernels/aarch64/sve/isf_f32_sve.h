@@ -1,5 +1,5 @@
 /*
- * The store and epilogue shared by gemm_f32_8x8_sve and gemm_f32_4x8_sve: rows of 2 vectors, row r's sums in
+ * The sums' start (the bias) and the store with the clamp shared by gemm_f32_8x8_sve and gemm_f32_4x8_sve: rows of 2 vectors, row r's sums in
  * c<r>0 (columns [0, VL/32)) and c<r>1 (the next VL/32). Each kernel owns its k loop and defines
  * ISF_TILE_ROWS(steps, acc) as ACC_STORE of each of its rows; TILE_FINISH() stores them. Include only from files
  * compiled with SVE flags.
@@ -13,21 +13,34 @@
 #include "isf_tile_steps.h"
 
 /*
- * The old C is added only here, after the k loop, so the loop touches no memory but the panels; then the epilogue
- * with the tile's bias (bias0, bias1: its two vectors of columns) and bounds, loaded once per tile. `steps` is a
- * constant at every call, so each combination of steps is straight-line code. FMAX then FMIN, not FMAXNM/FMINNM:
- * a NaN stays NaN, as the epilogue contract says.
+ * Where the tile's sums start (SVE vectors cannot live in a struct: locals start0, start1 and zero): its bias when
+ * its steps add one, else zero. The bias is one more term of each sum, added first rather than last (the same error
+ * bound, gemmjob.error_bound: any order), which spares the store a vector addition per accumulator. The kernel
+ * writes ACC_STARTS(); after its `pg` and starts its first set of rows' accumulators at start0 / start1, any further
+ * set (the sums of other k steps, folded into the first after the loop) at zero.
+ */
+#define ACC_STARTS()                              \
+    const svfloat32_t zero = svdup_n_f32(0.0f);   \
+    svfloat32_t start0 = zero, start1 = zero;     \
+    if (ep->steps & ISF_EPILOGUE_BIAS) {          \
+        start0 = svld1_f32(pg, ep->bias);         \
+        start1 = svld1_vnum_f32(pg, ep->bias, 1); \
+    }                                             \
+    do {                                          \
+    } while (0)
+
+/*
+ * The old C is added only here, after the k loop, so the loop touches no memory but the panels; then the clamp with
+ * the tile's bounds, loaded once per tile (the bias is in the sums already: ACC_STARTS). `steps` is a constant at
+ * every call, so each combination of steps is straight-line code. FMAX then FMIN, not FMAXNM/FMINNM: a NaN stays
+ * NaN, as the epilogue contract says.
  */
 static inline __attribute__((always_inline)) void store_row(float *c, svbool_t pg, svfloat32_t x0, svfloat32_t x1,
-                                                            int accumulate, uint32_t steps, svfloat32_t bias0,
-                                                            svfloat32_t bias1, svfloat32_t lo, svfloat32_t hi) {
+                                                            int accumulate, uint32_t steps, svfloat32_t lo,
+                                                            svfloat32_t hi) {
     if (accumulate) {
         x0 = svadd_f32_x(pg, x0, svld1_f32(pg, c));
         x1 = svadd_f32_x(pg, x1, svld1_vnum_f32(pg, c, 1));
-    }
-    if (steps & ISF_EPILOGUE_BIAS) {
-        x0 = svadd_f32_x(pg, x0, bias0);
-        x1 = svadd_f32_x(pg, x1, bias1);
     }
     if (steps & ISF_EPILOGUE_CLAMP) {
         x0 = svmin_f32_x(pg, svmax_f32_x(pg, x0, lo), hi);
@@ -37,16 +50,14 @@ static inline __attribute__((always_inline)) void store_row(float *c, svbool_t p
     svst1_vnum_f32(pg, c, 1, x1);
 }
 
-#define ACC_STORE(r, steps, acc) store_row(out + (r) * ldc, pg, c##r##0, c##r##1, acc, steps, bias0, bias1, lo, hi)
-/* SVE vectors cannot live in a struct: the epilogue's operands are locals, loaded only for the steps that run. */
-#define TILE_STORE(steps, acc)                                                                                    \
-    do {                                                                                                          \
-        const int has_bias = ((steps) & ISF_EPILOGUE_BIAS) != 0, has_clamp = ((steps) & ISF_EPILOGUE_CLAMP) != 0; \
-        const svfloat32_t bias0 = has_bias ? svld1_f32(pg, ep->bias) : svdup_n_f32(0.0f);                         \
-        const svfloat32_t bias1 = has_bias ? svld1_vnum_f32(pg, ep->bias, 1) : bias0;                             \
-        const svfloat32_t lo = svdup_n_f32(has_clamp ? ep->min : 0.0f);                                           \
-        const svfloat32_t hi = svdup_n_f32(has_clamp ? ep->max : 0.0f);                                           \
-        ISF_TILE_ROWS(steps, acc);                                                                                \
+#define ACC_STORE(r, steps, acc) store_row(out + (r) * ldc, pg, c##r##0, c##r##1, acc, steps, lo, hi)
+/* The clamp's bounds are locals, loaded only when it clamps. */
+#define TILE_STORE(steps, acc)                                          \
+    do {                                                                \
+        const int has_clamp = ((steps) & ISF_EPILOGUE_CLAMP) != 0;      \
+        const svfloat32_t lo = svdup_n_f32(has_clamp ? ep->min : 0.0f); \
+        const svfloat32_t hi = svdup_n_f32(has_clamp ? ep->max : 0.0f); \
+        ISF_TILE_ROWS(steps, acc);                                      \
     } while (0)
 
 #endif
