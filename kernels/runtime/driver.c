@@ -60,7 +60,9 @@ isf_blocking isf_blocking_of(const isf_kernel *kern, size_t k, size_t vector_byt
                        op->quantized ? sizeof(int32_t) : out,
                        0,
                        0,
-                       0};
+                       0,
+                       {0, 0},
+                       {0, 0}};
     size_t kr = bl.pack.nibbles ? 2 * bl.pack.kr : bl.pack.kr; /* Kc: whole pairs of k blocks for nibbles */
     if (fixed_kc) {
         bl.kc = fixed_kc;
@@ -71,9 +73,13 @@ isf_blocking isf_blocking_of(const isf_kernel *kern, size_t k, size_t vector_byt
         bl.kc = even_kc(k, kc < kr ? kr : kc / kr * kr, kr);
     }
     bl.mc = round_up(MC_ROWS, bl.pack.mr);
+    /* The depths of k's blocks: every one but the last (Kc; k itself when there is one block), the last. */
+    size_t last = k % bl.kc ? k % bl.kc : bl.kc, most = k > bl.kc ? bl.kc : last;
+    bl.b_depth[0] = most, bl.b_stride[0] = isf_b_panel_stride(&bl.pack, most);
+    bl.b_depth[1] = last, bl.b_stride[1] = last == most ? bl.b_stride[0] : isf_b_panel_stride(&bl.pack, last);
     /* Nc: as many B panels (64-byte padded, which counts for a short k) as fill the L2 budget; with an fp32
      * accumulator (binary16 C from an fp32 kernel), no more columns than its Mc rows keep within it too. */
-    size_t panels = L2_BUDGET / isf_b_panel_stride(&bl.pack, k != 0 && k < bl.kc ? k : bl.kc); /* k = 0: no /0 */
+    size_t panels = L2_BUDGET / bl.b_stride[0]; /* Kc deep, or k when k is less (k = 0: Kc, no /0) */
     if (bl.out != bl.c_out) {
         size_t acc_panels = L2_BUDGET / (bl.mc * bl.pack.nr * bl.out);
         panels = acc_panels < panels ? acc_panels : panels;
@@ -105,8 +111,8 @@ static inline void narrow_row_f16(uint16_t *d, const float *s, size_t n) {
 static const unsigned char *packed_block(const isf_blocking *bl, const unsigned char *panels, size_t n, size_t pc,
                                          size_t depth, size_t jc) {
     size_t n_panels = blocks_of(n, bl->pack.nr);
-    size_t before = pc / bl->kc * n_panels * isf_b_panel_stride(&bl->pack, bl->kc);
-    return panels + before + jc / bl->pack.nr * isf_b_panel_stride(&bl->pack, depth);
+    size_t before = pc / bl->kc * n_panels * bl->b_stride[0];
+    return panels + before + jc / bl->pack.nr * isf_b_stride(bl, depth);
 }
 
 /* ---- the blocked loop --------------------------------------------------------------------------------------------- */
@@ -204,7 +210,7 @@ static const unsigned char *b_block(const blocked_loop *l, size_t pc, size_t dep
     if (w->held[0] != pc || w->held[1] != col) {
         if (r->panels != NULL) {
             const unsigned char *src = packed_block(bl, r->panels, (size_t)l->h->n, pc, depth, col);
-            memcpy(w->b, src, blocks_of(cols, bl->pack.nr) * isf_b_panel_stride(&bl->pack, depth));
+            memcpy(w->b, src, blocks_of(cols, bl->pack.nr) * isf_b_stride(bl, depth));
         } else {
             const unsigned char *b = r->b + (pc * r->ldb + col) * bl->pack.src_bytes;
             isf_pack_b_panels(&bl->pack, b, r->ldb, depth, cols, w->b);

@@ -18,7 +18,15 @@ typedef struct {
     size_t c_out;      /* bytes of one element of C (binary16 C from a widened fp32 kernel: out 4, c_out 2) */
     size_t bias_bytes; /* of one bias value: the output's, int32 for the quantized ops (their sums' type) */
     size_t kc, nc, mc;
+    size_t b_depth[2], b_stride[2]; /* one B panel's bytes at the depths k's blocks have: most (Kc), the last */
 } isf_blocking;
+
+/* One B panel's bytes at `depth` deep, without isf_b_panel_stride's divisions at the depths of k's blocks. */
+static inline size_t isf_b_stride(const isf_blocking *bl, size_t depth) {
+    return depth == bl->b_depth[0]   ? bl->b_stride[0]
+           : depth == bl->b_depth[1] ? bl->b_stride[1]
+                                     : isf_b_panel_stride(&bl->pack, depth);
+}
 
 /* The blocking of one call: Kc from L1 (or `fixed_kc`, a pre-packed B's, when not 0) and Nc from L2 for that Kc
  * (bounded whatever m, n and k are, so the work buffer is too), for the vector length the calling thread has now. */

@@ -96,7 +96,7 @@ void isf_macro_tile(const isf_kernel *kern, const isf_blocking *bl, isf_c_block 
                    apack,
                    bpack,
                    isf_panel_stride(&bl->pack, depth, mr),
-                   isf_b_panel_stride(&bl->pack, depth),
+                   isf_b_stride(bl, depth),
                    dst.c,
                    mr * dst.ldc * bl->out,
                    nr * bl->out,
