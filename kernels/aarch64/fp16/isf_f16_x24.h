@@ -2,10 +2,10 @@
  * the k step's two spellings (A loaded as a vector and used by lane with clang, or element by element with GCC; the
  * 8x24 kernel's comment says why), the sums' start (the bias) and the tile's store with the clamp, in binary16. The
  * including kernel defines ISF_F16_VECS (the tile's vectors per row: 3 for 24 columns, 2 for 16; 3 when not defined)
- * and ISF_TILE_MR (its rows) before including it, names its accumulators c<s><0..V-1> (set s takes A's element s of the 8 at pa - 8) and its B
- * vectors b0..b<V-1>, its pointers pa, pb and `out` (C), and defines TILE_ROWS(steps, acc): ACC_STORE(r, steps,
- * acc) for each of its rows. ISF_F16_VECS is a constant: a 2-vector tile's code has no trace of the third vector
- * (and never reads bias[16..23], past its 16 columns). */
+ * and ISF_TILE_MR (its rows) before including it, names its accumulators c<s><0..V-1> (set s takes A's element s of the
+ * 8 at pa - 8) and its B vectors b0..b<V-1>, its pointers pa, pb and `out` (C), and defines TILE_ROWS(steps, acc):
+ * ACC_STORE(r, steps, acc) for each of its rows. ISF_F16_VECS is a constant: a 2-vector tile's code has no trace of the
+ * third vector (and never reads bias[16..23], past its 16 columns). */
 #ifndef ISAFORGE_F16_X24_H
 #define ISAFORGE_F16_X24_H
 
@@ -71,8 +71,8 @@ static inline float16x8_t clamp(float16x8_t x, const epilogue_regs *e) { return 
 
 /*
  * The old C is added only here, after the k loop, so the loop touches no memory but the panels; then the clamp (the
- * bias is in the sums already: start_of), in binary16 like the accumulation. `steps` is a constant at every call: each combination is straight-line code.
- * x2 is unused (and dead) in a 2-vector tile.
+ * bias is in the sums already: start_of), in binary16 like the accumulation. `steps` is a constant at every call: each
+ * combination is straight-line code. x2 is unused (and dead) in a 2-vector tile.
  */
 static inline __attribute__((always_inline)) void store_row(uint16_t *c, float16x8_t x0, float16x8_t x1, float16x8_t x2,
                                                             int accumulate, uint32_t steps, const epilogue_regs *e) {

@@ -1,10 +1,9 @@
 /* What the fp32 NEON kernels of 12 and 8 columns share (gemm_f32_{8,4}x12_neon, gemm_f32_{8,4,1}x8_neon): the sums'
  * start (the bias) and the tile's store with the clamp on registers. The including kernel defines ISF_F32_VECS (the
  * tile's vectors per row: 3 for 12 columns, 2 for 8; 3 when not defined) and ISF_TILE_MR (its rows) before including
- * it, names its accumulators c<r><0..V-1>
- * (row r, columns 4j..4j+3), `out` (C) and defines TILE_ROWS(steps, acc): ACC_STORE(r, steps, acc) for each of its
- * rows. ISF_F32_VECS is a constant, so a 2-vector tile's code has no trace of the third vector (and never reads
- * bias[8..11], which is past its 8 columns). */
+ * it, names its accumulators c<r><0..V-1> (row r, columns 4j..4j+3), `out` (C) and defines TILE_ROWS(steps, acc):
+ * ACC_STORE(r, steps, acc) for each of its rows. ISF_F32_VECS is a constant, so a 2-vector tile's code has no trace of
+ * the third vector (and never reads bias[8..11], which is past its 8 columns). */
 #ifndef ISAFORGE_F32_X12_H
 #define ISAFORGE_F32_X12_H
 

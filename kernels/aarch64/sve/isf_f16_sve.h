@@ -1,8 +1,8 @@
 /*
- * The sums' start (the bias) and the store with the clamp shared by gemm_f16_8x16_sve and gemm_f16_4x16_sve: rows of 2 vectors, row r's binary16
- * sums in c<r>0 (columns [0, VL/16)) and c<r>1 (the next VL/16). Each kernel owns its k loop and defines
- * ISF_TILE_ROWS(steps, acc) as ACC_STORE of each of its rows; TILE_FINISH() stores them. Include only from files
- * compiled with SVE and FP16 flags.
+ * The sums' start (the bias) and the store with the clamp shared by gemm_f16_8x16_sve and gemm_f16_4x16_sve: rows of 2
+ * vectors, row r's binary16 sums in c<r>0 (columns [0, VL/16)) and c<r>1 (the next VL/16). Each kernel owns its k loop
+ * and defines ISF_TILE_ROWS(steps, acc) as ACC_STORE of each of its rows; TILE_FINISH() stores them. Include only from
+ * files compiled with SVE and FP16 flags.
  */
 #ifndef ISAFORGE_F16_SVE_H
 #define ISAFORGE_F16_SVE_H
@@ -28,9 +28,7 @@
     if (ep->steps & ISF_EPILOGUE_BIAS) {      \
         start0 = F16_LOAD(ep->bias, 0);       \
         start1 = F16_LOAD(ep->bias, 1);       \
-    }                                         \
-    do {                                      \
-    } while (0)
+    }
 
 /*
  * The old C is added only here, after the k loop, so the loop touches no memory but the panels; then the clamp in

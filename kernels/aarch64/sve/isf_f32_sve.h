@@ -1,8 +1,8 @@
 /*
- * The sums' start (the bias) and the store with the clamp shared by gemm_f32_8x8_sve and gemm_f32_4x8_sve: rows of 2 vectors, row r's sums in
- * c<r>0 (columns [0, VL/32)) and c<r>1 (the next VL/32). Each kernel owns its k loop and defines
- * ISF_TILE_ROWS(steps, acc) as ACC_STORE of each of its rows; TILE_FINISH() stores them. Include only from files
- * compiled with SVE flags.
+ * The sums' start (the bias) and the store with the clamp shared by gemm_f32_8x8_sve and gemm_f32_4x8_sve: rows of 2
+ * vectors, row r's sums in c<r>0 (columns [0, VL/32)) and c<r>1 (the next VL/32). Each kernel owns its k loop and
+ * defines ISF_TILE_ROWS(steps, acc) as ACC_STORE of each of its rows; TILE_FINISH() stores them. Include only from
+ * files compiled with SVE flags.
  */
 #ifndef ISAFORGE_F32_SVE_H
 #define ISAFORGE_F32_SVE_H
@@ -25,9 +25,7 @@
     if (ep->steps & ISF_EPILOGUE_BIAS) {          \
         start0 = svld1_f32(pg, ep->bias);         \
         start1 = svld1_vnum_f32(pg, ep->bias, 1); \
-    }                                             \
-    do {                                          \
-    } while (0)
+    }
 
 /*
  * The old C is added only here, after the k loop, so the loop touches no memory but the panels; then the clamp with
