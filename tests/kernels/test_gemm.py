@@ -75,11 +75,12 @@ def run_batch(
     plan: bool = False,
     epilogue: Epilogue = NO_EPILOGUE,
     oracle: Oracle | None = None,
+    env: dict[str, str] | None = None,
 ) -> str:
     """Run the cases with `kernel` (None: dispatch's choice), assert every result (guard bytes included), and return
     the kernel the runner reports it used. `vl`: (main thread's, worker thread's) SVE vector length in bytes (see
     gemm_runner.c). `plan`: through isf_gemm_create + isf_gemm_run, with `epilogue`. `oracle`: these cases' oracle
-    when another kernel ran them already (its operands are used)."""
+    when another kernel ran them already (its operands are used). `env`: more of the runner's environment."""
     oracle = oracle or job_oracle(op, cases, operands, epilogue)
     job, out = tmp / f"{op}.job", tmp / f"{op}.out"
     gemmjob.write_job(
@@ -96,7 +97,8 @@ def run_batch(
     args = [str(job), str(out)] + ([f"kernel={kernel}"] if kernel else []) + ([f"vl={vl[0]}:{vl[1]}"] if vl else [])
     trace = tmp / f"{op}.trace"
     trace.unlink(missing_ok=True)
-    result = qemu_run(tc.build, tc.cpu, "tests/kernels/gemm_runner", args, {"ISAFORGE_TRACE": str(trace)})
+    runner_env = {"ISAFORGE_TRACE": str(trace), **(env or {})}
+    result = qemu_run(tc.build, tc.cpu, "tests/kernels/gemm_runner", args, runner_env)
     assert result.returncode == 0, result.describe()
     report = json.loads(result.stdout)
     named, kernel = kernel, report["kernel"]
@@ -231,6 +233,19 @@ def test_default_kernel_is_right_on_every_model(target_cpu: TargetCpu, qemu_run:
     tile: the full sweep of each kernel, this one included, runs by name on `max` below (same code, any model)."""
     cases = edge_cases(3) + LARGE
     assert run_batch(qemu_run, target_cpu, tmp_path, op, cases).startswith(op)
+
+
+@pytest.mark.cpus(["max"])
+@pytest.mark.parametrize("plan", [False, True], ids=["call", "plan"])
+@pytest.mark.parametrize("op", OPS)
+def test_blocks_planned_for_64_kib_of_l1d_are_right(
+    target_cpu: TargetCpu, qemu_run: QemuRunner, tmp_path, op, plan
+) -> None:
+    """Kc and Nc as a core with 64 KiB of L1D has them (ISAFORGE_CORE names one; the slice's models have 32 KiB),
+    the calls and the plans crossing both: k past Kc, n past Nc."""
+    cases = [LARGE[0], Case(5, 1100, 450, 450, 1100, 1100)]
+    core = {"ISAFORGE_CORE": "neoverse-v1"}
+    assert run_batch(qemu_run, target_cpu, tmp_path, op, cases, plan=plan, env=core).startswith(op)
 
 
 @pytest.mark.parametrize("op", OPS)
