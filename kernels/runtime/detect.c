@@ -420,7 +420,6 @@ uint32_t isf_running_core(void) {
  * system's cores (a thread may run on any of them: big.LITTLE), each core's from the catalogue's part table by its
  * /proc/cpuinfo MIDR, or the core ISAFORGE_CORE names; ISF_L1D_ASSUMED when some core is not in the table or its
  * L1D is the implementer's choice. */
-enum { ISF_L1D_ASSUMED = 32 * 1024 };
 
 uint32_t isf_detect_l1d_bytes(void) {
     const char *named = getenv("ISAFORGE_CORE");

@@ -14,8 +14,8 @@
 #endif
 
 enum {
-    L1_BUDGET = 16 * 1024,  /* half of a 32 KiB L1D (the one assumed when the cores do not say theirs) */
-    L2_BUDGET = 256 * 1024, /* B block of Kc×Nc, at the 32 KiB of L1D that L1_BUDGET is half of */
+    L1_BUDGET = ISF_L1D_ASSUMED / 2, /* half of the L1D assumed when the cores do not say theirs */
+    L2_BUDGET = 256 * 1024,          /* B block of Kc×Nc, at that L1D */
     /* A streaming kernel's A and B micro-panels: the SME unit reads through L2 (Apple M4's sits beside it), so Kc is
      * bounded by the region's A buffer and by how often a tile goes through ZA and back (a call per Kc block, each
      * but the first adding old C), not by L1: four times the L1 share gives 4× fewer calls and C round trips. */
@@ -81,7 +81,7 @@ isf_blocking isf_blocking_of(const isf_kernel *kern, size_t k, size_t vector_byt
      * accumulator (binary16 C from an fp32 kernel), no more columns than its Mc rows keep within it too. */
     /* The budget grows with the L1D as Kc does (cores with 64 KiB of L1D have L2s of 1 MiB or so), so Nc keeps its
      * columns, and A (a call packs its rows again for every Nc block) is not packed twice as often. */
-    size_t l2_budget = L2_BUDGET / (2 * L1_BUDGET) * isf_l1d_bytes();
+    size_t l2_budget = L2_BUDGET / (2 * L1_BUDGET) * isf_l1d_bytes(); /* a second read costs a pthread_once */
     size_t panels = l2_budget / bl.b_stride[0]; /* Kc deep, or k when k is less (k = 0: Kc, no /0) */
     if (bl.out != bl.c_out) {
         size_t acc_panels = l2_budget / (bl.mc * bl.pack.nr * bl.out);

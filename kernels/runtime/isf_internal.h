@@ -440,8 +440,9 @@ uint32_t isf_features_from_midr_text(const char *cpuinfo_text);
 /* The least L1D bytes of the cores such a text lists, from the part table; 0 when some core's is unknown or not
  * fixed (and whenever isf_features_from_midr_text is 0). */
 uint32_t isf_l1d_from_midr_text(const char *cpuinfo_text);
-/* The L1D bytes the driver blocks k for: the least of the system's cores (or ISAFORGE_CORE's), else 32 KiB; read
- * from /proc/cpuinfo by isf_detect_l1d_bytes once, with the features (isf_l1d_bytes). */
+/* The L1D bytes the driver blocks k for: the least of the system's cores (or ISAFORGE_CORE's), else
+ * ISF_L1D_ASSUMED; read from /proc/cpuinfo by isf_detect_l1d_bytes once, with the features (isf_l1d_bytes). */
+enum { ISF_L1D_ASSUMED = 32 * 1024 };
 uint32_t isf_detect_l1d_bytes(void);
 size_t isf_l1d_bytes(void);
 /* The source detection reads ("hwcap", "cpuinfo" or "midr"), given ISAFORGE_DETECT (NULL if unset), AT_HWCAP and
