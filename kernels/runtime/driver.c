@@ -495,15 +495,16 @@ static unsigned char *allocate_work(const isf_blocking *bl, const isf_region *r,
     return work;
 }
 
-isf_status isf_run_gemm(const isf_kernel *kern, size_t k, size_t kc, const isf_region *r) {
+isf_status isf_run_gemm(const isf_kernel *kern, const isf_tails *tails, size_t k, size_t kc, const isf_region *r) {
     isf_packed_header h = {.n = r->cols, .k = k, .kc = kc, .vector_bytes = (uint32_t)isf_kernel_vector_bytes(kern)};
     isf_blocking bl = isf_blocking_of(kern, k, (size_t)h.vector_bytes, kc);
+    h.kc = bl.kc; /* the tails' blocks: the full kernel's, whose B block and A buffer they read and fill */
     work_buffers w;
     unsigned char *work = allocate_work(&bl, r, k, &w);
     if (work == NULL) {
         return ISF_ERR_NO_MEMORY;
     }
-    blocked_loop l = start_loop(kern, NULL, &h, r, &w);
+    blocked_loop l = start_loop(kern, tails, &h, r, &w);
     run_loop(&l);
     free(work);
     return ISF_OK;

@@ -15,9 +15,10 @@ isf_status isf_check_operands(isf_op op, size_t k, const isf_region *r) {
     return ok && (!given || isf_span_fits(k, n, needs_b ? r->ldb : n, in)) ? ISF_OK : ISF_ERR_INVALID_ARG;
 }
 
-/* `kern` is the kernel to run (its selection pinned by the caller); NULL: the current selection's, pinned here.
- * kc: the pre-packed B's Kc, 0 when B is given. */
-static isf_status gemm_with(isf_op op, size_t k, size_t kc, const isf_region *r, const isf_kernel *kern) {
+/* `kern` is the kernel to run, read with the selection `sel` that the caller holds; NULL: the current selection's,
+ * held here. kc: the pre-packed B's Kc, 0 when B is given. Few rows run the tail kernels, as a plan's run does. */
+static isf_status gemm_with(isf_op op, size_t k, size_t kc, const isf_region *r, const isf_kernel *kern,
+                            const isf_selection *sel) {
     isf_status st = isf_check_operands(op, k, r);
     if (st != ISF_OK || r->rows == 0 || r->cols == 0) {
         return st;
@@ -26,13 +27,20 @@ static isf_status gemm_with(isf_op op, size_t k, size_t kc, const isf_region *r,
         isf_epilogue_alone(op, 0, r);
         return ISF_OK;
     }
-    if (kern != NULL) {
-        return isf_run_gemm(kern, k, kc, r);
+    int held = kern == NULL;
+    if (held) {
+        sel = isf_selection_enter();
+        kern = isf_kernel_for_columns(sel, op, r->cols);
     }
-    const isf_selection *sel = isf_selection_enter();
-    kern = isf_kernel_for_columns(sel, op, r->cols);
-    st = kern == NULL ? ISF_ERR_UNSUPPORTED : isf_run_gemm(kern, k, kc, r);
-    isf_selection_leave(sel);
+    if (kern == NULL) {
+        st = ISF_ERR_UNSUPPORTED;
+    } else {
+        isf_tails tails = isf_tail_kernels(kern, sel);
+        st = isf_run_gemm(kern, &tails, k, kc, r);
+    }
+    if (held) {
+        isf_selection_leave(sel);
+    }
     return st;
 }
 
@@ -42,7 +50,7 @@ isf_status isf_gemm_op(isf_op op, size_t m, size_t n, size_t k, const void *a, s
         return ISF_ERR_INVALID_ARG;
     }
     isf_region r = {a, lda, b, ldb, NULL, c, ldc, m, 0, n, 0, &isf_no_epilogue, NULL};
-    return gemm_with(op, k, 0, &r, NULL);
+    return gemm_with(op, k, 0, &r, NULL, NULL);
 }
 
 isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *a, size_t lda, const void *packed_b,
@@ -64,7 +72,7 @@ isf_status isf_gemm_packed(isf_op op, size_t m, size_t n, size_t k, const void *
         st = ISF_ERR_INVALID_ARG;
     }
     if (st == ISF_OK) {
-        st = gemm_with(op, k, s.kc, &r, kern);
+        st = gemm_with(op, k, s.kc, &r, kern, sel);
     }
     isf_selection_leave(sel);
     return st;

@@ -123,8 +123,9 @@ void isf_macro_tile(const isf_kernel *kern, const isf_blocking *bl, isf_c_block 
 extern const isf_epilogue isf_no_epilogue;
 
 /* A whole call of `kern` over all of r's rows and columns and k > 0, B given (r->b) or pre-packed with Kc `kc`
- * (r->panels), in a work buffer of its own: ISF_ERR_NO_MEMORY when there is none. */
-isf_status isf_run_gemm(const isf_kernel *kern, size_t k, size_t kc, const isf_region *r);
+ * (r->panels), and `tails` (isf_tail_kernels', or NULL) for the rows it would pad, as a plan's run has them, in a
+ * work buffer of its own: ISF_ERR_NO_MEMORY when there is none. */
+isf_status isf_run_gemm(const isf_kernel *kern, const isf_tails *tails, size_t k, size_t kc, const isf_region *r);
 /* k = 0 has no panels: A·B is zero, only the region's epilogue is left (its bias values of bias_bytes each). */
 void isf_epilogue_alone(isf_op op, size_t bias_bytes, const isf_region *r);
 
