@@ -36,8 +36,9 @@ ISF_UKERNEL(gemm_bf16_4x4x4_svebf16) {
     const svbool_t pg = svptrue_b16(); /* the tile is always full */
     const size_t nh = 2 * svcnth();    /* B bfloat16 per block */
     svbfloat16_t a0, a1, b0, b1;
-    ACC_DECL(c, 0);
-    ACC_DECL(c, 1);
+    ACC_STARTS();
+    ACC_START(c, 0);
+    ACC_START(c, 1);
     ACC_DECL(d, 0);
     ACC_DECL(d, 1);
     ACC_DECL(e, 0);

@@ -7,7 +7,6 @@
  * Per 2 blocks: 4 ld1rq of A + 8 B loads + 16 bfmmla + 2 pointer steps + subs + b.ne = 32 instructions for 256 MACs
  * at 128 bits (0.125 per MAC; the 4x4x4's: 0.14). With 4 rows a B vector serves 2 bfmmla: 3 loads per 4 bfmmla.
  */
-#define ISF_TILE_VECTORS 2
 #include "isf_bf16_svebf16.h"
 
 /*
@@ -22,6 +21,11 @@
     ACC_MMLA_HI(s, 0);                                                                        \
     ACC_MMLA(s, 1);                                                                           \
     ACC_MMLA_HI(s, 1)
+#define SET_START(s)    \
+    ACC_START(s, 0);    \
+    ACC_START_HI(s, 0); \
+    ACC_START(s, 1);    \
+    ACC_START_HI(s, 1)
 #define SET_DECL(s)    \
     ACC_DECL(s, 0);    \
     ACC_DECL_HI(s, 0); \
@@ -44,7 +48,9 @@ ISF_UKERNEL(gemm_bf16_4x8x4_svebf16) {
     float *out = c;
     const svbool_t pg = svptrue_b16(); /* the tile is always full */
     svbfloat16_t a0, a1, b0, b1, b2, b3;
-    SET_DECL(c);
+    ACC_STARTS();
+    ACC_STARTS_HI();
+    SET_START(c);
     SET_DECL(d);
 
     for (size_t kt = k_blocks / 2; kt > 0; kt--) {

@@ -38,10 +38,11 @@ ISF_UKERNEL(gemm_bf16_8x4x4_svebf16) {
     const size_t nh = 2 * svcnth();    /* B bfloat16 per block */
     svbfloat16_t a0, a1, a2, a3, b0, b1;
     /* 3 sets x 8 accumulators + 4 A + 2 B = 30 of 32 Z registers; 6 loads per 8 bfmmla. */
-    ACC_DECL(c, 0);
-    ACC_DECL(c, 1);
-    ACC_DECL(c, 2);
-    ACC_DECL(c, 3);
+    ACC_STARTS();
+    ACC_START(c, 0);
+    ACC_START(c, 1);
+    ACC_START(c, 2);
+    ACC_START(c, 3);
     ACC_DECL(d, 0);
     ACC_DECL(d, 1);
     ACC_DECL(d, 2);

@@ -7,7 +7,6 @@
  * Per 2 blocks: 8 ld1rq of A + 8 B loads + 32 bfmmla + 2 pointer steps + subs + b.ne = 52 instructions for
  * 512 MACs at 128 bits (0.10 per MAC; the 8x4x4's loop: 46 for 384, 0.12), and 1 load per 2 bfmmla (8x4x4: 3 per 4).
  */
-#define ISF_TILE_VECTORS 2
 #include "isf_bf16_svebf16.h"
 
 /*
@@ -26,9 +25,9 @@
 #define ROW_PAIR(i) \
     ACC_MMLA(c, i); \
     ACC_MMLA_HI(c, i)
-#define ROW_PAIR_DECL(i) \
-    ACC_DECL(c, i);      \
-    ACC_DECL_HI(c, i)
+#define ROW_PAIR_START(i) \
+    ACC_START(c, i);      \
+    ACC_START_HI(c, i)
 #define ISF_TILE_ROWS(steps, acc) \
     ACC_STORE(0, steps, acc);     \
     ACC_STORE_HI(0, steps, acc);  \
@@ -45,10 +44,13 @@ ISF_UKERNEL(gemm_bf16_8x8x4_svebf16) {
     float *out = c;
     const svbool_t pg = svptrue_b16(); /* the tile is always full */
     svbfloat16_t a0, a1, a2, a3, b0, b1, b2, b3;
-    ROW_PAIR_DECL(0);
-    ROW_PAIR_DECL(1);
-    ROW_PAIR_DECL(2);
-    ROW_PAIR_DECL(3);
+    ACC_STARTS();
+    ACC_STARTS_HI();
+    (void)zero;
+    ROW_PAIR_START(0);
+    ROW_PAIR_START(1);
+    ROW_PAIR_START(2);
+    ROW_PAIR_START(3);
 
     /* Two blocks a trip: the B loads of both stay within ld1h's [base, #imm, mul vl] reach (0..7), A's ld1rq's. */
     for (size_t kt = k_blocks / 2; kt > 0; kt--) {
