@@ -403,6 +403,22 @@ ISF_INLINE void a_g16_mr4(const unsigned char *a, size_t lda_b, size_t blocks,
  * panel the common sizes take two possibly overlapping copies per row, chosen once. */
 ISF_INLINE void b_rows(const unsigned char *b, size_t ldb_b, size_t rows, size_t n, size_t row, unsigned char *out) {
 #if defined(__aarch64__)
+    /* Whole panel rows of 32 or 48 bytes (8 or 12 fp32, 16 or 24 binary16): one ld1 and one st1 of 2 or 3 registers.
+     * The copy is store-bound: inlined, memcpy's stp + str of q registers take 4.5 modeled cycles a 48-byte row on
+     * Neoverse N1 where st1 takes 3.0, and 3.0 a 32-byte row where st1 takes 2.0 (N2: 2.0 and 1.4; llvm-mca-19).
+     * Cortex-A55 is the one core modeled slower (11 → 14 and 8 → 11 cycles). 64 bytes stays with ldp and stp. */
+    if (n == row && n == 48) {
+        for (; rows > 0; rows--, b += ldb_b, out += row) {
+            vst1q_u8_x3(out, vld1q_u8_x3(b));
+        }
+        return;
+    }
+    if (n == row && n == 32) {
+        for (; rows > 0; rows--, b += ldb_b, out += row) {
+            vst1q_u8_x2(out, vld1q_u8_x2(b));
+        }
+        return;
+    }
     if (n >= 32 && n <= 64 && n != row) {
         for (; rows > 0; rows--, b += ldb_b, out += row) {
             uint8x16x2_t x = vld1q_u8_x2(b), y = vld1q_u8_x2(b + n - 32);
