@@ -55,7 +55,9 @@ static inline __attribute__((always_inline)) epilogue_regs load_epilogue(const i
 }
 
 /* FMAX then FMIN (not FMAXNM/FMINNM): a NaN stays NaN, as the epilogue contract says. */
-static inline float32x4_t clamp(float32x4_t x, const epilogue_regs *e) { return vminq_f32(vmaxq_f32(x, e->lo), e->hi); }
+static inline __attribute__((always_inline)) float32x4_t clamp(float32x4_t x, const epilogue_regs *e) {
+    return vminq_f32(vmaxq_f32(x, e->lo), e->hi);
+}
 
 /*
  * The old C is added only here, after the k loop, so the loop touches no memory but the panels; then the clamp (the
