@@ -66,4 +66,15 @@
         }                                                      \
     } while (0)
 
+/* TILE_STORE of the SVE tiles with fp32 sums that start at the bias (so only the clamp is left): the bounds are
+ * locals lo, hi (SVE vectors cannot live in a struct), loaded only when it clamps, for ISF_TILE_ROWS(steps, acc).
+ * Expand only where arm_sve.h is included. */
+#define ISF_SVE_TILE_STORE_F32(steps, acc)                              \
+    do {                                                                \
+        const int has_clamp = ((steps) & ISF_EPILOGUE_CLAMP) != 0;      \
+        const svfloat32_t lo = svdup_n_f32(has_clamp ? ep->min : 0.0f); \
+        const svfloat32_t hi = svdup_n_f32(has_clamp ? ep->max : 0.0f); \
+        ISF_TILE_ROWS(steps, acc);                                      \
+    } while (0)
+
 #endif

@@ -49,13 +49,6 @@ static inline __attribute__((always_inline)) void store_row(float *c, svbool_t p
 }
 
 #define ACC_STORE(r, steps, acc) store_row(out + (r) * ldc, pg, c##r##0, c##r##1, acc, steps, lo, hi)
-/* The clamp's bounds are locals, loaded only when it clamps. */
-#define TILE_STORE(steps, acc)                                          \
-    do {                                                                \
-        const int has_clamp = ((steps) & ISF_EPILOGUE_CLAMP) != 0;      \
-        const svfloat32_t lo = svdup_n_f32(has_clamp ? ep->min : 0.0f); \
-        const svfloat32_t hi = svdup_n_f32(has_clamp ? ep->max : 0.0f); \
-        ISF_TILE_ROWS(steps, acc);                                      \
-    } while (0)
+#define TILE_STORE(steps, acc) ISF_SVE_TILE_STORE_F32(steps, acc)
 
 #endif

@@ -99,14 +99,7 @@ static inline svfloat32_t bias_lanes_hi(svfloat32_t bias) {
 #define ACC_STORE(i, steps, acc) store_row_pair(out + 2 * (i) * ldc, ldc, pg, c##i##0, c##i##1, acc, steps, lo, hi)
 #define ACC_STORE_HI(i, steps, acc) \
     store_row_pair(out + 2 * (i) * ldc + svcntw(), ldc, pg, c##i##2, c##i##3, acc, steps, lo, hi)
-/* The clamp's bounds are locals, loaded only when it clamps. */
-#define TILE_STORE(steps, acc)                                          \
-    do {                                                                \
-        const int has_clamp = ((steps) & ISF_EPILOGUE_CLAMP) != 0;      \
-        const svfloat32_t lo = svdup_n_f32(has_clamp ? ep->min : 0.0f); \
-        const svfloat32_t hi = svdup_n_f32(has_clamp ? ep->max : 0.0f); \
-        ISF_TILE_ROWS(steps, acc);                                      \
-    } while (0)
+#define TILE_STORE(steps, acc) ISF_SVE_TILE_STORE_F32(steps, acc)
 
 /*
  * Row kernels. A B vector is VL/128 segments of 2 columns x 4 k: as 32-bit lanes, [c0 k0k1, c0 k2k3, c1 k0k1,
