@@ -20,8 +20,9 @@
  * 64-bit lanes of (m0, m1) put B vector 0's columns, then B vector 1's, in order: one full row each. The old C is
  * added after that, then the clamp with the tile's bounds, loaded once per tile (the bias is in the sums already:
  * ACC_STARTS). With no old C the clamp goes first, on the accumulators, which die there: compilers then clamp them
- * in place (after the unzip, clang copied 15 of 16 results with movprfx, half a cycle each on N2's vector pipes). `steps` is a constant at every call, so each combination of steps is straight-line code. FMAX then
- * FMIN, not FMAXNM/FMINNM: a NaN stays NaN, as the epilogue contract says.
+ * in place (after the unzip, clang copied 15 of 16 results with movprfx, half a cycle each on N2's vector pipes).
+ * `steps` is a constant at every call, so each combination of steps is straight-line code. FMAX then FMIN, not
+ * FMAXNM/FMINNM: a NaN stays NaN, as the epilogue contract says.
  */
 static inline __attribute__((always_inline)) void store_row_pair(float *c, size_t ldc, svbool_t pg, svfloat32_t m0,
                                                                  svfloat32_t m1, int accumulate, uint32_t steps,
