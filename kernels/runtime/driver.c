@@ -176,11 +176,12 @@ static row_chunk chunk_of(const isf_kernel *kern, const isf_packed_header *h) {
     return ch;
 }
 
-/* The full kernel and its tail kernels, as they read h's panels: a tail's rows and most only (its blocking is for
- * the tails that will run, start_loop: a blocking costs some hundred instructions, a small plan run some ten
- * thousand). */
-static region_kernels kernels_of(const isf_kernel *kern, const isf_tails *tails, const isf_packed_header *h) {
-    region_kernels rk = {chunk_of(kern, h), {{0}}, 0};
+/* The full kernel with `bl`, its blocking for h, which the caller has computed already, and its tail kernels, as
+ * they read h's panels: a tail's rows and most only (its blocking is for the tails that will run, start_loop: a
+ * blocking costs some hundred instructions, a small plan run some ten thousand). */
+static region_kernels kernels_of(const isf_kernel *kern, const isf_blocking *bl, const isf_tails *tails,
+                                 const isf_packed_header *h) {
+    region_kernels rk = {{kern, *bl, bl->pack.mr, 0}, {{0}}, 0};
     for (size_t t = 0; tails != NULL && t < tails->count; t++) {
         const isf_kernel *tail = tails->kern[t];
         row_chunk ch = {tail, {0}, isf_kernel_mr(tail, (size_t)h->vector_bytes), tail_most(tail, rk.full.rows)};
@@ -457,10 +458,10 @@ static void run_loop(const blocked_loop *l) {
 
 /* The loop's kernels (the trace names the tail kernels that will run) and a scratch tile with defined values in
  * its padding. */
-static blocked_loop start_loop(const isf_kernel *kern, const isf_tails *tails, const isf_packed_header *h,
-                               const isf_region *r, work_buffers *w) {
+static blocked_loop start_loop(const isf_kernel *kern, const isf_blocking *bl, const isf_tails *tails,
+                               const isf_packed_header *h, const isf_region *r, work_buffers *w) {
     isf_trace_ran((size_t)(kern - isf_kernel_table));
-    blocked_loop l = {kernels_of(kern, tails, h), r, h, w};
+    blocked_loop l = {kernels_of(kern, bl, tails, h), r, h, w};
     const row_chunk *last[ISF_MAX_MR];
     for (size_t c = 0, n = last_chunks(&l.rk, r->rows, last); c < n; c++) {
         row_chunk *tail = last[c] == &l.rk.full ? NULL : &l.rk.tail[last[c] - l.rk.tail];
@@ -504,7 +505,7 @@ isf_status isf_run_gemm(const isf_kernel *kern, const isf_tails *tails, size_t k
     if (work == NULL) {
         return ISF_ERR_NO_MEMORY;
     }
-    blocked_loop l = start_loop(kern, tails, &h, r, &w);
+    blocked_loop l = start_loop(kern, &bl, tails, &h, r, &w);
     run_loop(&l);
     free(work);
     return ISF_OK;
@@ -551,7 +552,8 @@ static size_t sum_rows(const region_kernels *rk, size_t rows) {
 
 int isf_region_fits(const isf_kernel *kern, const isf_tails *tails, const isf_packed_header *h, size_t rows,
                     size_t cols) {
-    region_kernels rk = kernels_of(kern, tails, h);
+    isf_blocking full = isf_blocking_of(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
+    region_kernels rk = kernels_of(kern, &full, tails, h);
     const isf_blocking *bl = &rk.full.bl;
     region_sizes s = region_sizes_of(kern, bl, (size_t)h->k);
     size_t acc_rows = sum_rows(&rk, rows);
@@ -570,7 +572,7 @@ void isf_gemm_region(const isf_kernel *kern, const isf_tails *tails, const isf_p
     unsigned char stack[s.a + s.tile + s.acc + PANEL_ALIGN];
     unsigned char *buf = stack + (PANEL_ALIGN - (uintptr_t)stack % PANEL_ALIGN) % PANEL_ALIGN;
     work_buffers w = {buf, NULL, buf + s.a, buf + s.a + s.tile, s.a, s.acc, r->cols, {SIZE_MAX, SIZE_MAX}};
-    blocked_loop l = start_loop(kern, tails, h, r, &w);
+    blocked_loop l = start_loop(kern, &bl, tails, h, r, &w);
     run_loop(&l);
 }
 
