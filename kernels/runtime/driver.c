@@ -69,12 +69,12 @@ isf_blocking isf_blocking_of(const isf_kernel *kern, size_t k, size_t vector_byt
     } else {
         /* One A and one B micro-panel in half of the cores' L1D (isf_l1d_bytes: 64 KiB on Neoverse N1/N2/V1). */
         size_t budget = kern->scalable == ISF_SCALES_WITH_SVL ? STREAMING_KC_BUDGET : isf_l1d_bytes() / 2;
-        size_t kc = budget / (in * (bl.pack.mr + bl.pack.nr));
-        bl.kc = even_kc(k, kc < kr ? kr : kc / kr * kr, kr);
+        size_t kc = div_size(budget, in * (bl.pack.mr + bl.pack.nr));
+        bl.kc = even_kc(k, kc < kr ? kr : div_size(kc, kr) * kr, kr);
     }
     bl.mc = round_up(MC_ROWS, bl.pack.mr);
     /* The depths of k's blocks: every one but the last (Kc; k itself when there is one block), the last. */
-    size_t last = k % bl.kc ? k % bl.kc : bl.kc, most = k > bl.kc ? bl.kc : last;
+    size_t rest = k - div_size(k, bl.kc) * bl.kc, last = rest ? rest : bl.kc, most = k > bl.kc ? bl.kc : last;
     bl.b_depth[0] = most, bl.b_stride[0] = isf_b_panel_stride(&bl.pack, most);
     bl.b_depth[1] = last, bl.b_stride[1] = last == most ? bl.b_stride[0] : isf_b_panel_stride(&bl.pack, last);
     /* Nc: as many B panels (64-byte padded, which counts for a short k) as fill the L2 budget; with an fp32
@@ -82,9 +82,9 @@ isf_blocking isf_blocking_of(const isf_kernel *kern, size_t k, size_t vector_byt
     /* The budget grows with the L1D as Kc does (cores with 64 KiB of L1D have L2s of 1 MiB or so), so Nc keeps its
      * columns, and A (a call packs its rows again for every Nc block) is not packed twice as often. */
     size_t l2_budget = L2_BUDGET / (2 * L1_BUDGET) * isf_l1d_bytes(); /* a second read costs a pthread_once */
-    size_t panels = l2_budget / bl.b_stride[0]; /* Kc deep, or k when k is less (k = 0: Kc, no /0) */
+    size_t panels = div_size(l2_budget, bl.b_stride[0]); /* Kc deep, or k when k is less (k = 0: Kc, no /0) */
     if (bl.out != bl.c_out) {
-        size_t acc_panels = l2_budget / (bl.mc * bl.pack.nr * bl.out);
+        size_t acc_panels = div_size(l2_budget, bl.mc * bl.pack.nr * bl.out);
         panels = acc_panels < panels ? acc_panels : panels;
     }
     bl.nc = (panels ? panels : 1) * bl.pack.nr;
@@ -114,8 +114,8 @@ static inline void narrow_row_f16(uint16_t *d, const float *s, size_t n) {
 static const unsigned char *packed_block(const isf_blocking *bl, const unsigned char *panels, size_t n, size_t pc,
                                          size_t depth, size_t jc) {
     size_t n_panels = blocks_of(n, bl->pack.nr);
-    size_t before = pc / bl->kc * n_panels * bl->b_stride[0];
-    return panels + before + jc / bl->pack.nr * isf_b_stride(bl, depth);
+    size_t before = div_size(pc, bl->kc) * n_panels * bl->b_stride[0];
+    return panels + before + div_size(jc, bl->pack.nr) * isf_b_stride(bl, depth);
 }
 
 /* ---- the blocked loop --------------------------------------------------------------------------------------------- */
@@ -194,7 +194,7 @@ static region_kernels kernels_of(const isf_kernel *kern, const isf_blocking *bl,
  * padded tile last when it takes the rest); returns how many. */
 static size_t last_chunks(const region_kernels *rk, size_t rows, const row_chunk *out[ISF_MAX_MR]) {
     size_t n = 0;
-    for (size_t left = rows % rk->full.rows; left != 0 && n < ISF_MAX_MR; n++) {
+    for (size_t left = rows - div_size(rows, rk->full.rows) * rk->full.rows; left != 0 && n < ISF_MAX_MR; n++) {
         out[n] = next_chunk(rk, left);
         left = out[n] == &rk->full ? 0 : left - min_size(out[n]->rows, left);
     }
@@ -243,11 +243,11 @@ static const unsigned char *a_panel(const row_chunk *ch, const isf_region *r, si
  * chunk, so the same bytes; the grid's column steps (epilogue_across) once per column of tiles. */
 static size_t full_rows(const blocked_loop *l, size_t rows_left, size_t depth, size_t acc_row_bytes) {
     const isf_pack_spec *ps = &l->rk.full.bl.pack;
-    size_t rows = rows_left / ps->mr * ps->mr, left = rows_left - rows;
+    size_t rows = div_size(rows_left, ps->mr) * ps->mr, left = rows_left - rows;
     if (left != 0 && next_chunk(&l->rk, left) == &l->rk.full) {
         rows += left;
     }
-    size_t most = l->w->a_bytes / isf_panel_stride(ps, depth, ps->mr) * ps->mr; /* ≥ MR: isf_region_fits */
+    size_t most = div_size(l->w->a_bytes, isf_panel_stride(ps, depth, ps->mr)) * ps->mr; /* ≥ MR: isf_region_fits */
     if (acc_row_bytes != 0) {
         size_t acc_rows = l->w->acc_bytes / acc_row_bytes;
         most = min_size(most, acc_rows >= rows ? rows : acc_rows / ps->mr * ps->mr);

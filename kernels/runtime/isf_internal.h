@@ -473,8 +473,9 @@ static inline int isf_span_fits(size_t rows, size_t cols, size_t ld, size_t elem
     if (rows == 0 || cols == 0) {
         return 1;
     }
-    size_t max_elems = SIZE_MAX / elem;
-    return cols <= max_elems && (ld == 0 || rows - 1 <= (max_elems - cols) / ld);
+    size_t before_last, span, bytes; /* (rows - 1) · ld + cols elements; by products, not two divisions a call */
+    return !__builtin_mul_overflow(rows - 1, ld, &before_last) && !__builtin_add_overflow(before_last, cols, &span) &&
+           !__builtin_mul_overflow(span, elem, &bytes);
 }
 
 /* FNV-1a (64-bit) over `bytes` from `h` on (ISF_FNV1A64_START to start): the storable formats' checksums. */

@@ -13,7 +13,7 @@
 #include "isf_widen.h"
 
 size_t isf_kernel_blocks(const isf_pack_spec *s, size_t depth) {
-    size_t blocks = (depth + s->kr - 1) / s->kr;
+    size_t blocks = blocks_of(depth, s->kr);
     return s->nibbles ? round_up(blocks, 2) : blocks;
 }
 
@@ -115,7 +115,7 @@ static void b_nibbles(const isf_pack_spec *s, const unsigned char *b, size_t ldb
 void isf_pack_a_panels(const isf_pack_spec *s, const void *a, size_t lda, size_t rows, size_t depth, void *dst) {
     size_t lda_b = lda * s->src_bytes, gb = s->kr * s->in;
     size_t panel_bytes = isf_panel_stride(s, depth, s->mr);
-    size_t blocks = depth / s->kr, used = (depth + s->kr - 1) / s->kr * s->mr * gb;
+    size_t blocks = div_size(depth, s->kr), used = blocks_of(depth, s->kr) * s->mr * gb;
     unsigned char *out = dst;
     for (size_t r0 = 0; r0 < rows; r0 += s->mr, out += panel_bytes) {
         const unsigned char *src = (const unsigned char *)a + r0 * lda_b;
@@ -142,7 +142,7 @@ void isf_pack_b_panels(const isf_pack_spec *s, const void *b, size_t ldb, size_t
         }
         return;
     }
-    size_t blocks = depth / s->kr, used = (depth + s->kr - 1) / s->kr * s->nr * gb;
+    size_t blocks = div_size(depth, s->kr), used = blocks_of(depth, s->kr) * s->nr * gb;
     const unsigned char *src = b;
     unsigned char *out = dst;
     for (size_t c0 = 0; c0 < cols; c0 += s->nr, src += s->nr * s->src_bytes, out += panel_bytes) {

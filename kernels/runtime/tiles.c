@@ -102,7 +102,7 @@ void isf_macro_tile(const isf_kernel *kern, const isf_blocking *bl, isf_c_block 
                    nr * bl->out,
                    nr,
                    bl->bias_bytes};
-    size_t down = rows / mr, across = cols / nr;
+    size_t down = div_size(rows, mr), across = div_size(cols, nr);
     if (down == 1 && across && !(ep->steps & ~(uint32_t)(ISF_EPILOGUE_BIAS | ISF_EPILOGUE_CLAMP))) {
         full_tile_row(&t, across);
     } else if (down && across) {
