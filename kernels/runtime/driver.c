@@ -171,7 +171,7 @@ static const row_chunk *next_chunk(const region_kernels *rk, size_t rows_left) {
 }
 
 static row_chunk chunk_of(const isf_kernel *kern, const isf_packed_header *h) {
-    isf_blocking bl = isf_blocking_of(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
+    isf_blocking bl = isf_region_blocking(kern, h);
     row_chunk ch = {kern, bl, bl.pack.mr, 0};
     return ch;
 }
@@ -550,10 +550,9 @@ static size_t sum_rows(const region_kernels *rk, size_t rows) {
     return most;
 }
 
-int isf_region_fits(const isf_kernel *kern, const isf_tails *tails, const isf_packed_header *h, size_t rows,
-                    size_t cols) {
-    isf_blocking full = isf_blocking_of(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
-    region_kernels rk = kernels_of(kern, &full, tails, h);
+int isf_region_fits(const isf_kernel *kern, const isf_blocking *full, const isf_tails *tails,
+                    const isf_packed_header *h, size_t rows, size_t cols) {
+    region_kernels rk = kernels_of(kern, full, tails, h);
     const isf_blocking *bl = &rk.full.bl;
     region_sizes s = region_sizes_of(kern, bl, (size_t)h->k);
     size_t acc_rows = sum_rows(&rk, rows);
@@ -561,18 +560,18 @@ int isf_region_fits(const isf_kernel *kern, const isf_tails *tails, const isf_pa
            region_acc_bytes(kern, bl, (size_t)h->k, acc_rows, cols) <= s.acc;
 }
 
-void isf_gemm_region(const isf_kernel *kern, const isf_tails *tails, const isf_packed_header *h, const isf_region *r) {
-    isf_blocking bl = isf_blocking_of(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
+void isf_gemm_region(const isf_kernel *kern, const isf_blocking *bl, const isf_tails *tails, const isf_packed_header *h,
+                     const isf_region *r) {
     if (h->k == 0) {
-        isf_epilogue_alone(kern->op, bl.bias_bytes, r);
+        isf_epilogue_alone(kern->op, bl->bias_bytes, r);
         return;
     }
     /* One stack buffer (at most REGION_MOST_BYTES, isf_region_fits): A panels, the scratch tile, the sums. */
-    region_sizes s = region_sizes_of(kern, &bl, (size_t)h->k);
+    region_sizes s = region_sizes_of(kern, bl, (size_t)h->k);
     unsigned char stack[s.a + s.tile + s.acc + PANEL_ALIGN];
     unsigned char *buf = stack + (PANEL_ALIGN - (uintptr_t)stack % PANEL_ALIGN) % PANEL_ALIGN;
     work_buffers w = {buf, NULL, buf + s.a, buf + s.a + s.tile, s.a, s.acc, r->cols, {SIZE_MAX, SIZE_MAX}};
-    blocked_loop l = start_loop(kern, &bl, tails, h, r, &w);
+    blocked_loop l = start_loop(kern, bl, tails, h, r, &w);
     run_loop(&l);
 }
 

@@ -73,13 +73,21 @@ typedef struct {
     size_t count;
 } isf_tails;
 
-/* 1 when isf_gemm_region's stack buffers hold what `kern` needs for regions of up to `rows` rows × `cols` columns,
- * with `tails` (isf_tail_kernels', or NULL) for the rows it would pad; rows = MR holds for any number of rows. */
-int isf_region_fits(const isf_kernel *kern, const isf_tails *tails, const isf_packed_header *h, size_t rows,
-                    size_t cols);
-/* Runs a region of pre-packed B with `kern` (runnable, reading h's layout at this thread's vector length) and, for
- * the rows it would pad, `tails` (isf_tail_kernels', or NULL). Allocates nothing. */
-void isf_gemm_region(const isf_kernel *kern, const isf_tails *tails, const isf_packed_header *h, const isf_region *r);
+/* The blocking of `kern` on h's pre-packed B (its Kc and vector length): what the two below take, computed once by
+ * a run for all its regions. */
+static inline isf_blocking isf_region_blocking(const isf_kernel *kern, const isf_packed_header *h) {
+    return isf_blocking_of(kern, (size_t)h->k, (size_t)h->vector_bytes, (size_t)h->kc);
+}
+/* 1 when isf_gemm_region's stack buffers hold what `kern` (blocked as `bl`, isf_region_blocking's) needs for regions
+ * of up to `rows` rows × `cols` columns, with `tails` (isf_tail_kernels', or NULL) for the rows it would pad; rows =
+ * MR holds for any number of rows. */
+int isf_region_fits(const isf_kernel *kern, const isf_blocking *bl, const isf_tails *tails, const isf_packed_header *h,
+                    size_t rows, size_t cols);
+/* Runs a region of pre-packed B with `kern` (runnable, reading h's layout at this thread's vector length; blocked as
+ * `bl`, isf_region_blocking's) and, for the rows it would pad, `tails` (isf_tail_kernels', or NULL). Allocates
+ * nothing. */
+void isf_gemm_region(const isf_kernel *kern, const isf_blocking *bl, const isf_tails *tails, const isf_packed_header *h,
+                     const isf_region *r);
 /* The kernel for a GEMM of op with n columns: the selection's, or one of its column siblings (same variant, op, MR,
  * KR, scalability and widening; other NR) that pads n to fewer columns by at least the selection's kernel's
  * column_margin (the fewest; the most preferred of equals). A kernel chosen by name stays. */

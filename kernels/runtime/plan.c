@@ -180,7 +180,9 @@ static isf_status build(const isf_kernel *kern, const isf_gemm_desc *d, isf_gemm
         *g = (isf_gemm){.op = d->op, .kern = kern, .h = g->h, .packed = packed, .sizes = g->sizes};
         g->packed_bytes = g->sizes.extent;
         isf_plan_set_tiles(g);
-        st = isf_region_fits(kern, NULL, &g->h, SIZE_MAX, g->tile_cols) ? keep_epilogue(d, g) : ISF_ERR_UNSUPPORTED;
+        isf_blocking bl = isf_region_blocking(kern, &g->h);
+        st =
+            isf_region_fits(kern, &bl, NULL, &g->h, SIZE_MAX, g->tile_cols) ? keep_epilogue(d, g) : ISF_ERR_UNSUPPORTED;
         st = st == ISF_OK && isf_op_quantized(d->op) ? isf_quant_set_epilogue(d, v, g) : st;
     } else if (g != NULL) {
         g->packed = packed;
@@ -226,6 +228,7 @@ size_t isf_gemm_tile_count(const isf_gemm *plan, size_t m) {
 typedef struct {
     const isf_gemm *plan;
     const isf_kernel *kern;
+    isf_blocking bl; /* kern's: once a run */
     isf_tails tails; /* for the rows kern would pad */
     size_t m;
     const unsigned char *a;
@@ -261,7 +264,7 @@ static void run_block(const run_args *r, size_t row, size_t rows, size_t col, si
     isf_region reg =
         region_of(g, a, r->lda, r->c + (row * r->ldc + col) * out, r->ldc, r->accumulate ? ISF_ACCUMULATE : 0u);
     reg.rows = rows, reg.col = col, reg.cols = cols;
-    isf_gemm_region(r->kern, &r->tails, &g->h, &reg);
+    isf_gemm_region(r->kern, &r->bl, &r->tails, &g->h, &reg);
 }
 
 /* Tile t: row block t / column blocks, column block t % column blocks. */
@@ -287,7 +290,8 @@ static isf_status with_kernel(const isf_gemm *plan, size_t m, const void *a, siz
         return st;
     }
     const isf_selection *sel = isf_selection_enter();
-    run_args r = {plan, NULL, {{NULL}, 0}, m, a, lda, c, ldc, (flags & ISF_ACCUMULATE) != 0};
+    run_args r = {.plan = plan, .m = m, .a = a, .lda = lda, .c = c, .ldc = ldc};
+    r.accumulate = (flags & ISF_ACCUMULATE) != 0;
     r.kern = plan->h.k ? isf_packed_reader(&plan->h, sel, plan->kern) : plan->kern;
     if (r.kern != NULL && plan->h.k) {
         r.tails = isf_tail_kernels(r.kern, sel);
@@ -295,6 +299,7 @@ static isf_status with_kernel(const isf_gemm *plan, size_t m, const void *a, siz
     if (r.kern == NULL) {
         st = ISF_ERR_UNSUPPORTED;
     } else {
+        r.bl = isf_region_blocking(r.kern, &plan->h);
         fn(&r, ctx);
     }
     isf_selection_leave(sel);
@@ -325,11 +330,11 @@ isf_status isf_gemm_run_tiles(const isf_gemm *plan, size_t m, const void *a, siz
 static size_t region_width(const run_args *r, size_t rows) {
     const isf_gemm *g = r->plan;
     size_t n = (size_t)g->h.n;
-    if (g->h.k == 0 || isf_region_fits(r->kern, &r->tails, &g->h, rows, n)) {
+    if (g->h.k == 0 || isf_region_fits(r->kern, &r->bl, &r->tails, &g->h, rows, n)) {
         return n;
     }
     size_t width = n / g->tile_cols * g->tile_cols;
-    while (width > g->tile_cols && !isf_region_fits(r->kern, &r->tails, &g->h, rows, width)) {
+    while (width > g->tile_cols && !isf_region_fits(r->kern, &r->bl, &r->tails, &g->h, rows, width)) {
         width -= g->tile_cols;
     }
     return width;

@@ -156,7 +156,8 @@ static isf_status fits_kernel(isf_gemm *g, quant_view q) {
     if (tile_rows != g->tile_rows || tile_cols != g->tile_cols) {
         return ISF_ERR_INVALID_ARG;
     }
-    return isf_region_fits(g->kern, NULL, &g->h, SIZE_MAX, g->tile_cols) ? ISF_OK : ISF_ERR_UNSUPPORTED;
+    isf_blocking bl = isf_region_blocking(g->kern, &g->h);
+    return isf_region_fits(g->kern, &bl, NULL, &g->h, SIZE_MAX, g->tile_cols) ? ISF_OK : ISF_ERR_UNSUPPORTED;
 }
 
 /* The quantized section's scalars against the plan (its sizes already checked by fits_kernel): the padding, the
