@@ -184,7 +184,8 @@ static region_kernels kernels_of(const isf_kernel *kern, const isf_blocking *bl,
     region_kernels rk = {{kern, *bl, bl->pack.mr, 0}, {{0}}, 0};
     for (size_t t = 0; tails != NULL && t < tails->count; t++) {
         const isf_kernel *tail = tails->kern[t];
-        row_chunk ch = {tail, {0}, isf_kernel_mr(tail, (size_t)h->vector_bytes), tail_most(tail, rk.full.rows)};
+        row_chunk ch = {
+            .kern = tail, .rows = isf_kernel_mr(tail, (size_t)h->vector_bytes), .most = tail_most(tail, rk.full.rows)};
         rk.tail[rk.tails++] = ch;
     }
     return rk;

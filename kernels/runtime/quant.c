@@ -88,7 +88,9 @@ static inline int16x8_t round_add_zp(const float *a, float32x4_t vi, int16x8_t v
 /* q[p] for p in [0, count) of a row, with its inv and zp; `nan`: the row holds a NaN (row_range). */
 static void quantize_run(const float *a, size_t count, float inv, int32_t zp, int nan, int8_t *q) {
     size_t p = 0;
-#if defined(__aarch64__)
+#if !defined(__aarch64__)
+    (void)nan; /* quantize_one handles NaN itself */
+#else
     float32x4_t vi = vdupq_n_f32(inv);
     int16x8_t vz = vdupq_n_s16((int16_t)zp);
     for (; !nan && p + 8 <= count; p += 8) {
