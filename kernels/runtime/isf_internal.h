@@ -200,21 +200,15 @@ typedef void (*isf_ukernel_fn)(size_t k_blocks, const void *a, const void *b, vo
 
 /*
  * For a kernel whose k loop loads each step's operands during the step before (by hand: compilers do not pipeline
- * across iterations): its code is scheduled so an in-order core (Cortex-A55) finds those loads spread among the FMAs,
- * where it issues them in the FMAs' shadow, rather than bunched before the next step's first FMA, where it waits.
- * With clang that takes two things. Single loads: llvm-mca-19's Cortex-A55 model holds an ldp of two q registers 6
- * cycles and an ldr 1, so pairing them (clang does by default) costs 4 cycles each (`+disable-ldp` is a tuning
- * feature, not an instruction set one). And a scheduling model, `model`, chosen per kernel by the loop it gives on
- * A55: clang's own Cortex-A55 model bunches the loads at the end of the step (gemm_f32_8x12_neon: 37 modeled cycles
- * for 2 k steps; 31 with neoverse-n1's). Scheduling only: the instructions allowed stay the variant flags', and
- * out-of-order cores run the loops as fast (llvm-mca-19, N1, N2 and V1). GCC 12 has neither; it gets A55's model.
+ * across iterations): its code is scheduled for Cortex-A55's in-order pipeline, which keeps those loads early. With
+ * the generic schedule clang sinks every load back to just before its first FMA, where an in-order core waits for it
+ * (gemm_f32_8x8_neon's loop on A55: 37 modeled cycles for 2 k steps, 25 with this). Scheduling only: the instructions
+ * allowed are the variant's flags', and out-of-order cores run the same loop as fast (llvm-mca-19, N1 and V1).
  */
-#if defined(__aarch64__) && defined(__clang__)
-#define ISF_SCHEDULE_IN_ORDER(model) __attribute__((target("tune=" model ",+disable-ldp")))
-#elif defined(__aarch64__)
-#define ISF_SCHEDULE_IN_ORDER(model) __attribute__((target("tune=cortex-a55")))
+#if defined(__aarch64__)
+#define ISF_SCHEDULE_IN_ORDER __attribute__((target("tune=cortex-a55")))
 #else
-#define ISF_SCHEDULE_IN_ORDER(model)
+#define ISF_SCHEDULE_IN_ORDER
 #endif
 
 typedef struct {

@@ -37,9 +37,7 @@
     COLUMN_FMA(2, x##a0, x##a1, x##b2)
 #define TILE_ROWS(steps, acc) ISF_ROW_STORES_8(ACC_STORE, steps, acc)
 
-/* Neoverse N1's scheduling model spreads this loop's loads best: 31 modeled cycles on A55 for 2 k steps (its own
- * model 37, Cortex-A53's 35). */
-ISF_SCHEDULE_IN_ORDER("neoverse-n1") ISF_UKERNEL(gemm_f32_8x12_neon) {
+ISF_SCHEDULE_IN_ORDER ISF_UKERNEL(gemm_f32_8x12_neon) {
     const float *pa = a;
     const float *pb = b;
     float *out = c;

@@ -38,9 +38,7 @@
     } while (0)
 #define TILE_ROWS(steps, acc) ISF_ROW_STORES_8(ACC_STORE, steps, acc)
 
-/* Cortex-A53's scheduling model spreads this loop's loads best: 23 modeled cycles on A55 for 2 k steps (its own
- * model 25, Neoverse N1's 24). */
-ISF_SCHEDULE_IN_ORDER("cortex-a53") ISF_UKERNEL(gemm_f32_8x8_neon) {
+ISF_SCHEDULE_IN_ORDER ISF_UKERNEL(gemm_f32_8x8_neon) {
     const float *pa = a;
     const float *pb = b;
     float *out = c;
