@@ -61,7 +61,11 @@ int isf_quantize_params(const float *a, size_t k, float *scale, float *inv, int3
     *inv = 255.0f / span;
     float t = lo * *inv; /* in [−255, 0]; NaN only for an infinite lo (inv 0), which gives zp −128 */
     t = t != t ? 0.0f : t;
+#if defined(__aarch64__)
+    int32_t z = -128 - vcvtns_s32_f32(t); /* to nearest, ties to even: one instruction on the row's critical path */
+#else
     int32_t z = -128 - (int32_t)((t + 12582912.0f) - 12582912.0f); /* 1.5·2^23: to nearest, ties to even */
+#endif
     *zp = z < -128 ? -128 : z > 127 ? 127 : z;
     return nan;
 }
