@@ -74,7 +74,7 @@ isf_blocking isf_blocking_of(const isf_kernel *kern, size_t k, size_t vector_byt
     }
     bl.mc = round_up(MC_ROWS, bl.pack.mr);
     /* The depths of k's blocks: every one but the last (Kc; k itself when there is one block), the last. */
-    size_t rest = k - div_size(k, bl.kc) * bl.kc, last = rest ? rest : bl.kc, most = k > bl.kc ? bl.kc : last;
+    size_t rest = rem_size(k, bl.kc), last = rest ? rest : bl.kc, most = k > bl.kc ? bl.kc : last;
     bl.b_depth[0] = most, bl.b_stride[0] = isf_b_panel_stride(&bl.pack, most);
     bl.b_depth[1] = last, bl.b_stride[1] = last == most ? bl.b_stride[0] : isf_b_panel_stride(&bl.pack, last);
     /* Nc: as many B panels (64-byte padded, which counts for a short k) as fill the L2 budget; with an fp32
@@ -195,7 +195,7 @@ static region_kernels kernels_of(const isf_kernel *kern, const isf_blocking *bl,
  * padded tile last when it takes the rest); returns how many. */
 static size_t last_chunks(const region_kernels *rk, size_t rows, const row_chunk *out[ISF_MAX_MR]) {
     size_t n = 0;
-    for (size_t left = rows - div_size(rows, rk->full.rows) * rk->full.rows; left != 0 && n < ISF_MAX_MR; n++) {
+    for (size_t left = rem_size(rows, rk->full.rows); left != 0 && n < ISF_MAX_MR; n++) {
         out[n] = next_chunk(rk, left);
         left = out[n] == &rk->full ? 0 : left - min_size(out[n]->rows, left);
     }
@@ -231,7 +231,7 @@ static const unsigned char *a_panel(const row_chunk *ch, const isf_region *r, si
                                     size_t rows, work_buffers *w) {
     const isf_pack_spec *ps = &ch->bl.pack;
     const unsigned char *a = r->a + (i * r->lda + pc) * ps->src_bytes;
-    if (ps->mr == 1 && ps->kind == ISF_PACK_COPY && depth % (ps->nibbles ? 2 * ps->kr : ps->kr) == 0) {
+    if (ps->mr == 1 && ps->kind == ISF_PACK_COPY && rem_size(depth, ps->nibbles ? 2 * ps->kr : ps->kr) == 0) {
         return a;
     }
     isf_pack_a_panels(ps, a, r->lda, rows, depth, w->a);

@@ -20,6 +20,7 @@ static inline size_t div_size(size_t x, size_t d) {
     __asm__ volatile("" : "+r"(x));
     return x / d;
 }
+static inline size_t rem_size(size_t x, size_t d) { return x - div_size(x, d) * d; }         /* x % d, as div_size */
 static inline size_t round_up(size_t x, size_t to) { return div_size(x + to - 1, to) * to; } /* small x only */
 static inline size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 static inline size_t max_size(size_t a, size_t b) { return a > b ? a : b; }

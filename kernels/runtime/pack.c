@@ -65,7 +65,7 @@ static void a_generic(const isf_pack_spec *s, const unsigned char *a, size_t lda
     if (k0 >= depth) {
         return;
     }
-    if (h < s->mr || (depth - k0) % kr != 0) {
+    if (h < s->mr || rem_size(depth - k0, kr) != 0) {
         memset(out, 0, blocks_of(depth - k0, kr) * s->mr * gb);
     }
     for (; k0 < depth; k0 += kr, out += s->mr * gb) {

@@ -290,8 +290,8 @@ static isf_status with_kernel(const isf_gemm *plan, size_t m, const void *a, siz
         return st;
     }
     const isf_selection *sel = isf_selection_enter();
-    run_args r = {.plan = plan, .m = m, .a = a, .lda = lda, .c = c, .ldc = ldc};
-    r.accumulate = (flags & ISF_ACCUMULATE) != 0;
+    run_args r = {
+        .plan = plan, .m = m, .a = a, .lda = lda, .c = c, .ldc = ldc, .accumulate = (flags & ISF_ACCUMULATE) != 0};
     r.kern = plan->h.k ? isf_packed_reader(&plan->h, sel, plan->kern) : plan->kern;
     if (r.kern != NULL && plan->h.k) {
         r.tails = isf_tail_kernels(r.kern, sel);
