@@ -1,8 +1,10 @@
 /*
- * The body shared by gemm_s8_8x4x8_svei8mm, gemm_s4_8x4x8_svei8mm and their 4-row kernels (gemm_s8_4x4x8_svei8mm,
- * gemm_s4_4x4x8_svei8mm): 8 or 4 rows x 2 vectors, 8 k steps per block, SVE SMMLA. Each kernel owns its k loop
- * (int8 or int4 B loads) and feeds blocks through ISF_MMLA4 (8 rows) or ISF_MMLA2 (4 rows); the accumulators, the
- * bias seeds, the unzip to rows and the epilogue are here. Include only from files compiled with SVE flags.
+ * The body shared by the SVE SMMLA tiles: gemm_s8_8x4x8_svei8mm, gemm_s4_8x4x8_svei8mm and their 4-row kernels
+ * (gemm_s8_4x4x8_svei8mm, gemm_s4_4x4x8_svei8mm): 8 or 4 rows x 2 vectors; the wide ones (gemm_s8_8x8x8_svei8mm,
+ * gemm_s8_4x8x8_svei8mm): 4 vectors, the _WIDE macros. 8 k steps per block. Each kernel owns its k loop (int8 or
+ * int4 B loads) and feeds blocks through ISF_MMLA4 (8 rows) or ISF_MMLA2 (4 rows), and their _WIDE forms; the
+ * accumulators, the bias seeds, the unzip to rows and the epilogue are here. Include only from files compiled with
+ * SVE flags.
  *
  * Segment s (128 bits) of an accumulator m<v> is the 2x2 block (rows 2i, 2i+1; columns 2s, 2s+1 of B vector v)
  * laid out [r0c0 r0c1 r1c0 r1c1]: even 64-bit lanes belong to the even row, odd ones to the odd row. uzp1/uzp2 on
@@ -48,6 +50,14 @@ static inline void store_row_pair(int32_t *c, size_t ldc, svbool_t pg, svint32_t
         seed0 = svreinterpret_s32_s64(svzip1_s64(bias, bias));           \
         seed1 = svreinterpret_s32_s64(svzip2_s64(bias, bias));           \
     }
+/* The wide tiles' seeds of B vectors 2, 3: the bias's second vector, as ISF_BIAS_SEEDS does its first. */
+#define ISF_BIAS_SEEDS_HI                                                        \
+    svint32_t seed2 = zero, seed3 = zero;                                        \
+    if (ep->steps & ISF_EPILOGUE_BIAS) {                                         \
+        svint64_t bias = svreinterpret_s64_s32(svld1_vnum_s32(pg, ep->bias, 1)); \
+        seed2 = svreinterpret_s32_s64(svzip1_s64(bias, bias));                   \
+        seed3 = svreinterpret_s32_s64(svzip2_s64(bias, bias));                   \
+    }
 
 /*
  * ld1rq replicates rows 2i, 2i+1 x 8 k (16 bytes, a<i>) into every segment; a B vector is VL/16 segments of
@@ -81,8 +91,41 @@ static inline void store_row_pair(int32_t *c, size_t ldc, svbool_t pg, svint32_t
 #define ISF_MMLA2(s) \
     ACC_MMLA(s, 0);  \
     ACC_MMLA(s, 1)
+/*
+ * The wide tiles: row pair i's sums in s<i>0 .. s<i>3 (B vectors 0-3; 2 and 3 hold the second fp32 vector of each
+ * row). The kernel declares b2, b3 too.
+ */
+#define ACC_DECL_HI(s, i, v2, v3) svint32_t s##i##2 = (v2), s##i##3 = (v3)
+#define ACC_DECL_WIDE(s, i, v0, v1, v2, v3) \
+    ACC_DECL(s, i, v0, v1);                 \
+    ACC_DECL_HI(s, i, v2, v3)
+#define ISF_ACC_DECL_WIDE(s, v0, v1, v2, v3) \
+    ACC_DECL_WIDE(s, 0, v0, v1, v2, v3);     \
+    ACC_DECL_WIDE(s, 1, v0, v1, v2, v3);     \
+    ACC_DECL_WIDE(s, 2, v0, v1, v2, v3);     \
+    ACC_DECL_WIDE(s, 3, v0, v1, v2, v3)
+#define ISF_ACC_DECL2_WIDE(s, v0, v1, v2, v3) \
+    ACC_DECL_WIDE(s, 0, v0, v1, v2, v3);      \
+    ACC_DECL_WIDE(s, 1, v0, v1, v2, v3)
+#define ACC_MMLA_WIDE(s, i)                  \
+    ACC_MMLA(s, i);                          \
+    s##i##2 = svmmla_s32(s##i##2, a##i, b2); \
+    s##i##3 = svmmla_s32(s##i##3, a##i, b3)
+#define ISF_LOAD_B_WIDE(pb, v)                                                \
+    b0 = svld1_vnum_s8(pg, (pb), (v)), b1 = svld1_vnum_s8(pg, (pb), (v) + 1); \
+    b2 = svld1_vnum_s8(pg, (pb), (v) + 2), b3 = svld1_vnum_s8(pg, (pb), (v) + 3)
+#define ISF_MMLA4_WIDE(s) \
+    ACC_MMLA_WIDE(s, 0);  \
+    ACC_MMLA_WIDE(s, 1);  \
+    ACC_MMLA_WIDE(s, 2);  \
+    ACC_MMLA_WIDE(s, 3)
+#define ISF_MMLA2_WIDE(s) \
+    ACC_MMLA_WIDE(s, 0);  \
+    ACC_MMLA_WIDE(s, 1)
 #define ACC_STORE(i) store_row_pair(out + 2 * (i) * ldc, ldc, pg, c##i##0, c##i##1, accumulate)
 #define ROWS(i) even_row(c##i##0, c##i##1), odd_row(c##i##0, c##i##1)
+#define ACC_STORE_HI(i) store_row_pair(out + 2 * (i) * ldc + svcntw(), ldc, pg, c##i##2, c##i##3, accumulate)
+#define ROWS_HI(i) even_row(c##i##2, c##i##3), odd_row(c##i##2, c##i##3)
 
 /*
  * Set c (the tile's final sums, BIAS in them) of `rows` rows (8 or 4, a literal) through the epilogue into C;
@@ -109,5 +152,32 @@ static inline void store_row_pair(int32_t *c, size_t ldc, svbool_t pg, svint32_t
         ISF_STORE_ROWS_##rows;                                                           \
     } while (0)
 #define ISF_TILE_FINISH ISF_TILE_FINISH_ROWS(8)
+
+/* The wide tiles: each row's second vector (B vectors 2, 3) is slice 1. */
+#define ISF_QUANT_ROWS_HI_8 ROWS_HI(0), ROWS_HI(1), ROWS_HI(2), ROWS_HI(3)
+#define ISF_QUANT_ROWS_HI_4 ROWS_HI(0), ROWS_HI(1), ROWS_HI(0), ROWS_HI(1)
+#define ISF_STORE_ROWS_HI_8 \
+    ACC_STORE_HI(0);        \
+    ACC_STORE_HI(1);        \
+    ACC_STORE_HI(2);        \
+    ACC_STORE_HI(3)
+#define ISF_STORE_ROWS_HI_4 \
+    ACC_STORE_HI(0);        \
+    ACC_STORE_HI(1)
+#define ISF_TILE_FINISH_WIDE(rows)                                                                     \
+    do {                                                                                               \
+        if (isf_sve_quantized(ep->steps)) {                                                            \
+            if (isf_sve_s8_only(ep->steps)) { /* every field read before the first store */            \
+                isf_sve_s8_slices2(ep, rows, c, ldc, ISF_QUANT_ROWS_##rows, ISF_QUANT_ROWS_HI_##rows); \
+                return;                                                                                \
+            }                                                                                          \
+            const isf_epilogue e = *ep; /* read once: C's int8 stores may alias it */                  \
+            isf_sve_quant_slice(&e, rows, 0, c, ldc, accumulate, ISF_QUANT_ROWS_##rows);               \
+            isf_sve_quant_slice(&e, rows, 1, c, ldc, accumulate, ISF_QUANT_ROWS_HI_##rows);            \
+            return;                                                                                    \
+        }                                                                                              \
+        ISF_STORE_ROWS_##rows;                                                                         \
+        ISF_STORE_ROWS_HI_##rows;                                                                      \
+    } while (0)
 
 #endif
