@@ -331,9 +331,9 @@ static void quantize_rows(const isf_region *r, size_t i, size_t rows, size_t k, 
     for (size_t y = 0; y < ISF_MAX_MR; y++) {
         q->scale[y] = 0.0f, q->inv[y] = 1.0f, q->zp[y] = 0, q->offset[y] = 0, q->nan[y] = 0;
     }
+    const float *a = (const float *)(const void *)r->a + i * r->lda;
+    isf_quantize_rows_params(a, r->lda, rows, k, q->scale, q->inv, q->zp, q->nan);
     for (size_t y = 0; y < rows; y++) {
-        const float *a = (const float *)(const void *)r->a + (i + y) * r->lda;
-        q->nan[y] = (unsigned char)isf_quantize_params(a, k, &q->scale[y], &q->inv[y], &q->zp[y]);
         q->offset[y] = -q->zp[y];
     }
 }

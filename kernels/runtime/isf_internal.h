@@ -340,8 +340,11 @@ size_t isf_b_panel_stride(const isf_pack_spec *s, size_t depth);
 /* The k blocks a kernel is called with for `depth` k: whole KR steps, whole pairs of them for nibble panels. */
 size_t isf_kernel_blocks(const isf_pack_spec *s, size_t depth);
 /* gemm_qd8_f32's rows (quant.c): one row's scale, 255/span and zero point (isf_quantize_row's), returning 1 when
- * the row holds a NaN; and the int8 A panel of `rows` fp32 rows quantized with them (nan: each row's return). */
+ * the row holds a NaN; the same for `rows` rows lda floats apart (nan[y]: row y's return); and the int8 A panel of
+ * `rows` fp32 rows quantized with them. */
 int isf_quantize_params(const float *a, size_t k, float *scale, float *inv, int32_t *zp);
+void isf_quantize_rows_params(const float *a, size_t lda, size_t rows, size_t k, float *scale, float *inv, int32_t *zp,
+                              unsigned char *nan);
 void isf_pack_a_quantized(const isf_pack_spec *s, const float *a, size_t lda, size_t rows, size_t depth,
                           const float *inv, const int32_t *zp, const unsigned char *nan, unsigned char *dst);
 void isf_pack_a_panels(const isf_pack_spec *s, const void *a, size_t lda, size_t rows, size_t depth, void *dst);

@@ -14,31 +14,37 @@
 /* round_half_even(x) + zp, clamped to int8; NaN counts as 0 (so gives zp), as fcvtns does. */
 static int8_t quantize_one(float x, int32_t zp) { return isf_requantize(x != x ? 0.0f : x, zp, -128, 127); }
 
-/* The row's least and greatest value with 0 (NaN elements ignored); returns 1 when it holds a NaN. */
-static int row_range(const float *a, size_t k, float *lo, float *hi) {
-    float l = 0.0f, h = 0.0f;
-    size_t p = 0;
 #if defined(__aarch64__)
-    if (k >= 4) {
-        /* fmin/fmax pass a NaN on, so that the bounds say whether there is one at no cost: a row that holds one
-         * (rare) is ranged again by the scalar comparisons, which ignore it. Two pairs of running bounds over 16
-         * values a step: one four-register load per eight min/max, no chain longer than a step's two. */
-        float32x4_t vl = vdupq_n_f32(0.0f), vh = vl, wl = vl, wh = vl;
-        for (; p + 16 <= k; p += 16) {
-            float32x4x4_t x = vld1q_f32_x4(a + p);
-            vl = vminq_f32(vl, vminq_f32(x.val[0], x.val[1])), vh = vmaxq_f32(vh, vmaxq_f32(x.val[0], x.val[1]));
-            wl = vminq_f32(wl, vminq_f32(x.val[2], x.val[3])), wh = vmaxq_f32(wh, vmaxq_f32(x.val[2], x.val[3]));
-        }
-        for (; p + 4 <= k; p += 4) {
-            float32x4_t x = vld1q_f32(a + p);
-            vl = vminq_f32(vl, x), vh = vmaxq_f32(vh, x);
-        }
-        l = vminvq_f32(vminq_f32(vl, wl)), h = vmaxvq_f32(vmaxq_f32(vh, wh));
-        if (l != l || h != h) {
-            l = h = 0.0f, p = 0;
-        }
+/*
+ * The row's least and greatest values with 0 over its whole groups of 4 (k / 4 · 4 values), per lane. fmin/fmax
+ * pass a NaN on, so that the bounds say whether there is one at no cost: a row that holds one (rare) is ranged
+ * again by the scalar comparisons, which ignore it (range_rest). Two pairs of running bounds over 16 values a step:
+ * one four-register load per eight min/max, no chain longer than a step's two.
+ */
+static inline void row_lanes(const float *a, size_t k, float32x4_t *lo, float32x4_t *hi) {
+    float32x4_t vl = vdupq_n_f32(0.0f), vh = vl, wl = vl, wh = vl;
+    size_t p = 0;
+    for (; p + 16 <= k; p += 16) {
+        float32x4x4_t x = vld1q_f32_x4(a + p);
+        vl = vminq_f32(vl, vminq_f32(x.val[0], x.val[1])), vh = vmaxq_f32(vh, vmaxq_f32(x.val[0], x.val[1]));
+        wl = vminq_f32(wl, vminq_f32(x.val[2], x.val[3])), wh = vmaxq_f32(wh, vmaxq_f32(x.val[2], x.val[3]));
     }
+    for (; p + 4 <= k; p += 4) {
+        float32x4_t x = vld1q_f32(a + p);
+        vl = vminq_f32(vl, x), vh = vmaxq_f32(vh, x);
+    }
+    *lo = vminq_f32(vl, wl), *hi = vmaxq_f32(vh, wh);
+}
 #endif
+
+/*
+ * The row's bounds from those of its first p values (l, h: NaN when one of them is), with its values from p on
+ * (NaN elements ignored); returns 1 when the row holds a NaN, whose bounds are then those of the scalar pass.
+ */
+static int range_rest(const float *a, size_t k, size_t p, float l, float h, float *lo, float *hi) {
+    if (l != l || h != h) {
+        l = h = 0.0f, p = 0;
+    }
     int nan = 0;
     for (; p < k; p++) {
         l = a[p] < l ? a[p] : l;
@@ -49,25 +55,86 @@ static int row_range(const float *a, size_t k, float *lo, float *hi) {
     return nan;
 }
 
-/* The row's scale, 255/span and zero point (isaforge.h). */
+/* The row's least and greatest value with 0 (NaN elements ignored); returns 1 when it holds a NaN. */
+static int row_range(const float *a, size_t k, float *lo, float *hi) {
+#if defined(__aarch64__)
+    float32x4_t vl, vh;
+    row_lanes(a, k, &vl, &vh);
+    return range_rest(a, k, k / 4 * 4, vminvq_f32(vl), vmaxvq_f32(vh), lo, hi);
+#else
+    return range_rest(a, k, 0, 0.0f, 0.0f, lo, hi);
+#endif
+}
+
+/*
+ * Rows' scale, 255/span and zero point (isaforge.h) from their bounds, `rows` ≤ 4 of them: on AArch64 four rows in
+ * each vector instruction (a division is 7 to 10 cycles a row on the scalar pipes of N1, V1 and A55, and one vector
+ * FDIV does four rows in as many), IEEE operations lane by lane, so the same bits as the scalar steps.
+ */
+static void params_of_ranges(size_t rows, const float *lo, const float *hi, float *scale, float *inv, int32_t *zp) {
+#if defined(__aarch64__)
+    float l4[4] = {0}, h4[4] = {0}, s4[4], i4[4];
+    int32_t z4[4];
+    memcpy(l4, lo, rows * sizeof *lo), memcpy(h4, hi, rows * sizeof *hi);
+    float32x4_t l = vld1q_f32(l4), span = vsubq_f32(vld1q_f32(h4), l);
+    /* Below 255·FLT_MIN the scale would be subnormal (0 to AArch32's NEON), and below 255/FLT_MAX, 255/span would
+     * overflow: such a row, all but zero, is quantized as a zero row (isaforge.h). */
+    span = vbslq_f32(vcltq_f32(span, vdupq_n_f32(0x1.fep-119f)), vdupq_n_f32(255.0f), span);
+    float32x4_t vi = vdivq_f32(vdupq_n_f32(255.0f), span);
+    vst1q_f32(s4, vdivq_f32(span, vdupq_n_f32(255.0f)));
+    vst1q_f32(i4, vi);
+    /* t = lo · inv in [−255, 0]; NaN only for an infinite lo (inv 0), which fcvtns makes 0 (zp −128). fcvtns: to
+     * nearest, ties to even, whatever FPCR says. */
+    int32x4_t z = vsubq_s32(vdupq_n_s32(-128), vcvtnq_s32_f32(vmulq_f32(l, vi)));
+    vst1q_s32(z4, vmaxq_s32(vminq_s32(z, vdupq_n_s32(127)), vdupq_n_s32(-128)));
+    memcpy(scale, s4, rows * sizeof *scale), memcpy(inv, i4, rows * sizeof *inv), memcpy(zp, z4, rows * sizeof *zp);
+#else
+    for (size_t y = 0; y < rows; y++) {
+        float span = hi[y] - lo[y];
+        span = span < 0x1.fep-119f ? 255.0f : span; /* as the vector path says */
+        scale[y] = span / 255.0f;
+        inv[y] = 255.0f / span;
+        float t = lo[y] * inv[y];
+        t = t != t ? 0.0f : t;
+        int32_t z = -128 - (int32_t)((t + 12582912.0f) - 12582912.0f); /* 1.5·2^23: to nearest, ties to even */
+        zp[y] = z < -128 ? -128 : z > 127 ? 127 : z;
+    }
+#endif
+}
+
+/* The row's scale, 255/span and zero point (isaforge.h); returns 1 when it holds a NaN. */
 int isf_quantize_params(const float *a, size_t k, float *scale, float *inv, int32_t *zp) {
     float lo, hi;
     int nan = row_range(a, k, &lo, &hi);
-    float span = hi - lo;
-    /* Below 255·FLT_MIN the scale would be subnormal (0 to AArch32's NEON), and below 255/FLT_MAX, 255/span would
-     * overflow: such a row, all but zero, is quantized as a zero row (isaforge.h). */
-    span = span < 0x1.fep-119f ? 255.0f : span;
-    *scale = span / 255.0f;
-    *inv = 255.0f / span;
-    float t = lo * *inv; /* in [−255, 0]; NaN only for an infinite lo (inv 0), which gives zp −128 */
-    t = t != t ? 0.0f : t;
-#if defined(__aarch64__)
-    int32_t z = -128 - vcvtns_s32_f32(t); /* to nearest, ties to even: one instruction on the row's critical path */
-#else
-    int32_t z = -128 - (int32_t)((t + 12582912.0f) - 12582912.0f); /* 1.5·2^23: to nearest, ties to even */
-#endif
-    *zp = z < -128 ? -128 : z > 127 ? 127 : z;
+    params_of_ranges(1, &lo, &hi, scale, inv, zp);
     return nan;
+}
+
+/*
+ * isf_quantize_params of `rows` rows lda floats apart: on AArch64 four rows' lanes reduced together (three FMINP and
+ * three FMAXP where FMINV and FMAXV would take four each) and their parameters computed together.
+ */
+void isf_quantize_rows_params(const float *a, size_t lda, size_t rows, size_t k, float *scale, float *inv, int32_t *zp,
+                              unsigned char *nan) {
+    size_t y = 0;
+#if defined(__aarch64__)
+    for (; y + 4 <= rows; y += 4) {
+        float32x4_t vl[4], vh[4];
+        float lo[4], hi[4];
+        for (int i = 0; i < 4; i++) {
+            row_lanes(a + (y + i) * lda, k, &vl[i], &vh[i]);
+        }
+        vst1q_f32(lo, vpminq_f32(vpminq_f32(vl[0], vl[1]), vpminq_f32(vl[2], vl[3])));
+        vst1q_f32(hi, vpmaxq_f32(vpmaxq_f32(vh[0], vh[1]), vpmaxq_f32(vh[2], vh[3])));
+        for (int i = 0; i < 4; i++) {
+            nan[y + i] = (unsigned char)range_rest(a + (y + i) * lda, k, k / 4 * 4, lo[i], hi[i], &lo[i], &hi[i]);
+        }
+        params_of_ranges(4, lo, hi, scale + y, inv + y, zp + y);
+    }
+#endif
+    for (; y < rows; y++) {
+        nan[y] = (unsigned char)isf_quantize_params(a + y * lda, k, &scale[y], &inv[y], &zp[y]);
+    }
 }
 
 #if defined(__aarch64__)
