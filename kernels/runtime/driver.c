@@ -327,8 +327,8 @@ typedef struct {
     unsigned char nan[ISF_MAX_MR]; /* the row holds a NaN */
 } row_quant;
 
-static void quantize_rows(const isf_region *r, size_t i, size_t rows, size_t k, row_quant *q) {
-    for (size_t y = 0; y < ISF_MAX_MR; y++) {
+static void quantize_rows(const isf_region *r, size_t i, size_t rows, size_t mr, size_t k, row_quant *q) {
+    for (size_t y = rows; y < mr; y++) { /* the tile's padding rows */
         q->scale[y] = 0.0f, q->inv[y] = 1.0f, q->zp[y] = 0, q->offset[y] = 0, q->nan[y] = 0;
     }
     const float *a = (const float *)(const void *)r->a + i * r->lda;
@@ -359,36 +359,42 @@ static void quantized(const blocked_loop *l, size_t jc, size_t cols) {
     const isf_region *r = l->r;
     size_t k = (size_t)l->h->k;
     int dynamic = isf_op_dynamic(l->rk.full.kern->op);
-    isf_epilogue block_ep = block_epilogue(l, jc);
+    /* One epilogue for every chunk (its row arrays are q's, refilled per chunk): copied only to add PARTIAL. */
+    row_quant q;
+    isf_epilogue ep = block_epilogue(l, jc);
+    if (dynamic) {
+        ep.row_offset = q.offset, ep.row_scale = q.scale;
+    }
     for (size_t i = 0, rows; i < r->rows; i += rows) {
         const row_chunk *ch = next_chunk(&l->rk, r->rows - i);
         rows = min_size(ch->rows, r->rows - i);
-        row_quant q;
-        isf_epilogue ep = block_ep;
         if (dynamic) {
-            quantize_rows(r, i, rows, k, &q);
-            ep.row_offset = q.offset, ep.row_scale = q.scale;
+            quantize_rows(r, i, rows, ch->rows, k, &q);
         }
-        isf_blocking sums = ch->bl;
-        sums.out = sizeof(int32_t);
         size_t width = round_up(cols, ch->bl.pack.nr);
         for (size_t pc = 0, depth; pc < k; pc += depth) {
             depth = min_size(ch->bl.kc, k - pc);
             const unsigned char *bp = b_block(l, pc, depth, jc, cols);
             const unsigned char *ap = quantized_a(l, ch, dynamic ? &q : NULL, i, pc, depth, rows);
             if (pc + depth < k) {
+                isf_blocking sums = ch->bl;
+                sums.out = sizeof(int32_t);
                 isf_c_block acc = {l->w->acc, width};
                 isf_macro_tile(ch->kern, &sums, acc, ch->rows, width, depth, pc > 0, &isf_no_epilogue, ap, bp,
                                l->w->tile);
                 continue;
             }
-            isf_epilogue last = ep;
+            isf_epilogue with_partial;
+            const isf_epilogue *last = &ep;
             if (pc > 0) {
-                last.steps |= ISF_EPILOGUE_PARTIAL;
-                last.partial = (const int32_t *)(const void *)l->w->acc, last.partial_ld = (uint32_t)width;
+                with_partial = ep;
+                with_partial.steps |= ISF_EPILOGUE_PARTIAL;
+                with_partial.partial = (const int32_t *)(const void *)l->w->acc;
+                with_partial.partial_ld = (uint32_t)width;
+                last = &with_partial;
             }
             isf_c_block dst = {r->c + (i * r->ldc + jc) * ch->bl.out, r->ldc};
-            isf_macro_tile(ch->kern, &ch->bl, dst, rows, cols, depth, 0, &last, ap, bp, l->w->tile);
+            isf_macro_tile(ch->kern, &ch->bl, dst, rows, cols, depth, 0, last, ap, bp, l->w->tile);
         }
     }
 }
@@ -421,7 +427,7 @@ static void blockwise(const blocked_loop *l, size_t jc, size_t cols) {
         const row_chunk *ch = next_chunk(&l->rk, r->rows - i);
         rows = min_size(ch->rows, r->rows - i);
         row_quant q;
-        quantize_rows(r, i, rows, k, &q);
+        quantize_rows(r, i, rows, ch->rows, k, &q);
         isf_epilogue ep = {.steps = ISF_EPILOGUE_ROW_OFFSET | ISF_EPILOGUE_TO_F32 | ISF_EPILOGUE_ROW_SCALE,
                            .row_offset = q.offset,
                            .row_scale = q.scale};
