@@ -1,9 +1,9 @@
 /* What the AArch64 int8 assembly kernels share, for assembly only: the epilogue offsets and step bits, the saving
  * and restoring of d8-d15, the starts from C or the partial sums, and the quantized outputs' steps, written once
- * for every tile (the 8x12x4 dotprod tile of isf_s8_8x12x4.h, gemm_s8_8x8x8_i8mm.S's 8x8 one). Included from the
- * source root ("kernels/aarch64/isf_epilogue_a64.h"), so the .inst-encoded copy of a kernel (in the build
- * directory) finds it; baseline Advanced SIMD only, so nothing here needs the .inst encoder, which rewrites the
- * kernel file alone.
+ * for every tile (the 8x12x4 dotprod tile of isf_s8_8x12x4.h, the 8x8 row-order one of isf_rows_8x8_a64.h).
+ * Included from the source root ("kernels/aarch64/isf_epilogue_a64.h"), so the .inst-encoded copy of a kernel (in
+ * the build directory) finds it; baseline Advanced SIMD only, so nothing here needs the .inst encoder, which
+ * rewrites the kernel file alone.
  *
  * Register contract: x0 k_blocks, x3 C, x4 ldc in bytes, x6 the epilogue, w10 its steps; x9, x11 (x12 in open_s8)
  * scratch.

@@ -25,12 +25,10 @@
  * separate into four rows: no unzip of the int32 blocks. Otherwise .Lrows first un-interleaves the blocks into
  * rows (uzp1/uzp2, as the store does): row i in v(16 + 2i), v(17 + 2i), rows 4-7 first so that no block is
  * overwritten before it is read. The steps are then kernels/aarch64/isf_epilogue_a64.h's `quantize`, shared with
- * the 8x12x4 dotprod kernels, on the tile the macros below describe: column vectors in v0, v1, row values in v2,
- * v3 (lane i & 3 of v2 for rows 0-3, of v3 for 4-7), each loaded once per tile; in TO_S8 two rows share a vector,
- * one 8-byte store each.
+ * the dotprod kernels, on the row-order tile of kernels/aarch64/isf_rows_8x8_a64.h (gemm_s8_8x8x4_dotprod's too).
  */
 
-#include "kernels/aarch64/isf_epilogue_a64.h" /* from the source root: also from the .inst-encoded copy */
+#include "kernels/aarch64/isf_rows_8x8_a64.h" /* from the source root: also from the .inst-encoded copy */
 
 /* Four rows from memory \stride bytes apart into the blocks \b0-\b3 (C on accumulate, the partial sums for
  * PARTIAL); v0-v3 are scratch. */
@@ -49,17 +47,6 @@
 	load_blocks	\src, \stride, 12, 13, 14, 15
 	load_blocks	\src, \stride, 16, 17, 18, 19
 	load_blocks	\src, \stride, 20, 21, 22, 23
-	.endm
-
-/* One step on all 16 row vectors: with \v, acc = acc op \v. */
-	.macro	each op, v
-	over	\op, \v, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
-	.endm
-
-/* acc = acc op column vector, on all 16 row vectors (the columns' values in v0, v1). */
-	.macro	by_column op
-	over	\op, v0, 16, 18, 20, 22, 24, 26, 28, 30
-	over	\op, v1, 17, 19, 21, 23, 25, 27, 29, 31
 	.endm
 
 /* The blocks \b0-\b3 of rows 2p, 2p+1 to the rows: \r0, \r1 row 2p (columns 0-3, 4-7), \r2, \r3 row 2p+1. */
@@ -83,56 +70,6 @@
 	store_pair	12, 13, 14, 15
 	store_pair	16, 17, 18, 19
 	store_pair	20, 21, 22, 23
-	.endm
-
-/* The 8 column values at the epilogue's \field into v0, v1. */
-	.macro	columns field
-	load_field	\field, v0.4s, v1.4s
-	.endm
-
-/* The 8 row values at the epilogue's \field into v2, v3. */
-	.macro	rows field
-	load_field	\field, v2.4s, v3.4s
-	.endm
-
-/* `row \op` on each row (\a, \b) with its lane of v2, v3. */
-	.macro	by_row op
-	row	\op, v2, 0, 16, 17
-	row	\op, v2, 1, 18, 19
-	row	\op, v2, 2, 20, 21
-	row	\op, v2, 3, 22, 23
-	row	\op, v3, 0, 24, 25
-	row	\op, v3, 1, 26, 27
-	row	\op, v3, 2, 28, 29
-	row	\op, v3, 3, 30, 31
-	.endm
-
-/* The fp32 rows to C. */
-	.macro	store_f32
-.Lstore_f32:
-	st1	{v16.4s, v17.4s}, [x3], x4
-	st1	{v18.4s, v19.4s}, [x3], x4
-	st1	{v20.4s, v21.4s}, [x3], x4
-	st1	{v22.4s, v23.4s}, [x3], x4
-	st1	{v24.4s, v25.4s}, [x3], x4
-	st1	{v26.4s, v27.4s}, [x3], x4
-	st1	{v28.4s, v29.4s}, [x3], x4
-	st1	{v30.4s, v31.4s}, [x3], x4
-	b	.Lreturn
-	.endm
-
-/* Two TO_S8 rows (\a, \b), (\c, \d), stored at x3 a row apart. */
-	.macro	rows_s8 clamp, a, b, c, d
-	narrow_s8	\clamp, \a, \b, \c, \d
-	st1	{v1.d}[0], [x3], x4
-	st1	{v1.d}[1], [x3], x4
-	.endm
-
-	.macro	store_s8 clamp
-	rows_s8	\clamp, 16, 17, 18, 19
-	rows_s8	\clamp, 20, 21, 22, 23
-	rows_s8	\clamp, 24, 25, 26, 27
-	rows_s8	\clamp, 28, 29, 30, 31
 	.endm
 
 /* TO_S8 without ROW_OFFSET, on the blocks: the blocks \b0-\b3 of one row pair (fcvtns's int32) to the 16 bytes
