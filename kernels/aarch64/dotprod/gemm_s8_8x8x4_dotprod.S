@@ -7,7 +7,7 @@
  *
  * Per block A is 32 bytes (rows 0-3, rows 4-7: one row's 4 k values per 32-bit lane) and B 32 bytes (columns 0-3,
  * 4-7: one column's 4 k values per lane). c(r, 4j..4j+3) lives in v(16 + 2r + j): v16-v31, the row order of
- * kernels/aarch64/isf_rows_8x8_a64.h, so the int32 store, the starts from C or the partial rows and every
+ * isf_s8_8x8x4.h (and kernels/aarch64/isf_rows_8x8_a64.h), so the int32 store, the starts from C or the partial rows and every
  * quantized step are a row's two registers at a time. accumulate = 1 starts them from C, BIAS from the bias row
  * (from C + bias with accumulate = 1; int32 addition wraps modulo 2^32, so adding it first gives the contract's
  * bits), PARTIAL from the partial rows, as gemm_s8_8x12x4_dotprod's.
@@ -18,24 +18,7 @@
  * odd enters at E with set 0 loaded, even at O with set 1; the loop runs k_blocks / 2 times.
  */
 
-#include "kernels/aarch64/isf_rows_8x8_a64.h" /* from the source root: also from the .inst-encoded copy */
-
-/* The 8 rows of the tile from memory \stride bytes apart (C on accumulate, the partial sums for PARTIAL). */
-	.macro	load_tile src, stride
-	ld1	{v16.4s, v17.4s}, [\src], \stride
-	ld1	{v18.4s, v19.4s}, [\src], \stride
-	ld1	{v20.4s, v21.4s}, [\src], \stride
-	ld1	{v22.4s, v23.4s}, [\src], \stride
-	ld1	{v24.4s, v25.4s}, [\src], \stride
-	ld1	{v26.4s, v27.4s}, [\src], \stride
-	ld1	{v28.4s, v29.4s}, [\src], \stride
-	ld1	{v30.4s, v31.4s}, [\src], \stride
-	.endm
-
-/* The int32 tile to C: the sums are in row order. */
-	.macro	store_s32
-	store_rows
-	.endm
+#include "kernels/aarch64/dotprod/isf_s8_8x8x4.h" /* from the source root: also from the .inst-encoded copy */
 
 	.text
 	.p2align	4
@@ -136,9 +119,7 @@ isf_ukernel_gemm_s8_8x8x4_dotprod:
 	sdot	v29.4s, v3.16b, v1.4b[2]
 	sdot	v31.4s, v3.16b, v1.4b[3]
 	// the tile's int32 sums are done: a quantized output converts them first
-	tile_store
-.Lquantized:
-	quantize	.Lstore_f32
+	tile_epilogue
 	// k_blocks even: the first block goes into the second register set, enter at O
 .Leven:
 	ld1	{v4.16b, v5.16b}, [x1], #32

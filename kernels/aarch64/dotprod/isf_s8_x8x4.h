@@ -1,7 +1,8 @@
-/* What the AArch64 8-column dotprod tails share (gemm_s8_4x8x4_dotprod, gemm_s8_1x8x4_dotprod: the last rows of
- * gemm_s8_8x8x4_dotprod's tiles, on its B panels: per block 32 bytes, column j's 4 k values in 32-bit lane j % 4 of
- * vector j / 4): the accumulator sets and the store of a row's 8 int32 sums, int32 C a row at a time, the quantized
- * outputs through isf_quant_neon.h's isf_qn_store_rows, out of line. */
+/* What the AArch64 8-column dotprod tails share (gemm_s8_4x8x4_dotprod, gemm_s8_1x8x4_dotprod on
+ * gemm_s8_8x8x4_dotprod's B panels, per block 32 bytes, column j's 4 k values in 32-bit lane j % 4 of vector j / 4;
+ * gemm_s4_4x8x4_dotprod, gemm_s4_1x8x4_dotprod on gemm_s4_8x8x4_dotprod's int4 ones): the accumulator sets and the
+ * store of a row's 8 int32 sums, int32 C a row at a time, the quantized outputs through isf_quant_neon.h's
+ * isf_qn_store_rows, out of line. */
 #ifndef ISAFORGE_S8_X8X4_H
 #define ISAFORGE_S8_X8X4_H
 
