@@ -51,14 +51,5 @@ ISF_UKERNEL(gemm_s4_4x8x4_dotprod) {
     SHR4(1);
     SHR4(2);
     SHR4(3);
-    if (__builtin_expect((ep->steps & ISF_EPILOGUE_QUANTIZED) != 0, 0)) {
-        const int32x4_t r[8] = {c00, c01, c10, c11, c20, c21, c30, c31};
-        isf_x8_quantized(ep, c, ldc, 4, r);
-        return;
-    }
-    int32_t *out = c;
-    isf_x8_store_s32(ep, out, accumulate, c00, c01);
-    isf_x8_store_s32(ep, out + ldc, accumulate, c10, c11);
-    isf_x8_store_s32(ep, out + 2 * ldc, accumulate, c20, c21);
-    isf_x8_store_s32(ep, out + 3 * ldc, accumulate, c30, c31);
+    ISF_4X8_STORE();
 }

@@ -20,6 +20,47 @@
 
 #include "kernels/aarch64/dotprod/isf_s8_8x8x4.h" /* from the source root: also from the .inst-encoded copy */
 
+/* One block's 16 sdot on register set 0 (A v0, v1; B v2, v3) or set 1 (A v4, v5; B v6, v7): column group j's
+ * B vector against each row's lane, into v(16 + 2r + j). Literal registers, no macro arguments: the .inst encoder of
+ * old assemblers reads none. */
+	.macro	block_set0
+	sdot	v16.4s, v2.16b, v0.4b[0]
+	sdot	v18.4s, v2.16b, v0.4b[1]
+	sdot	v20.4s, v2.16b, v0.4b[2]
+	sdot	v22.4s, v2.16b, v0.4b[3]
+	sdot	v24.4s, v2.16b, v1.4b[0]
+	sdot	v26.4s, v2.16b, v1.4b[1]
+	sdot	v28.4s, v2.16b, v1.4b[2]
+	sdot	v30.4s, v2.16b, v1.4b[3]
+	sdot	v17.4s, v3.16b, v0.4b[0]
+	sdot	v19.4s, v3.16b, v0.4b[1]
+	sdot	v21.4s, v3.16b, v0.4b[2]
+	sdot	v23.4s, v3.16b, v0.4b[3]
+	sdot	v25.4s, v3.16b, v1.4b[0]
+	sdot	v27.4s, v3.16b, v1.4b[1]
+	sdot	v29.4s, v3.16b, v1.4b[2]
+	sdot	v31.4s, v3.16b, v1.4b[3]
+	.endm
+
+	.macro	block_set1
+	sdot	v16.4s, v6.16b, v4.4b[0]
+	sdot	v18.4s, v6.16b, v4.4b[1]
+	sdot	v20.4s, v6.16b, v4.4b[2]
+	sdot	v22.4s, v6.16b, v4.4b[3]
+	sdot	v24.4s, v6.16b, v5.4b[0]
+	sdot	v26.4s, v6.16b, v5.4b[1]
+	sdot	v28.4s, v6.16b, v5.4b[2]
+	sdot	v30.4s, v6.16b, v5.4b[3]
+	sdot	v17.4s, v7.16b, v4.4b[0]
+	sdot	v19.4s, v7.16b, v4.4b[1]
+	sdot	v21.4s, v7.16b, v4.4b[2]
+	sdot	v23.4s, v7.16b, v4.4b[3]
+	sdot	v25.4s, v7.16b, v5.4b[0]
+	sdot	v27.4s, v7.16b, v5.4b[1]
+	sdot	v29.4s, v7.16b, v5.4b[2]
+	sdot	v31.4s, v7.16b, v5.4b[3]
+	.endm
+
 	.text
 	.p2align	4
 	.globl	isf_ukernel_gemm_s8_8x8x4_dotprod
@@ -62,62 +103,17 @@ isf_ukernel_gemm_s8_8x8x4_dotprod:
 .Lloop:
 	ld1	{v4.16b, v5.16b}, [x1], #32
 	ld1	{v6.16b, v7.16b}, [x2], #32
-	sdot	v16.4s, v2.16b, v0.4b[0]
-	sdot	v18.4s, v2.16b, v0.4b[1]
-	sdot	v20.4s, v2.16b, v0.4b[2]
-	sdot	v22.4s, v2.16b, v0.4b[3]
-	sdot	v24.4s, v2.16b, v1.4b[0]
-	sdot	v26.4s, v2.16b, v1.4b[1]
-	sdot	v28.4s, v2.16b, v1.4b[2]
-	sdot	v30.4s, v2.16b, v1.4b[3]
-	sdot	v17.4s, v3.16b, v0.4b[0]
-	sdot	v19.4s, v3.16b, v0.4b[1]
-	sdot	v21.4s, v3.16b, v0.4b[2]
-	sdot	v23.4s, v3.16b, v0.4b[3]
-	sdot	v25.4s, v3.16b, v1.4b[0]
-	sdot	v27.4s, v3.16b, v1.4b[1]
-	sdot	v29.4s, v3.16b, v1.4b[2]
-	sdot	v31.4s, v3.16b, v1.4b[3]
+	block_set0
 	// O: the same with the second register set
 .Lmid:
 	ld1	{v0.16b, v1.16b}, [x1], #32
 	ld1	{v2.16b, v3.16b}, [x2], #32
-	sdot	v16.4s, v6.16b, v4.4b[0]
-	sdot	v18.4s, v6.16b, v4.4b[1]
-	sdot	v20.4s, v6.16b, v4.4b[2]
-	sdot	v22.4s, v6.16b, v4.4b[3]
-	sdot	v24.4s, v6.16b, v5.4b[0]
-	sdot	v26.4s, v6.16b, v5.4b[1]
-	sdot	v28.4s, v6.16b, v5.4b[2]
-	sdot	v30.4s, v6.16b, v5.4b[3]
-	sdot	v17.4s, v7.16b, v4.4b[0]
-	sdot	v19.4s, v7.16b, v4.4b[1]
-	sdot	v21.4s, v7.16b, v4.4b[2]
-	sdot	v23.4s, v7.16b, v4.4b[3]
-	sdot	v25.4s, v7.16b, v5.4b[0]
-	sdot	v27.4s, v7.16b, v5.4b[1]
-	sdot	v29.4s, v7.16b, v5.4b[2]
-	sdot	v31.4s, v7.16b, v5.4b[3]
+	block_set1
 	subs	x0, x0, #1
 	b.ne	.Lloop
 	// last block: compute only, nothing past the panels is read
 .Lfinal:
-	sdot	v16.4s, v2.16b, v0.4b[0]
-	sdot	v18.4s, v2.16b, v0.4b[1]
-	sdot	v20.4s, v2.16b, v0.4b[2]
-	sdot	v22.4s, v2.16b, v0.4b[3]
-	sdot	v24.4s, v2.16b, v1.4b[0]
-	sdot	v26.4s, v2.16b, v1.4b[1]
-	sdot	v28.4s, v2.16b, v1.4b[2]
-	sdot	v30.4s, v2.16b, v1.4b[3]
-	sdot	v17.4s, v3.16b, v0.4b[0]
-	sdot	v19.4s, v3.16b, v0.4b[1]
-	sdot	v21.4s, v3.16b, v0.4b[2]
-	sdot	v23.4s, v3.16b, v0.4b[3]
-	sdot	v25.4s, v3.16b, v1.4b[0]
-	sdot	v27.4s, v3.16b, v1.4b[1]
-	sdot	v29.4s, v3.16b, v1.4b[2]
-	sdot	v31.4s, v3.16b, v1.4b[3]
+	block_set0
 	// the tile's int32 sums are done: a quantized output converts them first
 	tile_epilogue
 	// k_blocks even: the first block goes into the second register set, enter at O

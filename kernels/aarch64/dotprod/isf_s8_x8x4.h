@@ -44,4 +44,20 @@ static __attribute__((noinline, unused)) void isf_x8_quantized(const isf_epilogu
     isf_qn_store_rows(ep, c, ldc, rows, 2, r);
 }
 
+/* The 4x8 tile of gemm_s8_4x8x4_dotprod and gemm_s4_4x8x4_dotprod (row r's true sums in c<r>0, c<r>1) through the
+ * epilogue into C; returns from the kernel. */
+#define ISF_4X8_STORE()                                                       \
+    do {                                                                      \
+        if (__builtin_expect((ep->steps & ISF_EPILOGUE_QUANTIZED) != 0, 0)) { \
+            const int32x4_t r_[8] = {c00, c01, c10, c11, c20, c21, c30, c31}; \
+            isf_x8_quantized(ep, c, ldc, 4, r_);                              \
+            return;                                                           \
+        }                                                                     \
+        int32_t *out_ = c;                                                    \
+        isf_x8_store_s32(ep, out_, accumulate, c00, c01);                     \
+        isf_x8_store_s32(ep, out_ + ldc, accumulate, c10, c11);               \
+        isf_x8_store_s32(ep, out_ + 2 * ldc, accumulate, c20, c21);           \
+        isf_x8_store_s32(ep, out_ + 3 * ldc, accumulate, c30, c31);           \
+    } while (0)
+
 #endif

@@ -33,16 +33,7 @@ ISF_UKERNEL(gemm_s4_4x8x8_svei8mm) {
     ISF_ACC_DECL2_WIDE(d, zero, zero, zero, zero);
 
     for (size_t kp = k_blocks / 2; kp > 0; kp--) {
-        const svint8_t v0 = svld1_s8(pg, pb), v1 = svld1_vnum_s8(pg, pb, 1);
-        const svint8_t v2 = svld1_vnum_s8(pg, pb, 2), v3 = svld1_vnum_s8(pg, pb, 3);
-        ISF_LOAD_A2(pa);
-        b0 = svlsl_n_s8_x(pg, v0, 4), b1 = svlsl_n_s8_x(pg, v1, 4);
-        b2 = svlsl_n_s8_x(pg, v2, 4), b3 = svlsl_n_s8_x(pg, v3, 4);
-        ISF_MMLA2_WIDE(c);
-        ISF_LOAD_A2(pa + 32);
-        b0 = svand_n_s8_x(pg, v0, (int8_t)0xF0), b1 = svand_n_s8_x(pg, v1, (int8_t)0xF0);
-        b2 = svand_n_s8_x(pg, v2, (int8_t)0xF0), b3 = svand_n_s8_x(pg, v3, (int8_t)0xF0);
-        ISF_MMLA2_WIDE(d);
+        ISF_S4_PAIR_WIDE(ISF_LOAD_A2, ISF_MMLA2_WIDE, c, d, pa, 32);
         pa += 64;
         pb += 4 * svcntb();
     }

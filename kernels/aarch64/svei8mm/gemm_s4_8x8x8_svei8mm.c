@@ -28,21 +28,11 @@ ISF_UKERNEL(gemm_s4_8x8x8_svei8mm) {
     ISF_ACC_DECL_WIDE(c, zero, zero, zero, zero);
 
     /*
-     * One pair of blocks per step: one load per B vector holds both blocks' nibbles; LSL #4 gives the even block's
-     * values x 16, AND #0xF0 the odd one's, one ALU instruction per block and vector for half the B loads: 8 B
-     * unpacks + 12 loads per 32 smmla. 16 accumulators + 4 packed B + 4 B + 4 A = 28 of 32 Z registers.
+     * One pair of blocks per step (ISF_S4_PAIR_WIDE): 8 B unpacks + 12 loads per 32 smmla. 16 accumulators + 4
+     * packed B + 4 B + 4 A = 28 of 32 Z registers.
      */
     for (size_t kp = k_blocks / 2; kp > 0; kp--) {
-        const svint8_t v0 = svld1_s8(pg, pb), v1 = svld1_vnum_s8(pg, pb, 1);
-        const svint8_t v2 = svld1_vnum_s8(pg, pb, 2), v3 = svld1_vnum_s8(pg, pb, 3);
-        ISF_LOAD_A(pa);
-        b0 = svlsl_n_s8_x(pg, v0, 4), b1 = svlsl_n_s8_x(pg, v1, 4);
-        b2 = svlsl_n_s8_x(pg, v2, 4), b3 = svlsl_n_s8_x(pg, v3, 4);
-        ISF_MMLA4_WIDE(c);
-        ISF_LOAD_A(pa + 64);
-        b0 = svand_n_s8_x(pg, v0, (int8_t)0xF0), b1 = svand_n_s8_x(pg, v1, (int8_t)0xF0);
-        b2 = svand_n_s8_x(pg, v2, (int8_t)0xF0), b3 = svand_n_s8_x(pg, v3, (int8_t)0xF0);
-        ISF_MMLA4_WIDE(c);
+        ISF_S4_PAIR_WIDE(ISF_LOAD_A, ISF_MMLA4_WIDE, c, c, pa, 64);
         pa += 128;
         pb += 4 * svcntb();
     }

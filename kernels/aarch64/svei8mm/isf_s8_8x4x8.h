@@ -122,6 +122,24 @@ static inline void store_row_pair(int32_t *c, size_t ldc, svbool_t pg, svint32_t
 #define ISF_MMLA2_WIDE(s) \
     ACC_MMLA_WIDE(s, 0);  \
     ACC_MMLA_WIDE(s, 1)
+/*
+ * The int4 wide tiles' pair of blocks: one load per B vector holds both blocks' nibbles; LSL #4 gives the even
+ * block's values x 16 (into set s, its A through load_a at pa), AND #0xF0 the odd one's (into set t, its A at
+ * pa + a_step): one ALU instruction per block and vector for half the B loads.
+ */
+#define ISF_S4_PAIR_WIDE(load_a, mmla, s, t, pa, a_step)                                  \
+    do {                                                                                  \
+        const svint8_t v0 = svld1_s8(pg, pb), v1 = svld1_vnum_s8(pg, pb, 1);              \
+        const svint8_t v2 = svld1_vnum_s8(pg, pb, 2), v3 = svld1_vnum_s8(pg, pb, 3);      \
+        load_a(pa);                                                                       \
+        b0 = svlsl_n_s8_x(pg, v0, 4), b1 = svlsl_n_s8_x(pg, v1, 4);                       \
+        b2 = svlsl_n_s8_x(pg, v2, 4), b3 = svlsl_n_s8_x(pg, v3, 4);                       \
+        mmla(s);                                                                          \
+        load_a((pa) + (a_step));                                                          \
+        b0 = svand_n_s8_x(pg, v0, (int8_t)0xF0), b1 = svand_n_s8_x(pg, v1, (int8_t)0xF0); \
+        b2 = svand_n_s8_x(pg, v2, (int8_t)0xF0), b3 = svand_n_s8_x(pg, v3, (int8_t)0xF0); \
+        mmla(t);                                                                          \
+    } while (0)
 #define ACC_STORE(i) store_row_pair(out + 2 * (i) * ldc, ldc, pg, c##i##0, c##i##1, accumulate)
 #define ROWS(i) even_row(c##i##0, c##i##1), odd_row(c##i##0, c##i##1)
 #define ACC_STORE_HI(i) store_row_pair(out + 2 * (i) * ldc + svcntw(), ldc, pg, c##i##2, c##i##3, accumulate)
