@@ -8,9 +8,9 @@
  * Per block A is 32 bytes (rows 0-3, rows 4-7: one row's 4 k values per 32-bit lane) and B 32 bytes (columns 0-3,
  * 4-7: one column's 4 k values per lane). c(r, 4j..4j+3) lives in v(16 + 2r + j): v16-v31, the row order of
  * isf_s8_8x8x4.h (and kernels/aarch64/isf_rows_8x8_a64.h), so the int32 store, the starts from C or the partial
- * rows and every quantized step are a row's two registers at a time. accumulate = 1 starts them from C, BIAS from the bias row
- * (from C + bias with accumulate = 1; int32 addition wraps modulo 2^32, so adding it first gives the contract's
- * bits), PARTIAL from the partial rows, as gemm_s8_8x12x4_dotprod's.
+ * rows and every quantized step are a row's two registers at a time. accumulate = 1 starts them from C, BIAS from
+ * the bias row (from C + bias with accumulate = 1; int32 addition wraps modulo 2^32, so adding it first gives the
+ * contract's bits), PARTIAL from the partial rows, as gemm_s8_8x12x4_dotprod's.
  *
  * Software pipelining: both panels double-buffered (set 0: A v0, v1, B v2, v3; set 1: A v4, v5, B v6, v7), one
  * 2-register ld1 per panel and block, 16 sdot per block; the loop is unrolled twice (E computes set 0 and loads set
