@@ -13,17 +13,22 @@
  * contract's bits), PARTIAL from the partial rows, as gemm_s8_8x12x4_dotprod's.
  *
  * Software pipelining: both panels double-buffered (set 0: A v0, v1, B v2, v3; set 1: A v4, v5, B v6, v7), one
- * 2-register ld1 per panel and block, 16 sdot per block; the loop is unrolled twice (E computes set 0 and loads set
+ * ldp per panel and block, 16 sdot per block; the loop is unrolled twice (E computes set 0 and loads set
  * 1, O the other way round) and the last block is peeled (no loads), so nothing past the panels is read. k_blocks
  * odd enters at E with set 0 loaded, even at O with set 1; the loop runs k_blocks / 2 times.
  */
 
 #include "kernels/aarch64/dotprod/isf_s8_8x8x4.h" /* from the source root: also from the .inst-encoded copy */
 
-/* One block's 16 sdot on register set 0 (A v0, v1; B v2, v3) or set 1 (A v4, v5; B v6, v7): column group j's
- * B vector against each row's lane, into v(16 + 2r + j). Literal registers, no macro arguments: the .inst encoder of
- * old assemblers reads none. */
-	.macro	block_set0
+/* One block's 16 sdot on register set 0 (A v0, v1; B v2, v3) or set 1 (A v4, v5; B v6, v7), column group j's B
+ * vector against each row's lane into v(16 + 2r + j); with \next, the next block's A (ldp first) and B (ldp after
+ * the first 8 sdot) into the other set, spread over the block as gemm_s8_8x12x4_dotprod spreads its loads, so an
+ * in-order core (A55) issues them among the sdot. Literal registers: the .inst encoder of old assemblers reads no
+ * macro arguments (\next is only tested). */
+	.macro	block_set0 next
+	.if	\next
+	ldp	q4, q5, [x1], #32
+	.endif
 	sdot	v16.4s, v2.16b, v0.4b[0]
 	sdot	v18.4s, v2.16b, v0.4b[1]
 	sdot	v20.4s, v2.16b, v0.4b[2]
@@ -32,6 +37,9 @@
 	sdot	v26.4s, v2.16b, v1.4b[1]
 	sdot	v28.4s, v2.16b, v1.4b[2]
 	sdot	v30.4s, v2.16b, v1.4b[3]
+	.if	\next
+	ldp	q6, q7, [x2], #32
+	.endif
 	sdot	v17.4s, v3.16b, v0.4b[0]
 	sdot	v19.4s, v3.16b, v0.4b[1]
 	sdot	v21.4s, v3.16b, v0.4b[2]
@@ -42,7 +50,10 @@
 	sdot	v31.4s, v3.16b, v1.4b[3]
 	.endm
 
-	.macro	block_set1
+	.macro	block_set1 next
+	.if	\next
+	ldp	q0, q1, [x1], #32
+	.endif
 	sdot	v16.4s, v6.16b, v4.4b[0]
 	sdot	v18.4s, v6.16b, v4.4b[1]
 	sdot	v20.4s, v6.16b, v4.4b[2]
@@ -51,6 +62,9 @@
 	sdot	v26.4s, v6.16b, v5.4b[1]
 	sdot	v28.4s, v6.16b, v5.4b[2]
 	sdot	v30.4s, v6.16b, v5.4b[3]
+	.if	\next
+	ldp	q2, q3, [x2], #32
+	.endif
 	sdot	v17.4s, v7.16b, v4.4b[0]
 	sdot	v19.4s, v7.16b, v4.4b[1]
 	sdot	v21.4s, v7.16b, v4.4b[2]
@@ -95,31 +109,27 @@ isf_ukernel_gemm_s8_8x8x4_dotprod:
 	// first block into registers; k_blocks odd enters the loop at E, even at O
 .Lstart:
 	tbz	x0, #0, .Leven
-	ld1	{v0.16b, v1.16b}, [x1], #32
-	ld1	{v2.16b, v3.16b}, [x2], #32
+	ldp	q0, q1, [x1], #32
+	ldp	q2, q3, [x2], #32
 	lsr	x0, x0, #1
 	cbz	x0, .Lfinal
 	// E: compute the block in the first register set, load the next block
 .Lloop:
-	ld1	{v4.16b, v5.16b}, [x1], #32
-	ld1	{v6.16b, v7.16b}, [x2], #32
-	block_set0
+	block_set0	1
 	// O: the same with the second register set
 .Lmid:
-	ld1	{v0.16b, v1.16b}, [x1], #32
-	ld1	{v2.16b, v3.16b}, [x2], #32
-	block_set1
+	block_set1	1
 	subs	x0, x0, #1
 	b.ne	.Lloop
 	// last block: compute only, nothing past the panels is read
 .Lfinal:
-	block_set0
+	block_set0	0
 	// the tile's int32 sums are done: a quantized output converts them first
 	tile_epilogue
 	// k_blocks even: the first block goes into the second register set, enter at O
 .Leven:
-	ld1	{v4.16b, v5.16b}, [x1], #32
-	ld1	{v6.16b, v7.16b}, [x2], #32
+	ldp	q4, q5, [x1], #32
+	ldp	q6, q7, [x2], #32
 	lsr	x0, x0, #1
 	b	.Lmid
 	// BIAS, accumulate = 0: every row starts from the bias row
