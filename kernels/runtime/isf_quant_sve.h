@@ -175,6 +175,23 @@ ISF_SVE_INLINE void isf_sve_s8_slices2(const isf_epilogue *e, unsigned n, void *
     ISF_SVE_EACH_ROW2(ISF_SVE_STORE2_S8_)
 }
 
+/*
+ * The quantized epilogue of a tile of two vectors a row (rows 0 .. n-1: r<i> vector 0's sums, s<i> vector 1's), for
+ * the kernels with two vectors a row once isf_sve_quantized says so: gemm_qs8's TO_S8-only tiles through
+ * isf_sve_s8_slices2 (every field read before the first store), every other step set through one
+ * isf_sve_quant_slice per vector on a local copy of the epilogue (C's int8 stores may alias it).
+ */
+ISF_SVE_INLINE void isf_sve_quant_tile2(const isf_epilogue *ep, unsigned n, void *c, size_t ldc, int accumulate,
+                                        ISF_SVE_ROWS_DECL, ISF_SVE_ROWS_S_DECL) {
+    if (isf_sve_s8_only(ep->steps)) {
+        isf_sve_s8_slices2(ep, n, c, ldc, ISF_SVE_ROWS, ISF_SVE_ROWS_S);
+        return;
+    }
+    const isf_epilogue e = *ep;
+    isf_sve_quant_slice(&e, n, 0, c, ldc, accumulate, ISF_SVE_ROWS);
+    isf_sve_quant_slice(&e, n, 1, c, ldc, accumulate, ISF_SVE_ROWS_S);
+}
+
 /* The slice of a one-row kernel: vector v of its row r. */
 ISF_SVE_INLINE void isf_sve_quant_row(const isf_epilogue *e, int64_t v, void *c, int accumulate, svint32_t r) {
     isf_sve_quant_slice(e, 1, v, c, 0, accumulate, r, r, r, r, r, r, r, r);

@@ -94,19 +94,13 @@ static inline void store_row(int32_t *c, svbool_t pg, svint32_t x0, svint32_t x1
     ACC_STORE(1);        \
     ACC_STORE(2);        \
     ACC_STORE(3)
-#define ISF_TILE_FINISH_ROWS(rows)                                                            \
-    do {                                                                                      \
-        if (isf_sve_quantized(ep->steps)) {                                                   \
-            if (isf_sve_s8_only(ep->steps)) { /* every field read before the first store */   \
-                isf_sve_s8_slices2(ep, rows, c, ldc, ISF_ROWS_V0_##rows, ISF_ROWS_V1_##rows); \
-                return;                                                                       \
-            }                                                                                 \
-            const isf_epilogue e = *ep; /* read once: C's int8 stores may alias it */         \
-            isf_sve_quant_slice(&e, rows, 0, c, ldc, accumulate, ISF_ROWS_V0_##rows);         \
-            isf_sve_quant_slice(&e, rows, 1, c, ldc, accumulate, ISF_ROWS_V1_##rows);         \
-            return;                                                                           \
-        }                                                                                     \
-        ISF_STORE_ROWS_##rows;                                                                \
+#define ISF_TILE_FINISH_ROWS(rows)                                                                     \
+    do {                                                                                               \
+        if (isf_sve_quantized(ep->steps)) {                                                            \
+            isf_sve_quant_tile2(ep, rows, c, ldc, accumulate, ISF_ROWS_V0_##rows, ISF_ROWS_V1_##rows); \
+            return;                                                                                    \
+        }                                                                                              \
+        ISF_STORE_ROWS_##rows;                                                                         \
     } while (0)
 #define ISF_TILE_FINISH ISF_TILE_FINISH_ROWS(8)
 

@@ -182,20 +182,14 @@ static inline void store_row_pair(int32_t *c, size_t ldc, svbool_t pg, svint32_t
 #define ISF_STORE_ROWS_HI_4 \
     ACC_STORE_HI(0);        \
     ACC_STORE_HI(1)
-#define ISF_TILE_FINISH_WIDE(rows)                                                                     \
-    do {                                                                                               \
-        if (isf_sve_quantized(ep->steps)) {                                                            \
-            if (isf_sve_s8_only(ep->steps)) { /* every field read before the first store */            \
-                isf_sve_s8_slices2(ep, rows, c, ldc, ISF_QUANT_ROWS_##rows, ISF_QUANT_ROWS_HI_##rows); \
-                return;                                                                                \
-            }                                                                                          \
-            const isf_epilogue e = *ep; /* read once: C's int8 stores may alias it */                  \
-            isf_sve_quant_slice(&e, rows, 0, c, ldc, accumulate, ISF_QUANT_ROWS_##rows);               \
-            isf_sve_quant_slice(&e, rows, 1, c, ldc, accumulate, ISF_QUANT_ROWS_HI_##rows);            \
-            return;                                                                                    \
-        }                                                                                              \
-        ISF_STORE_ROWS_##rows;                                                                         \
-        ISF_STORE_ROWS_HI_##rows;                                                                      \
+#define ISF_TILE_FINISH_WIDE(rows)                                                                              \
+    do {                                                                                                        \
+        if (isf_sve_quantized(ep->steps)) {                                                                     \
+            isf_sve_quant_tile2(ep, rows, c, ldc, accumulate, ISF_QUANT_ROWS_##rows, ISF_QUANT_ROWS_HI_##rows); \
+            return;                                                                                             \
+        }                                                                                                       \
+        ISF_STORE_ROWS_##rows;                                                                                  \
+        ISF_STORE_ROWS_HI_##rows;                                                                               \
     } while (0)
 
 #endif
