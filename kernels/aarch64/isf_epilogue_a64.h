@@ -28,6 +28,10 @@
 
 #include "isf_epilogue_offsets.h"
 
+/* A bit of the kernel's own copy of the steps (w10) past the driver's (bits 0-7): the int4 kernels' quantized tile
+ * whose sums are still 16 times the true ones (x16_start). */
+#define ISF_EP_BIT_SUMS_X16 31
+
 /* v\r = op(v\r), or v\r = v\r op \v: one accumulator. */
 	.macro	one op, r, v
 	.ifb	\v
@@ -53,21 +57,28 @@
 	.endm
 
 /* One row of the tile (\a, \b[, \c]) by the row's value, lane \i of \v: mla adds the column vectors (v0, v1[, v2])
- * times it (ROW_OFFSET), any other \op multiplies the row by it (fmul: ROW_SCALE). */
+ * times it (ROW_OFFSET after the loop), mul sets the row to them times it (ROW_OFFSET as the start: x16_start),
+ * any other \op multiplies the row by it (fmul: ROW_SCALE). */
 	.macro	row op, v, i, a, b, c
-	.ifc	\op, mla
-	mla	v\a\().4s, v0.4s, \v\().s[\i]
-	mla	v\b\().4s, v1.4s, \v\().s[\i]
-	.ifnb	\c
-	mla	v\c\().4s, v2.4s, \v\().s[\i]
-	.endif
-	.else
+	.ifc	\op, fmul
 	\op	v\a\().4s, v\a\().4s, \v\().s[\i]
 	\op	v\b\().4s, v\b\().4s, \v\().s[\i]
 	.ifnb	\c
 	\op	v\c\().4s, v\c\().4s, \v\().s[\i]
 	.endif
+	.else
+	\op	v\a\().4s, v0.4s, \v\().s[\i]
+	\op	v\b\().4s, v1.4s, \v\().s[\i]
+	.ifnb	\c
+	\op	v\c\().4s, v2.4s, \v\().s[\i]
 	.endif
+	.endif
+	.endm
+
+/* scvtf of an int4 kernel's sums, 16 times the true ones (SUMS_X16): to fp32 divided by 16, exact, since they are
+ * multiples of 16 (`each scvtf_x16` through `one`). */
+	.macro	scvtf_x16 d, s
+	scvtf	\d, \s, #4
 	.endm
 
 /* TO_S8's int32 values \a, \b (fcvtns's, no zero point yet) to the eight int16 of v\h, saturated, then plus the
@@ -136,6 +147,36 @@
 	b	\done
 	.endm
 
+/*
+ * The int4 kernels' start. A quantized tile on its own (TO_F32 or TO_S8; accumulate = 0, no PARTIAL, no BIAS) keeps
+ * its sums 16 times the true ones to the end: SUMS_X16 in w10 has `quantize` convert them with scvtf #4, where 24
+ * sshr #4 came before it (exact either way: they are multiples of 16). Its ROW_OFFSET, if any, becomes the sums'
+ * start, as XNNPACK's dynamically quantized kernels start theirs: each accumulator at its row's value times 16 (the
+ * tile's shift_rows) times its column's (`by_row mul`), one mul in place of a movi's zero and of the epilogue's mla;
+ * the bits are the same, since 16 × (sums + ROW_OFFSET) stays inside int32 for any k one Kc block holds (16 · 255 ·
+ * 8 · 65536 < 2^31), and ROW_OFFSET leaves the steps' copy in w10, so `quantize` does not add it again. Then to \go,
+ * past the zeroing. Any other tile falls through to start at zero and shifts its sums back after the loop (when
+ * SUMS_X16 is not set), before C, PARTIAL and BIAS join them. w11 scratch.
+ */
+	.macro	x16_start go
+	mov	w11, #((1 << ISF_EP_BIT_PARTIAL) | (1 << ISF_EP_BIT_BIAS))
+	and	w11, w10, w11
+	orr	w11, w11, w5
+	cbnz	w11, 1f
+	mov	w11, #((1 << ISF_EP_BIT_TO_F32) | (1 << ISF_EP_BIT_TO_S8))
+	tst	w10, w11
+	b.eq	1f
+	orr	w10, w10, #(1 << ISF_EP_BIT_SUMS_X16)
+	tbz	w10, #ISF_EP_BIT_ROW_OFFSET, 1f
+	columns	ISF_EP_COL_SUM
+	rows	ISF_EP_ROW_OFFSET
+	shift_rows	4
+	by_row	mul
+	and	w10, w10, #(0xffffffff ^ (1 << ISF_EP_BIT_ROW_OFFSET))
+	b	\go
+1:
+	.endm
+
 /* PARTIAL (accumulate = 0): the accumulators start from the partial rows, partial_ld int32 apart, then BIAS. */
 	.macro	partial
 .Lpartial:
@@ -178,7 +219,9 @@
 	rows	ISF_EP_ROW_OFFSET
 	by_row	mla
 .Lconvert:
+	tbnz	w10, #ISF_EP_BIT_SUMS_X16, .Lconvert_x16
 	each	scvtf
+.Lconverted:
 	// ROW_SCALE belongs to TO_F32 (TO_F32 wins if both outputs are set, as in the scalar definition)
 	tbz	w10, #ISF_EP_BIT_TO_F32, .Lcol_scale
 	tbz	w10, #ISF_EP_BIT_ROW_SCALE, .Lcol_scale
@@ -210,6 +253,9 @@
 .Lto_s8_open:
 	store_s8	0
 	b	.Lreturn
+.Lconvert_x16:
+	each	scvtf_x16
+	b	.Lconverted
 	.endm
 
 /* clang-format on */

@@ -32,6 +32,12 @@
 	load_field	\field, v2.4s, v3.4s
 	.endm
 
+/* The row vectors shifted left \n (x16_start's 16 × ROW_OFFSET). */
+	.macro	shift_rows n
+	shl	v2.4s, v2.4s, #\n
+	shl	v3.4s, v3.4s, #\n
+	.endm
+
 /* `row \op` on each row (\a, \b) with its lane of v2, v3. */
 	.macro	by_row op
 	row	\op, v2, 0, 16, 17

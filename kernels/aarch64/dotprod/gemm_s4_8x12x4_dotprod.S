@@ -10,7 +10,9 @@
  * twice: shl #4 (block 2t) and and 0xF0 (block 2t + 1, the mask in v4) give 16 times the int4 values, each fed to
  * 8 sdot: 6 unpacking ops per 48 sdot. The sums are then 16 times the true ones (|16 · Σ a·w| ≤ 16 · 128 · 8 · k,
  * far inside int32 for any Kc block) and are shifted back (sshr #4, exact) before C, PARTIAL or BIAS join them,
- * so unlike the int8 kernel the accumulators start at zero and those are added after the loop.
+ * so unlike the int8 kernel the accumulators start at zero and those are added after the loop. A quantized tile on
+ * its own (gemm_qd8_f32_qc4w's, k in one Kc block) keeps them 16 times to its conversion, scvtf #4, and starts
+ * them at 16 × its ROW_OFFSET (isf_epilogue_a64.h's x16_start): 24 sshr and 24 mla fewer, as many mul for movi.
  *
  * Registers: 24 accumulators, 4 A, the mask, the unpacked vector v5 and the packed ones in v6, v7: all 32. Every
  * load is 8 sdot or more ahead of its first use: block 2t + 1's A at the top (used after block 2t's first 8 sdot),
@@ -115,9 +117,11 @@
 	.type	isf_ukernel_gemm_s4_8x12x4_dotprod, %function
 isf_ukernel_gemm_s4_8x12x4_dotprod:
 	tile_prologue
+	x16_start	.Lblocks
 	.irp	r, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
 	movi	v\r\().16b, #0
 	.endr
+.Lblocks:
 	lsr	x0, x0, #1
 	cbz	x0, .Ladd
 	movi	v4.16b, #0xf0
@@ -131,7 +135,8 @@ isf_ukernel_gemm_s4_8x12x4_dotprod:
 	b.ne	.Lloop
 .Lfinal:
 	pair	1
-	// the sums were 16 times the true ones
+	// the sums were 16 times the true ones: kept so for a quantized tile on its own (x16_start)
+	tbnz	w10, #ISF_EP_BIT_SUMS_X16, .Lsums
 	.irp	r, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
 	sshr	v\r\().4s, v\r\().4s, #4
 	.endr

@@ -9,8 +9,9 @@
  * 32 packed bytes, one vector per 4 columns. Each packed vector is unpacked twice: shl #4 (block 2t) and and 0xF0
  * (block 2t + 1, the mask in v4) give 16 times the int4 values, each fed to 8 sdot: 4 unpacking ops per 32 sdot.
  * The sums are then 16 times the true ones and are shifted back (sshr #4, exact) before C, PARTIAL or BIAS join
- * them, as gemm_s4_8x12x4_dotprod does. Loads run 8 sdot or more ahead of their first use, the last pair is
- * peeled without the next pair's loads, so nothing past the panels is read.
+ * them, or kept so for a quantized tile on its own (x16_start), as gemm_s4_8x12x4_dotprod does. Loads run 8 sdot
+ * or more ahead of their first use, the last pair is peeled without the next pair's loads, so nothing past the
+ * panels is read.
  */
 
 #include "kernels/aarch64/dotprod/isf_s8_8x8x4.h" /* from the source root: also from the .inst-encoded copy */
@@ -87,9 +88,11 @@
 	.type	isf_ukernel_gemm_s4_8x8x4_dotprod, %function
 isf_ukernel_gemm_s4_8x8x4_dotprod:
 	tile_prologue
+	x16_start	.Lblocks
 	.irp	r, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
 	movi	v\r\().16b, #0
 	.endr
+.Lblocks:
 	lsr	x0, x0, #1
 	cbz	x0, .Ladd
 	movi	v4.16b, #0xf0
@@ -103,7 +106,8 @@ isf_ukernel_gemm_s4_8x8x4_dotprod:
 	b.ne	.Lloop
 .Lfinal:
 	pair	1
-	// the sums were 16 times the true ones
+	// the sums were 16 times the true ones: kept so for a quantized tile on its own (x16_start)
+	tbnz	w10, #ISF_EP_BIT_SUMS_X16, .Lsums
 	.irp	r, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
 	sshr	v\r\().4s, v\r\().4s, #4
 	.endr

@@ -62,6 +62,12 @@
 	load_field	\field, v3.4s, v4.4s
 	.endm
 
+/* The row vectors shifted left \n (x16_start's 16 × ROW_OFFSET). */
+	.macro	shift_rows n
+	shl	v3.4s, v3.4s, #\n
+	shl	v4.4s, v4.4s, #\n
+	.endm
+
 /* `row \op` on each row (\a, \b, \c) with its lane of v3, v4. */
 	.macro	by_row op
 	row	\op, v3, 0, 8, 9, 10
