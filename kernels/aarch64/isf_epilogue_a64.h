@@ -28,8 +28,8 @@
 
 #include "isf_epilogue_offsets.h"
 
-/* A bit of the kernel's own copy of the steps (w10) past the driver's (bits 0-7): the int4 kernels' quantized tile
- * whose sums are still 16 times the true ones (x16_start). */
+/* A bit of the kernel's own copy of the steps (w10) past the driver's (bits 0-7): an int4 kernel's quantized tile
+ * whose sums stay 16 times the true ones (x16_start). */
 #define ISF_EP_BIT_SUMS_X16 31
 
 /* v\r = op(v\r), or v\r = v\r op \v: one accumulator. */
@@ -149,8 +149,8 @@
 
 /*
  * The int4 kernels' start. A quantized tile on its own (TO_F32 or TO_S8; accumulate = 0, no PARTIAL, no BIAS) keeps
- * its sums 16 times the true ones to the end: SUMS_X16 in w10 has `quantize` convert them with scvtf #4, where 24
- * sshr #4 came before it (exact either way: they are multiples of 16). Its ROW_OFFSET, if any, becomes the sums'
+ * its sums 16 times the true ones to the end: with SUMS_X16 set in w10 the kernel goes from its loop to `quantize`'s
+ * .Lconvert_x16, scvtf #4, where 24 sshr #4 came before (exact either way: they are multiples of 16). Its ROW_OFFSET, if any, becomes the sums'
  * start, as XNNPACK's dynamically quantized kernels start theirs: each accumulator at its row's value times 16 (the
  * tile's shift_rows) times its column's (`by_row mul`), one mul in place of a movi's zero and of the epilogue's mla;
  * the bits are the same, since 16 × (sums + ROW_OFFSET) stays inside int32 for any k one Kc block holds (16 · 255 ·
@@ -212,14 +212,14 @@
  * side; where x (or fcvtns's int32 saturation of it) lies beyond int16, sqxtn gives 2^15 − 1 or −2^15, and with
  * −128 ≤ zp ≤ 127 the sum stays beyond the int8 range on x's side, as x + zp does. The last sqxtn keeps the order
  * and the int8 clamp lies inside its range. With qmin, qmax = −128, 127 (the plan's default) that saturation is the
- * clamp: open_s8 sends the tile to the store without smax/smin (store_s8 0). Without CLAMP, TO_F32 goes to \f32. */
-	.macro	quantize f32
+ * clamp: open_s8 sends the tile to the store without smax/smin (store_s8 0). Without CLAMP, TO_F32 goes to \f32.
+ * \x16: 1 in the int4 kernels, which also enter at .Lconvert_x16 (x16_start). */
+	.macro	quantize f32, x16=0
 	tbz	w10, #ISF_EP_BIT_ROW_OFFSET, .Lconvert
 	columns	ISF_EP_COL_SUM
 	rows	ISF_EP_ROW_OFFSET
 	by_row	mla
 .Lconvert:
-	tbnz	w10, #ISF_EP_BIT_SUMS_X16, .Lconvert_x16
 	each	scvtf
 .Lconverted:
 	// ROW_SCALE belongs to TO_F32 (TO_F32 wins if both outputs are set, as in the scalar definition)
@@ -253,9 +253,12 @@
 .Lto_s8_open:
 	store_s8	0
 	b	.Lreturn
+	.if	\x16
+	// an int4 tile whose sums are 16 times the true ones comes here from its loop (x16_start)
 .Lconvert_x16:
 	each	scvtf_x16
 	b	.Lconverted
+	.endif
 	.endm
 
 /* clang-format on */

@@ -136,7 +136,7 @@ isf_ukernel_gemm_s4_8x12x4_dotprod:
 .Lfinal:
 	pair	1
 	// the sums were 16 times the true ones: kept so for a quantized tile on its own (x16_start)
-	tbnz	w10, #ISF_EP_BIT_SUMS_X16, .Lsums
+	tbnz	w10, #ISF_EP_BIT_SUMS_X16, .Lconvert_x16
 	.irp	r, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
 	sshr	v\r\().4s, v\r\().4s, #4
 	.endr
@@ -157,7 +157,7 @@ isf_ukernel_gemm_s4_8x12x4_dotprod:
 	ldr	x9, [x6, #ISF_EP_BIAS]
 	ld1	{v0.4s, v1.4s, v2.4s}, [x9]
 	by_column	add
-	tile_epilogue
+	tile_epilogue	1
 	.size	isf_ukernel_gemm_s4_8x12x4_dotprod, .-isf_ukernel_gemm_s4_8x12x4_dotprod
 
 	.section	.note.GNU-stack,"",%progbits

@@ -108,12 +108,13 @@
 	.endm
 
 /* The 24 accumulators hold the tile's int32 sums (C, PARTIAL and BIAS already in): the store and the return.
- * Defines .Lsums (enter here), .Lstore and .Lreturn; expand once per kernel. */
-	.macro	tile_epilogue
+ * Defines .Lsums (enter here), .Lstore and .Lreturn; expand once per kernel (\x16: 1 in the int4 kernels, for
+ * `quantize`'s .Lconvert_x16). */
+	.macro	tile_epilogue x16=0
 	tile_store
 	// TO_F32 or TO_S8: ROW_OFFSET in int32, then to fp32 and the scales
 .Lquantized:
-	quantize	.Lstore
+	quantize	.Lstore, \x16
 	.endm
 
 /* clang-format on */

@@ -29,11 +29,12 @@
 	.endm
 
 /* The 16 accumulators hold the tile's int32 sums (C, PARTIAL and BIAS already in): the store and the return.
- * Defines .Lsums (enter here), .Lstore and .Lreturn; expand once per kernel. */
-	.macro	tile_epilogue
+ * Defines .Lsums (enter here), .Lstore and .Lreturn; expand once per kernel (\x16: 1 in the int4 kernels, for
+ * `quantize`'s .Lconvert_x16). */
+	.macro	tile_epilogue x16=0
 	tile_store
 .Lquantized:
-	quantize	.Lstore_f32
+	quantize	.Lstore_f32, \x16
 	.endm
 
 /* clang-format on */
