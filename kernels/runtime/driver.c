@@ -364,6 +364,7 @@ static void quantized(const blocked_loop *l, size_t jc, size_t cols) {
     isf_epilogue ep = block_epilogue(l, jc);
     if (dynamic) {
         ep.row_offset = q.offset, ep.row_scale = q.scale;
+        ep.steps |= isf_small_sums(l->rk.full.kern->op, k);
     }
     for (size_t i = 0, rows; i < r->rows; i += rows) {
         const row_chunk *ch = next_chunk(&l->rk, r->rows - i);
@@ -428,7 +429,8 @@ static void blockwise(const blocked_loop *l, size_t jc, size_t cols) {
         rows = min_size(ch->rows, r->rows - i);
         row_quant q;
         quantize_rows(r, i, rows, ch->rows, k, &q);
-        isf_epilogue ep = {.steps = ISF_EPILOGUE_ROW_OFFSET | ISF_EPILOGUE_TO_F32 | ISF_EPILOGUE_ROW_SCALE,
+        isf_epilogue ep = {.steps = ISF_EPILOGUE_ROW_OFFSET | ISF_EPILOGUE_TO_F32 | ISF_EPILOGUE_ROW_SCALE |
+                                    isf_small_sums(ch->kern->op, ch->bl.kc),
                            .row_offset = q.offset,
                            .row_scale = q.scale};
         for (size_t pc = 0, depth, b = 0; pc < k; pc += depth, b++) {

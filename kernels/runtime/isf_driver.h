@@ -143,6 +143,14 @@ static inline int isf_op_quantized(isf_op op) { return isf_ops[op].quantized; }
 /* Its activations are fp32, quantized per row at run time (gemm_qd8_f32, gemm_qd8_f32_qc4w). */
 static inline int isf_op_dynamic(isf_op op) { return isf_op_quantized(op) && isf_ops[op].in_kind == ISF_ELEM_FLOAT; }
 
+/* ISF_EPILOGUE_SMALL_SUMS for a dynamically quantized op's sums over `depth` k steps (ROW_OFFSET in): each term
+ * (a − zp) · w has |a − zp| ≤ 255 (an int8 value and zero point) and |w| ≤ 128 (8 for int4 weights), so the sums
+ * stay inside ±2^22 while depth · 255 · 128 (or · 8) does: k ≤ 128 for int8 weights, 2056 for int4. */
+static inline uint32_t isf_small_sums(isf_op op, size_t depth) {
+    size_t per_step = 255u * (isf_ops[op].w_bits == 4 ? 8u : 128u);
+    return isf_op_dynamic(op) && depth <= (((size_t)1 << 22) - 1) / per_step ? (uint32_t)ISF_EPILOGUE_SMALL_SUMS : 0u;
+}
+
 /* An op of the one-call entry points: the quantized ones need their parameters, so plans only. */
 static inline int isf_plain_op(isf_op op) { return (unsigned)op < isf_op_count && isf_ops[op].plain; }
 

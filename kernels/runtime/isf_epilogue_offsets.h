@@ -35,5 +35,6 @@
 #define ISF_EP_BIT_ROW_SCALE 5
 #define ISF_EP_BIT_OUT_BIAS 6
 #define ISF_EP_BIT_TO_S8 7
+#define ISF_EP_BIT_SMALL_SUMS 8
 
 #endif

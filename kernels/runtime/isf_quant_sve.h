@@ -88,7 +88,11 @@ ISF_SVE_INLINE svint32_t isf_sve_to_s8(svbool_t pg, svint32_t r, svfloat32_t col
         svst1_vnum_s32(pg, row, v, accumulate ? svadd_s32_x(pg, r, svld1_vnum_s32(pg, row, v)) : r); \
     }
 /* Separate FMUL and FADD: FMLA would round once where the contract rounds twice. */
-#define ISF_SVE_CVT_(r, i) svfloat32_t f##i = svcvt_f32_s32_x(pg, r);
+#define ISF_SVE_CVT_(r, i) f##i = svcvt_f32_s32_x(pg, r);
+/* SMALL_SUMS (isf_internal.h): bits(1.5·2^23) + r is the fp32 1.5·2^23 + r, exact for r in [−2^22, 2^22). */
+#define ISF_SVE_CVT_SMALL_(r, i) \
+    f##i = svsub_n_f32_x(pg, svreinterpret_f32_s32(svadd_n_s32_x(pg, r, ISF_SVE_MAGIC)), 0x1.8p23f);
+#define ISF_SVE_DECL_F_(r, i) svfloat32_t f##i;
 #define ISF_SVE_ROW_SCALE_(r, i)                           \
     if ((i) < n) {                                         \
         f##i = svmul_n_f32_x(pg, f##i, e->row_scale[(i)]); \
@@ -109,7 +113,12 @@ ISF_SVE_INLINE void isf_sve_store_f32(const isf_epilogue *e, unsigned n, int64_t
                                       ISF_SVE_ROWS_DECL) {
     const svbool_t pg = svptrue_b32();
     const uint32_t steps = e->steps;
-    ISF_SVE_EACH_ROW(ISF_SVE_CVT_)
+    ISF_SVE_EACH_ROW(ISF_SVE_DECL_F_)
+    if (steps & ISF_EPILOGUE_SMALL_SUMS) {
+        ISF_SVE_EACH_ROW(ISF_SVE_CVT_SMALL_)
+    } else {
+        ISF_SVE_EACH_ROW(ISF_SVE_CVT_)
+    }
     if (steps & ISF_EPILOGUE_ROW_SCALE) {
         ISF_SVE_EACH_ROW(ISF_SVE_ROW_SCALE_)
     }
@@ -211,6 +220,8 @@ ISF_SVE_INLINE void isf_sve_quant_row(const isf_epilogue *e, int64_t v, void *c,
 #undef ISF_SVE_STORE_S8_
 #undef ISF_SVE_STORE_S32_
 #undef ISF_SVE_CVT_
+#undef ISF_SVE_CVT_SMALL_
+#undef ISF_SVE_DECL_F_
 #undef ISF_SVE_ROW_SCALE_
 #undef ISF_SVE_COL_SCALE_
 #undef ISF_SVE_OUT_BIAS_

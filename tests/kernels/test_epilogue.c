@@ -42,6 +42,12 @@ static const step_case cases[] = {
      ISF_EPILOGUE_PARTIAL | ISF_EPILOGUE_ROW_OFFSET | ISF_EPILOGUE_TO_F32 | ISF_EPILOGUE_ROW_SCALE |
          ISF_EPILOGUE_OUT_BIAS | ISF_EPILOGUE_CLAMP,
      0},
+    /* The hint: these draws keep every sum far inside ±2^22 (check_tile checks that they do). */
+    {"qd8+small", ISF_EPILOGUE_ROW_OFFSET | ISF_EPILOGUE_TO_F32 | ISF_EPILOGUE_ROW_SCALE | ISF_EPILOGUE_SMALL_SUMS, 0},
+    {"qd8+clamp+partial+small",
+     ISF_EPILOGUE_PARTIAL | ISF_EPILOGUE_ROW_OFFSET | ISF_EPILOGUE_TO_F32 | ISF_EPILOGUE_ROW_SCALE |
+         ISF_EPILOGUE_OUT_BIAS | ISF_EPILOGUE_CLAMP | ISF_EPILOGUE_SMALL_SUMS,
+     0},
 };
 
 /* Parameters of one case, in arrays long enough for any tile. */
@@ -129,6 +135,7 @@ static int check_tile(const isf_kernel *kern, const step_case *sc, size_t blocks
     memset(got, FILL, c_bytes + 2 * GUARD);
     memcpy(want, got + GUARD, c_bytes);
     kern->fn(blocks, a, b, got + GUARD, ldc, 0, &ep);
+    int small = 1; /* SMALL_SUMS' promise holds for every sum of the case */
     for (size_t i = 0; i < mr; i++) {
         for (size_t j = 0; j < nr; j++) {
             int32_t sum = 0;
@@ -140,7 +147,15 @@ static int check_tile(const isf_kernel *kern, const step_case *sc, size_t blocks
             uint32_t r =
                 (uint32_t)sum + (sc->steps & ISF_EPILOGUE_PARTIAL ? (uint32_t)p->partial[i * ep.partial_ld + j] : 0u);
             isf_epilogue_store_s32(&ep, (int32_t)r, i, j, want, ldc);
+            int64_t converted =
+                (int32_t)r +
+                (sc->steps & ISF_EPILOGUE_ROW_OFFSET ? (int64_t)p->row_offset[i] * (int64_t)p->col_sum[j] : 0);
+            small &= !(sc->steps & ISF_EPILOGUE_SMALL_SUMS) || (converted >= -(1 << 22) && converted < (1 << 22));
         }
+    }
+    if (!small) {
+        fprintf(stderr, "%s %s, %zu blocks: a sum outside SMALL_SUMS' range (the case's draws)\n", kern->name, sc->name,
+                blocks);
     }
     int same = memcmp(got + GUARD, want, c_bytes) == 0;
     int guarded = all_bytes(got, GUARD, FILL) && all_bytes(got + GUARD + c_bytes, GUARD, FILL);
@@ -149,7 +164,7 @@ static int check_tile(const isf_kernel *kern, const step_case *sc, size_t blocks
                 same ? "same bytes" : "DIFFERENT bytes", guarded ? "guards intact" : "wrote outside the tile");
     }
     free(a), free(b), free(w), free(got), free(want), free(p);
-    return same && guarded;
+    return same && guarded && small;
 }
 
 /* argv[1], when given: only the kernels whose name contains it. */

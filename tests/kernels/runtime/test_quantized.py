@@ -157,13 +157,19 @@ def blockwise_cases(kernel: str, rng: np.random.Generator) -> list[Case]:
     return out
 
 
-def limit_cases(op: str, kernel: str) -> list[Case]:
-    """k = ISF_QUANT_MAX_K with every product of row 0 at its largest magnitude, (a − zp) = ∓255 against w = −128
-    (−8 for int4) in column 0 and 127 (7) in column 1: column 0 sums to ±(2^31 − 128) for int8 W, which fp32 holds
-    exactly, so a kernel whose int32 sums wrapped, or that lost one Kc block's partial sums, gives other bytes. Row 1
-    is random."""
+def small_sums_k(op: str) -> int:
+    """The largest k for which the driver tells the kernels every sum lies in ±2^22 (ISF_EPILOGUE_SMALL_SUMS,
+    isf_small_sums): 255 · 128 (8 for int4) · k < 2^22."""
+    return (2**22 - 1) // (255 * (8 if int4(op) else 128))
+
+
+def limit_cases(op: str, kernel: str, k: int = quant.MAX_K) -> list[Case]:
+    """k = ISF_QUANT_MAX_K (or another k) with every product of row 0 at its largest magnitude, (a − zp) = ∓255
+    against w = −128 (−8 for int4) in column 0 and 127 (7) in column 1: column 0 sums to ±(2^31 − 128) for int8 W at
+    the largest k, which fp32 holds exactly, so a kernel whose int32 sums wrapped, or that lost one Kc block's partial
+    sums, gives other bytes; at small_sums_k, to the ends of SMALL_SUMS' range. Row 1 is random."""
     rng = np.random.default_rng(7)
-    k, (lo, hi) = quant.MAX_K, ((-8, 7) if int4(op) else (-128, 127))
+    lo, hi = (-8, 7) if int4(op) else (-128, 127)
     w_kn = rng.integers(lo, hi + 1, (k, 3), dtype=np.int8)
     w_kn[:, 0], w_kn[:, 1] = lo, hi
     out = []
@@ -245,12 +251,15 @@ def test_every_kernel_sums_exactly_at_the_largest_k(
 ) -> None:
     batch = []
     for op in OPS[:-1]:  # the quantized ops: gemm_s4 has no zero point to reach the limit with
-        batch += [c for name in kernels(qemu_run, target_cpu, op) for c in limit_cases(op, name)]
+        ks = [quant.MAX_K, small_sums_k(op)] if dynamic(op) else [quant.MAX_K]
+        batch += [c for name in kernels(qemu_run, target_cpu, op) for k in ks for c in limit_cases(op, name, k)]
     wrong = []
     for c, (status, guards, got) in zip(batch, run_cases(qemu_run, target_cpu, tmp_path, batch), strict=True):
         want = c.expected()
         if status != 0 or not guards or got != want.tobytes():
-            wrong.append(f"{c.op} {c.kernel} zp {c.params.a_zero_point}: status {status}, guards {guards}")
+            wrong.append(
+                f"{c.op} {c.kernel} k {c.a.shape[1]} zp {c.params.a_zero_point}: status {status}, guards {guards}"
+            )
     assert not wrong, "\n".join(wrong[:20])
 
 
