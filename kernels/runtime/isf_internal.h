@@ -87,10 +87,11 @@ enum { ISF_SCALES_NOT = 0, ISF_SCALES_WITH_SVE = 1, ISF_SCALES_WITH_SVL = 2 }; /
  *   ISF_EPILOGUE_SMALL_SUMS  a hint, not a step: every r that TO_F32 or TO_S8 converts (after PARTIAL and
  *                            ROW_OFFSET) lies in [−2^22, 2^22), so (float)r is also bits(1.5·2^23) + r read as fp32,
  *                            minus 1.5·2^23: an integer add and an FSUB, exact there, where SCVTF is two µops on one
- *                            pipe of Neoverse N1, N2 and V1. The bytes are the same either way: the SVE kernels take
- *                            it (isf_quant_sve.h); the AArch64 .S ones do not, as they also run on Cortex-A55, whose
- *                            SCVTF costs less than the pair. The driver sets it where the op's bounds prove it
- *                            (isf_small_sums: dynamic quantization, k ≤ 128 for int8 weights, 2056 for int4).
+ *                            pipe of Neoverse N1, N2 and V1. The bytes are the same either way: only the SVE
+ *                            kernels take it (isf_quant_sve.h); the others convert with SCVTF, the AArch64 .S ones
+ *                            because they also run on Cortex-A55, whose SCVTF costs less than the pair. The driver
+ *                            sets it where the op's bounds prove it (isf_small_sums: dynamic quantization, k ≤ 128
+ *                            for int8 weights, 2056 for int4).
  *
  * The assembly kernels read the fields at the offsets ISF_EP_* below (two sets: 8-byte pointers on AArch64,
  * 4-byte on AArch32), checked by a static assertion.
